@@ -1,0 +1,148 @@
+"""The program cache: built programs in memory, program binaries on disk.
+
+Disk entries are keyed by sha256 of everything that changes the binary (clgrad version,
+source, options, device name, driver and platform versions). Each file is a magic line, a
+header line "<payload length> <payload sha256>", then the payload. Entries are written to a
+unique temp file and renamed into place, so concurrent writers never expose a partial file;
+readers check length and checksum because PoCL crashes (rather than failing) on a corrupt
+binary.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import pyopencl as cl
+
+from ..config import config
+
+if TYPE_CHECKING:
+    from .device import Device
+
+MAGIC = b"CLGRAD-PROGRAM-BINARY 1\n"
+SUFFIX = ".clbin"
+
+memory: dict[str, object] = {}  # memory_key -> Program, filled by program.get_program
+hits = 0  # disk entries loaded successfully, in this process
+misses = 0  # builds from source while the disk cache was on
+
+
+@functools.cache
+def clgrad_version() -> str:
+    try:
+        return importlib.metadata.version("clgrad")
+    except importlib.metadata.PackageNotFoundError:  # running from a source checkout
+        return "0+source"
+
+
+def _sha256(*parts: str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")  # so ("ab", "c") and ("a", "bc") differ
+    return digest.hexdigest()
+
+
+def memory_key(device: Device, source: str, options: Sequence[str]) -> str:
+    return _sha256(source, " ".join(options), device.spec)
+
+
+def disk_key(device: Device, source: str, options: Sequence[str]) -> str:
+    return _sha256(clgrad_version(), source, " ".join(options), device.name,
+                   device.driver_version, device.platform_version)
+
+
+def cache_dir() -> str:
+    return os.path.join(config.CACHE_DIR, "programs")
+
+
+def fetch(device: Device, source: str, options: Sequence[str],
+          build_source: Callable[[], cl.Program],
+          build_binary: Callable[[bytes], cl.Program]) -> cl.Program:
+    """Build through the disk cache: load the stored binary if valid, else build from source
+    and store the result."""
+    global hits, misses
+    if not config.CACHE:
+        return build_source()
+    path = os.path.join(cache_dir(), disk_key(device, source, options) + SUFFIX)
+    binary = _read_entry(path)
+    if binary is not None:
+        try:
+            program = build_binary(binary)
+            hits += 1
+            return program
+        except Exception:  # a binary the driver rejects is as good as a corrupt one
+            _remove(path)
+    misses += 1
+    program = build_source()
+    _write_entry(path, program.get_info(cl.program_info.BINARIES)[0])
+    return program
+
+
+def clear() -> None:
+    """Delete every disk entry (and stray temp files) and forget the in-memory programs."""
+    memory.clear()
+    directory = cache_dir()
+    if not os.path.isdir(directory):
+        return
+    for name in os.listdir(directory):
+        if name.endswith(SUFFIX) or name.startswith(".tmp-"):
+            _remove(os.path.join(directory, name))
+
+
+def _read_entry(path: str) -> bytes | None:
+    """The payload of a valid entry; None if absent. Invalid entries are deleted."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.readline()
+            header = f.readline()
+            payload = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        _remove(path)
+        return None
+    if magic == MAGIC and header.endswith(b"\n"):
+        try:
+            length_text, checksum = header.split()
+            if int(length_text) == len(payload) and \
+                    hashlib.sha256(payload).hexdigest().encode() == checksum:
+                return payload
+        except ValueError:
+            pass
+    _remove(path)
+    return None
+
+
+def _write_entry(path: str, payload: bytes) -> None:
+    directory = os.path.dirname(path)
+    header = b"%d %s\n" % (len(payload), hashlib.sha256(payload).hexdigest().encode())
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(MAGIC + header + payload)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            _remove(tmp)
+            raise
+    except OSError as error:  # a read-only or full disk must not break the build
+        warnings.warn(f"clgrad: could not write program cache entry {path}: {error}",
+                      RuntimeWarning, stacklevel=3)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:  # already gone, or not ours to delete: either way it is not used
+        pass

@@ -1,0 +1,124 @@
+"""Building OpenCL programs (through the program cache) and launching their kernels."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pyopencl as cl
+
+from ..config import config
+from . import cache, profiler
+from .buffer import Buffer
+
+if TYPE_CHECKING:
+    from .device import Device
+
+
+class CompileError(RuntimeError):
+    """An OpenCL program failed to build; the message holds its source and build log."""
+
+
+def dump_source(name: str, source: str) -> None:
+    """Write `source` to CLGRAD_DUMP/<name>.cl when dumping is on."""
+    if not config.DUMP:
+        return
+    os.makedirs(config.DUMP, exist_ok=True)
+    with open(os.path.join(config.DUMP, name.replace(os.sep, "_") + ".cl"), "w") as f:
+        f.write(source)
+
+
+def get_program(device: Device, name: str, source: str, options: Sequence[str] = ()) -> Program:
+    """The built program for (source, options, device), built at most once per process."""
+    options = tuple(options)
+    key = cache.memory_key(device, source, options)
+    program = cache.memory.get(key)
+    if program is None:
+        program = cache.memory[key] = Program(device, name, source, options)
+    return program
+
+
+class Program:
+    def __init__(self, device: Device, name: str, source: str, options: Sequence[str] = ()):
+        self.device = device
+        self.name = name
+        self.source = source
+        self.options = tuple(options)
+        dump_source(name, source)
+        self.cl_program = cache.fetch(device, source, self.options,
+                                      self._build_from_source, self._build_from_binary)
+        self._kernels: dict[str, Kernel] = {}
+
+    def __getitem__(self, kernel_name: str) -> Kernel:
+        kernel = self._kernels.get(kernel_name)
+        if kernel is None:
+            kernel = self._kernels[kernel_name] = Kernel(self, kernel_name)
+        return kernel
+
+    def _build_from_source(self) -> cl.Program:
+        program = cl.Program(self.device.context, self.source)
+        try:
+            # cache_dir=False: the clgrad disk cache already stores this binary.
+            return program.build(options=list(self.options), devices=[self.device.cl_device],
+                                 cache_dir=False)
+        except cl.Error as error:
+            raise CompileError(self._failure_message(program, error)) from None
+
+    def _build_from_binary(self, binary: bytes) -> cl.Program:
+        program = cl.Program(self.device.context, [self.device.cl_device], [binary])
+        return program.build(options=list(self.options), devices=[self.device.cl_device])
+
+    def _failure_message(self, program: cl.Program, error: cl.Error) -> str:
+        try:
+            log = program.get_build_info(self.device.cl_device, cl.program_build_info.LOG)
+        except cl.Error:
+            log = str(error)
+        numbered = "\n".join(f"{i:4d} | {line}"
+                             for i, line in enumerate(self.source.splitlines(), start=1))
+        return (f"OpenCL build of program {self.name!r} failed on {self.device!r} "
+                f"(options: {' '.join(self.options) or 'none'})\n"
+                f"--- source ---\n{numbered}\n--- build log ---\n{log.strip()}")
+
+    def __repr__(self) -> str:
+        return f"<Program {self.name!r} on {self.device.spec}>"
+
+
+class Kernel:
+    """One kernel of a built program, created once and relaunched with new arguments."""
+
+    __slots__ = ("name", "program", "cl_kernel", "_queue")
+
+    def __init__(self, program: Program, name: str):
+        self.name = name
+        self.program = program
+        try:
+            self.cl_kernel = cl.Kernel(program.cl_program, name)
+        except cl.Error as error:
+            raise KeyError(f"program {program.name!r} has no kernel {name!r}: {error}") from None
+        self._queue = program.device.queue
+
+    def __call__(self, global_size: Sequence[int], local_size: Sequence[int] | None = None,
+                 args: Sequence[object] = ()) -> cl.Event:
+        """Enqueue without waiting; args are Buffers or numpy scalars (np.int32, ...)."""
+        if isinstance(global_size, int):
+            global_size = (global_size,)
+        if isinstance(local_size, int):
+            local_size = (local_size,)
+        raw = [arg.mem if isinstance(arg, Buffer) else arg for arg in args]
+        try:
+            self.cl_kernel.set_args(*raw)
+            event = cl.enqueue_nd_range_kernel(self._queue, self.cl_kernel,
+                                               global_size, local_size)
+        except (cl.Error, TypeError, ValueError) as error:
+            raise RuntimeError(f"launch of kernel {self.name!r} failed (global={global_size}, "
+                               f"local={local_size}, {len(raw)} args): {error}") from error
+        for active in profiler.active:
+            active.record(self.name, global_size, event)
+        if config.DEBUG >= 1:
+            event.wait()  # deliberately serialises: debug mode shows per-kernel times
+            print(f"*** {self.name} global={global_size} {profiler.event_ms(event):.3f} ms")
+        return event
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.name!r} of {self.program!r}>"
