@@ -101,7 +101,7 @@ class Buffer:
     """`nbytes` of memory on one device; its memory returns to the pool when released or
     garbage-collected."""
 
-    __slots__ = ("pool", "nbytes", "_size", "mem", "_pending_write", "__weakref__")
+    __slots__ = ("pool", "nbytes", "_size", "mem", "_pending_write")
 
     def __init__(self, pool: BufferPool, nbytes: int, size: int, mem: cl.Buffer):
         self.pool = pool
