@@ -1,0 +1,225 @@
+"""The IR: one small immutable node type, interned so that equal graphs are the same objects.
+
+A node is (op, dtype, shape, src, arg). Constructors here check the invariants that the
+compiler relies on and fold movement that does nothing, so later passes see fewer nodes.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import weakref
+from typing import Any
+
+from .dtype import DType, bool_
+from .ops import BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCE, UNARY, Op
+
+Shape = tuple[int, ...]
+
+
+class BufferRef:
+    """Names a device buffer inside the graph. It keeps the buffer alive as long as any
+    node refers to it; `buffer` is filled in when a kernel (or an upload) writes it."""
+    _ids = itertools.count()
+
+    def __init__(self, device, nbytes: int, buffer=None):
+        self.id = next(BufferRef._ids)
+        self.device = device
+        self.nbytes = nbytes
+        self.buffer = buffer
+
+    def ensure_allocated(self):
+        if self.buffer is None:
+            self.buffer = self.device.alloc(self.nbytes)
+        return self.buffer
+
+    def __repr__(self) -> str:
+        return f"@{self.id}"
+
+
+class Node:
+    __slots__ = ("op", "dtype", "shape", "src", "arg", "_hash", "__weakref__")
+    _interned: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
+
+    def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None):
+        key = (op, dtype, shape, src, _arg_key(op, arg))
+        node = cls._interned.get(key)
+        if node is None:
+            node = object.__new__(cls)
+            node.op, node.dtype, node.shape, node.src, node.arg = op, dtype, shape, src, arg
+            node._hash = hash(key)
+            cls._interned[key] = node
+        return node
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return self is other
+
+    def __reduce__(self):
+        raise TypeError("IR nodes are not picklable; use clgrad.ir.dump for a text form")
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def __repr__(self) -> str:
+        return f"<{self.op.name.lower()} {self.dtype.short}{list(self.shape)}>"
+
+
+def _arg_key(op: Op, arg: Any):
+    if op is Op.CONST:
+        return (type(arg), repr(arg))   # keeps 0.0 and -0.0 apart, and NaN equal to itself
+    if op is Op.BUFFER:
+        return id(arg)
+    return arg
+
+
+def toposort(roots) -> list[Node]:
+    """Every node reachable from roots, each after its sources."""
+    order, seen = [], set()
+    for root in roots:
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.append((node, True))
+            stack.extend((s, False) for s in reversed(node.src) if s not in seen)
+    return order
+
+
+# ---- constructors -------------------------------------------------------------------------
+
+def buffer(ref: BufferRef, dtype: DType, shape: Shape) -> Node:
+    return Node(Op.BUFFER, dtype, tuple(shape), (), ref)
+
+
+def const(value, dtype: DType, shape: Shape = ()) -> Node:
+    value = bool(value) if dtype == bool_ else (float(value) if dtype.is_float else int(value))
+    return Node(Op.CONST, dtype, tuple(shape), (), value)
+
+
+def unary(op: Op, x: Node, dtype: DType | None = None) -> Node:
+    assert op in UNARY, op
+    return Node(op, dtype or x.dtype, x.shape, (x,))
+
+
+def cast(x: Node, dtype: DType) -> Node:
+    if x.dtype == dtype:
+        return x
+    if x.op is Op.CONST:
+        return const(x.arg, dtype, x.shape)
+    return Node(Op.CAST, dtype, x.shape, (x,))
+
+
+def binary(op: Op, a: Node, b: Node) -> Node:
+    assert op in BINARY, op
+    assert a.shape == b.shape, f"{op}: {a.shape} vs {b.shape}"
+    assert a.dtype == b.dtype, f"{op}: {a.dtype} vs {b.dtype}"
+    return Node(op, bool_ if op in COMPARISON else a.dtype, a.shape, (a, b))
+
+
+def where(cond: Node, a: Node, b: Node) -> Node:
+    assert cond.dtype == bool_ and cond.shape == a.shape == b.shape and a.dtype == b.dtype
+    return Node(Op.WHERE, a.dtype, a.shape, (cond, a, b))
+
+
+def reduce(op: Op, x: Node, axes: tuple[int, ...]) -> Node:
+    assert op in REDUCE, op
+    axes = tuple(sorted(a for a in set(axes) if x.shape[a] != 1))
+    if not axes:
+        return x
+    shape = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+    return Node(op, x.dtype, shape, (x,), axes)
+
+
+def matmul(a: Node, b: Node) -> Node:
+    assert a.shape[:-2] == b.shape[:-2] and a.shape[-1] == b.shape[-2], (a.shape, b.shape)
+    return Node(Op.MATMUL, a.dtype, a.shape[:-1] + b.shape[-1:], (a, b))
+
+
+def contiguous(x: Node) -> Node:
+    if x.op in (Op.BUFFER, Op.CONTIGUOUS):
+        return x
+    return Node(Op.CONTIGUOUS, x.dtype, x.shape, (x,))
+
+
+def reshape(x: Node, shape: Shape) -> Node:
+    shape = tuple(shape)
+    assert math.prod(shape) == x.numel, (x.shape, shape)
+    if shape == x.shape:
+        return x
+    if x.op is Op.RESHAPE:          # reshape of a reshape is one reshape
+        return reshape(x.src[0], shape)
+    if x.op is Op.CONST:
+        return const(x.arg, x.dtype, shape)
+    return Node(Op.RESHAPE, x.dtype, shape, (x,), shape)
+
+
+def permute(x: Node, order: tuple[int, ...]) -> Node:
+    order = tuple(order)
+    assert sorted(order) == list(range(len(x.shape))), (x.shape, order)
+    if order == tuple(range(len(order))):
+        return x
+    if x.op is Op.PERMUTE:          # compose the two orders
+        return permute(x.src[0], tuple(x.arg[i] for i in order))
+    shape = tuple(x.shape[i] for i in order)
+    if x.op is Op.CONST:
+        return const(x.arg, x.dtype, shape)
+    return Node(Op.PERMUTE, x.dtype, shape, (x,), order)
+
+
+def expand(x: Node, shape: Shape) -> Node:
+    shape = tuple(shape)
+    assert len(shape) == len(x.shape) and all(s == t or s == 1 for s, t in zip(x.shape, shape))
+    if shape == x.shape:
+        return x
+    if x.op is Op.CONST:
+        return const(x.arg, x.dtype, shape)
+    return Node(Op.EXPAND, x.dtype, shape, (x,), shape)
+
+
+def pad(x: Node, pads: tuple[tuple[int, int], ...], fill=0.0) -> Node:
+    pads = tuple((int(b), int(e)) for b, e in pads)
+    assert len(pads) == len(x.shape) and all(b >= 0 and e >= 0 for b, e in pads)
+    if all(b == 0 and e == 0 for b, e in pads):
+        return x
+    shape = tuple(s + b + e for s, (b, e) in zip(x.shape, pads))
+    return Node(Op.PAD, x.dtype, shape, (x,), (pads, fill))
+
+
+def shrink(x: Node, bounds: tuple[tuple[int, int], ...]) -> Node:
+    bounds = tuple((int(b), int(e)) for b, e in bounds)
+    assert len(bounds) == len(x.shape) and all(0 <= b <= e <= s for (b, e), s in zip(bounds, x.shape))
+    if all(b == 0 and e == s for (b, e), s in zip(bounds, x.shape)):
+        return x
+    shape = tuple(e - b for b, e in bounds)
+    if x.op is Op.CONST:
+        return const(x.arg, x.dtype, shape)
+    return Node(Op.SHRINK, x.dtype, shape, (x,), bounds)
+
+
+def stride(x: Node, steps: tuple[int, ...]) -> Node:
+    steps = tuple(int(s) for s in steps)
+    assert len(steps) == len(x.shape) and all(s != 0 for s in steps)
+    if all(s == 1 for s in steps):
+        return x
+    shape = tuple(-(-n // abs(s)) for n, s in zip(x.shape, steps))
+    return Node(Op.STRIDE, x.dtype, shape, (x,), steps)
+
+
+def base_of(node: Node) -> Node:
+    """The node beneath a chain of movement ops."""
+    while node.op in MOVEMENT:
+        node = node.src[0]
+    return node
+
+
+__all__ = ["Node", "BufferRef", "Op", "toposort", "buffer", "const", "unary", "cast", "binary",
+           "where", "reduce", "matmul", "contiguous", "reshape", "permute", "expand", "pad",
+           "shrink", "stride", "base_of", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

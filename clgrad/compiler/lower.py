@@ -1,0 +1,354 @@
+"""Lowers one KernelSpec to OpenCL C.
+
+Every node is evaluated at a symbolic index. Loads pick their form from the index: a
+contiguous run of lanes becomes one vector load, an index that ignores the lane a scalar
+broadcast, anything else one load per lane. Values are cached per (node, index) and scope,
+so a node used twice in a kernel is computed once.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from . import symbolic as sym
+from .indexing import Index, never_true, source_index
+from .ir import Node
+from .kernel import KernelSpec
+from .ops import BINARY, MOVEMENT, UNARY, Op
+from .render import Renderer, Value
+
+
+
+@dataclass
+class LoweredKernel:
+    name: str
+    source: str
+    global_size: tuple[int, ...]
+    params: list[tuple[Node, bool]]    # (node, is_output) in argument order
+
+
+class KernelWriter:
+    def __init__(self, spec: KernelSpec, width: int):
+        self.spec = spec
+        self.width = width
+        self.r = Renderer(width)
+        self.lines: list[str] = []
+        self.depth = 1
+        self.scopes: list[dict] = [{}]
+        self.params: dict[Node, tuple[str, Node, bool]] = {}
+        self.fused: dict[Node, Value] = {}
+        self.lane: sym.Var | None = None
+        self.ops_seen: list[str] = []
+        self.counter = 0
+
+    # ---- emission helpers ----
+    def emit(self, line: str) -> None:
+        self.lines.append("  " * self.depth + line)
+
+    @contextmanager
+    def block(self, header: str):
+        self.emit(header + " {")
+        self.depth += 1
+        self.scopes.append({})
+        try:
+            yield
+        finally:
+            self.scopes.pop()
+            self.depth -= 1
+            self.emit("}")
+
+    @contextmanager
+    def lanes_on(self):
+        self.lane = sym.Var("lane", 0, self.width - 1)
+        try:
+            yield sym.Lin(((self.lane, 1),), 0)
+        finally:
+            self.lane = None
+
+    def tmp(self, code: str, dtype, vec: bool) -> Value:
+        name = f"v{self.counter}"
+        self.counter += 1
+        self.emit(f"{self.r.ctype(dtype, vec)} {name} = {code};")
+        return Value(name, dtype, vec)
+
+    def param(self, node: Node, output: bool) -> str:
+        if node not in self.params:
+            prefix = "out" if output else "in"
+            self.params[node] = (f"{prefix}{len(self.params)}", node, output)
+        return self.params[node][0]
+
+    def index_code(self, expr: sym.Lin) -> str:
+        assert self.lane is None or not expr.depends_on(self.lane), "lane leaked into C code"
+        return expr.render()
+
+    def lane_base(self, flat: sym.Lin) -> sym.Lin | None:
+        """flat - lane when flat walks the lanes contiguously, else None."""
+        if self.lane is None or flat.coef(self.lane) != 1:
+            return None
+        base = sym.add(flat, sym.Lin(((self.lane, -1),), 0))
+        return None if base.depends_on(self.lane) else base
+
+    # ---- evaluation ----
+    def value(self, node: Node, index: Index) -> Value:
+        key = (node, index.key())
+        for scope in reversed(self.scopes):
+            if key in scope:
+                return scope[key]
+        result = self._compute(node, index)
+        self.scopes[-1][key] = result
+        return result
+
+    def _compute(self, node: Node, index: Index) -> Value:
+        if node in self.fused:
+            return self.fused[node]
+        if node in self.spec.inputs:
+            return self._load(node, index)
+        op = node.op
+        if op is Op.CONST:
+            return Value(self.r.literal(node.arg, node.dtype), node.dtype, False)
+        if op is Op.PAD:
+            return self._pad(node, index)
+        if op in MOVEMENT:
+            return self.value(node.src[0], source_index(node, index)[0])
+        if op is Op.CONTIGUOUS:
+            return self.value(node.src[0], index)
+        self._saw(op)
+        srcs = [self.value(s, index) for s in node.src]
+        vec = any(v.vec for v in srcs)
+        if op in UNARY:
+            return self.tmp(self.r.unary(op, srcs[0], node.dtype), node.dtype, vec)
+        if op in BINARY:
+            return self.tmp(self.r.binary(op, *srcs), node.dtype, vec)
+        if op is Op.WHERE:
+            return self.tmp(self.r.where(*srcs), node.dtype, vec)
+        raise AssertionError(f"{op.name} reached codegen unfused: scheduler bug")
+
+    def _saw(self, op: Op) -> None:
+        name = op.name.lower()
+        if name not in self.ops_seen:
+            self.ops_seen.append(name)
+
+    def _load(self, node: Node, index: Index) -> Value:
+        buf = self.param(node, output=False)
+        flat = index.as_flat()
+        if self.lane is None or not flat.depends_on(self.lane):
+            return self.tmp(self.r.load(buf, self.index_code(flat), node.dtype), node.dtype, False)
+        base = self.lane_base(flat)
+        if base is not None:
+            return self.tmp(self.r.vload(buf, self.index_code(base), node.dtype), node.dtype, True)
+        return self._per_lane(node, index)
+
+    def _per_lane(self, node: Node, index: Index) -> Value:
+        lane = self.lane
+        self.lane = None
+        try:
+            lanes = [self.value(node, index.substitute({lane: sym.num(k)}))
+                     for k in range(self.width)]
+        finally:
+            self.lane = lane
+        return self.tmp(self.r.pack(lanes, node.dtype), node.dtype, True)
+
+    def _pad(self, node: Node, index: Index) -> Value:
+        src_index, bounds = source_index(node, index)
+        fill = Value(self.r.literal(node.arg[1], node.dtype), node.dtype, False)
+        if any(never_true(b) for b in bounds):
+            return fill
+        if not bounds:
+            return self.value(node.src[0], src_index)
+        if self.lane is not None and any(e.depends_on(self.lane) for e, _, _ in bounds):
+            return self._per_lane(node, index)
+        conds = []
+        for expr, lo, hi in bounds:
+            code = self.index_code(expr)
+            conds += [f"{code}>={lo}"] if expr.lo < lo else []
+            conds += [f"{code}<{hi}"] if expr.hi >= hi else []
+        slot = len(self.lines)
+        self.lines.append("")          # the declaration goes here once the type is known
+        name = f"v{self.counter}"
+        self.counter += 1
+        with self.block(f"if ({' && '.join(conds)})"):
+            inner = self.value(node.src[0], src_index)
+            self.emit(f"{name} = {inner.code};")
+        init = self.r.splat(fill) if inner.vec else fill.code
+        self.lines[slot] = "  " * self.depth + f"{self.r.ctype(node.dtype, inner.vec)} {name} = {init};"
+        return Value(name, node.dtype, inner.vec)
+
+    # ---- stores ----
+    def store(self, node: Node, flat: sym.Lin, v: Value) -> None:
+        buf = self.param(node, output=True)
+        base = self.lane_base(flat)
+        if self.lane is not None and base is not None:
+            self.emit(self.r.vstore(buf, self.index_code(base), v))
+        else:
+            assert self.lane is None, "output index must walk the lanes contiguously"
+            self.emit(self.r.store(buf, self.index_code(flat), v))
+
+    # ---- kernel bodies ----
+    def elementwise(self) -> tuple[int, ...]:
+        n = math.prod(self.spec.shape)
+        width = self.width
+        self.emit("int gid = get_global_id(0);")
+        if width == 1 or n < width:
+            self._elementwise_body(sym.var("gid", 0, n - 1))
+            return (n,)
+        n_vec, tail = divmod(n, width)
+        gid = sym.var("gid", 0, n_vec - 1)
+        if tail:
+            with self.block(f"if (gid < {n_vec})"):
+                self._elementwise_vector(gid)
+            with self.block(f"else for (int t = 0; t < {tail}; t++)"):
+                self._elementwise_body(sym.num(n_vec * width) + sym.var("t", 0, tail - 1))
+        else:
+            self._elementwise_vector(gid)
+        return (n_vec + (1 if tail else 0),)
+
+    def _elementwise_vector(self, gid: sym.Lin) -> None:
+        with self.lanes_on() as lane:
+            self._elementwise_body(gid * self.width + lane)
+
+    def _elementwise_body(self, flat: sym.Lin) -> None:
+        for node, _ in self.spec.outputs:
+            self.store(node, flat, self.value(node, Index(node.shape, flat=flat)))
+
+    def reduce(self) -> tuple[int, ...]:
+        spec = self.spec
+        shape, axes = spec.shape, spec.axes
+        outer = tuple(s for i, s in enumerate(shape) if i not in axes)
+        inner = tuple(shape[a] for a in axes)
+        rows, length = math.prod(outer), math.prod(inner)
+        trailing = axes == tuple(range(len(shape) - len(axes), len(shape)))
+        row = sym.var("row", 0, rows - 1)
+        self.emit("int row = get_global_id(0);")
+
+        def at(r: sym.Lin) -> Index:
+            if trailing:
+                return Index(shape, flat=row * length + r)
+            outer_dims = iter(sym.delinearize(row, outer))
+            inner_dims = iter(sym.delinearize(r, inner))
+            return Index(shape, dims=tuple(next(inner_dims) if i in axes else next(outer_dims)
+                                           for i in range(len(shape))))
+
+        width = self.width if trailing and length >= self.width else 1
+        for red in spec.reductions:
+            self._saw(red.op)
+            self.fused[red] = self._reduction(red, at, length, width)
+        for node, _ in spec.outputs:
+            if node.shape != shape:
+                self.store(node, row, self.value(node, Index(node.shape, flat=row)))
+        element_outputs = [n for n, _ in spec.outputs if n.shape == shape]
+        if element_outputs:
+            def write(r: sym.Lin) -> None:
+                for node in element_outputs:
+                    index = at(r)
+                    self.store(node, index.as_flat(), self.value(node, index))
+            self._row_loop(length, width, write)
+        return (rows,)
+
+    def _row_loop(self, length: int, width: int, body) -> None:
+        """Runs body(r) over r in [0, length): vectors of `width` lanes, then a scalar tail."""
+        n_vec, tail = divmod(length, width)
+        if n_vec:
+            with self.block(f"for (int i = 0; i < {n_vec}; i++)"):
+                if width > 1:
+                    with self.lanes_on() as lane:
+                        body(sym.var("i", 0, n_vec - 1) * width + lane)
+                else:
+                    body(sym.var("i", 0, n_vec - 1))
+        if tail:
+            with self.block(f"for (int t = 0; t < {tail}; t++)"):
+                body(sym.num(n_vec * width) + sym.var("t", 0, tail - 1))
+
+    def _reduction(self, red: Node, at, length: int, width: int) -> Value:
+        r, dtype = self.r, red.dtype
+        init = r.reduce_init(red.op, dtype)
+        n = self.counter
+        self.counter += 1
+        acc, acc_vec = f"acc{n}", f"acc{n}v"
+        self.emit(f"{r.ctype(dtype, False)} {acc} = {init};")
+        if width > 1:
+            self.emit(f"{r.ctype(dtype, True)} {acc_vec} = ({r.ctype(dtype, True)})({init});")
+
+        def step(pos: sym.Lin) -> None:
+            v = self.value(red.src[0], at(pos))
+            if self.lane is not None:
+                v = Value(r.splat(v), dtype, True)
+                self.emit(f"{acc_vec} = {r.reduce_step(red.op, acc_vec, v)};")
+            else:
+                self.emit(f"{acc} = {r.reduce_step(red.op, acc, v)};")
+        self._row_loop(length, width, step)
+        if width > 1:
+            for lane_code in r.lanes(acc_vec):
+                self.emit(f"{acc} = {r.reduce_step(red.op, acc, Value(lane_code, dtype, False))};")
+        return Value(acc, dtype, False)
+
+    def matmul(self) -> tuple[int, ...]:
+        spec = self.spec
+        (mm,) = spec.reductions
+        (out_node, _), = spec.outputs
+        a, b = mm.src
+        *batch, m, n = mm.shape
+        k_len = a.shape[-1]
+        rows_per_item = next(t for t in (4, 2, 1) if m % t == 0)
+        width = self.width if n % self.width == 0 else 1
+        n_batch = math.prod(batch)
+        self.emit("int j = get_global_id(0); int mi = get_global_id(1); int b = get_global_id(2);")
+        j = sym.var("j", 0, n // width - 1)
+        mi = sym.var("mi", 0, m // rows_per_item - 1)
+        batch_dims = tuple(sym.delinearize(sym.var("b", 0, n_batch - 1), tuple(batch)))
+        ctype = self.r.ctype(mm.dtype, width > 1)
+        accs = [f"acc{i}" for i in range(rows_per_item)]
+        for acc in accs:
+            self.emit(f"{ctype} {acc} = ({ctype})(0);")
+        self._saw(Op.MATMUL)
+        kv = sym.var("k", 0, k_len - 1)
+
+        def column(lane_expr):
+            return j * width + lane_expr if width > 1 else j
+
+        def row_of(i: int) -> sym.Lin:
+            return mi * rows_per_item + i
+
+        def body(lane_expr):
+            with self.block(f"for (int k = 0; k < {k_len}; k++)"):
+                bv = self.value(b, Index(b.shape, dims=batch_dims + (kv, column(lane_expr))))
+                bv = Value(self.r.splat(bv), mm.dtype, True) if width > 1 else bv
+                for i, acc in enumerate(accs):
+                    av = self.value(a, Index(a.shape, dims=batch_dims + (row_of(i), kv)))
+                    av_code = self.r.splat(av) if width > 1 else av.code
+                    step = (f"fma({av_code},{bv.code},{acc})" if mm.dtype.is_float
+                            else f"{acc} + {av_code}*{bv.code}")
+                    self.emit(f"{acc} = {step};")
+            for i, acc in enumerate(accs):
+                self.fused[mm] = Value(acc, mm.dtype, width > 1)
+                index = Index(out_node.shape, dims=batch_dims + (row_of(i), column(lane_expr)))
+                self.store(out_node, index.as_flat(), self.value(out_node, index))
+        if width > 1:
+            with self.lanes_on() as lane:
+                body(lane)
+        else:
+            body(None)
+        return (n // width, m // rows_per_item, n_batch)
+
+    # ---- the whole kernel ----
+    def source(self, name: str) -> str:
+        params = []
+        for pname, node, output in self.params.values():
+            storage = node.dtype.storage
+            qual = "" if output else "const "
+            params.append(f"__global {qual}{storage}* restrict {pname}")
+        header = f"__kernel void {name}({', '.join(params)}) {{"
+        return "\n".join([header, *self.lines, "}"]) + "\n"
+
+
+def lower(spec: KernelSpec, width: int) -> LoweredKernel:
+    writer = KernelWriter(spec, width)
+    global_size = getattr(writer, spec.kind)()
+    body = writer.source("KERNEL")
+    digest = hashlib.sha256(body.encode()).hexdigest()[:6]
+    prefix = {"elementwise": "E", "reduce": "R", "matmul": "M"}[spec.kind]
+    shape = "x".join(map(str, spec.shape)) or "1"
+    name = "_".join([prefix, shape, *writer.ops_seen[:3], digest])
+    params = [(node, output) for _, node, output in writer.params.values()]
+    return LoweredKernel(name, writer.source(name), global_size, params)

@@ -1,0 +1,62 @@
+"""The primitive operations of the IR, grouped by kind."""
+from enum import Enum, auto
+
+
+class Op(Enum):
+    # sources
+    BUFFER = auto()      # a realized device buffer; arg = buffer id
+    CONST = auto()       # a scalar broadcast to the node's shape; arg = value
+    # unary
+    NEG = auto()
+    RECIP = auto()
+    SQRT = auto()
+    EXP = auto()
+    LOG = auto()
+    SIN = auto()
+    COS = auto()
+    TANH = auto()
+    ABS = auto()
+    FLOOR = auto()
+    CEIL = auto()
+    ROUND = auto()
+    NOT = auto()
+    CAST = auto()        # arg = None; the node's dtype is the target
+    # binary
+    ADD = auto()
+    SUB = auto()
+    MUL = auto()
+    DIV = auto()
+    POW = auto()
+    MAX = auto()
+    MIN = auto()
+    MOD = auto()
+    CMPLT = auto()
+    CMPEQ = auto()
+    AND = auto()
+    OR = auto()
+    # ternary
+    WHERE = auto()
+    # reductions keep reduced dims as size 1; arg = axes
+    SUM = auto()
+    RMAX = auto()
+    # movement: index arithmetic, no data moves
+    RESHAPE = auto()     # arg = new shape
+    PERMUTE = auto()     # arg = order
+    EXPAND = auto()      # arg = new shape (size-1 dims grow)
+    PAD = auto()         # arg = ((before, after), ...), fill value
+    SHRINK = auto()      # arg = ((begin, end), ...)
+    STRIDE = auto()      # arg = step per dim (negative flips)
+    # whole-kernel operations
+    MATMUL = auto()      # (..., M, K) @ (..., K, N), batch dims already broadcast
+    CONTIGUOUS = auto()  # forces its source into a buffer
+
+
+UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
+                   Op.FLOOR, Op.CEIL, Op.ROUND, Op.NOT, Op.CAST})
+BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.MOD,
+                    Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR})
+COMPARISON = frozenset({Op.CMPLT, Op.CMPEQ})
+ELEMENTWISE = UNARY | BINARY | {Op.WHERE}
+REDUCE = frozenset({Op.SUM, Op.RMAX})
+MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.STRIDE})
+SOURCE = frozenset({Op.BUFFER, Op.CONST})

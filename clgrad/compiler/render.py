@@ -1,0 +1,149 @@
+"""OpenCL C spellings of the IR's operations, for scalars and for vectors of `width` lanes.
+
+Booleans live in registers as int: 0/1 in scalar code and 0/-1 masks in vector code, the
+forms that OpenCL's own comparisons produce, so comparisons and `select` need no fix-ups.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .dtype import DType, bool_
+from .ops import Op
+
+
+@dataclass(frozen=True)
+class Value:
+    code: str       # a C variable or literal
+    dtype: DType
+    vec: bool       # True when it holds one value per lane
+
+
+_FLOAT_UNARY = {
+    Op.NEG: "(-{0})", Op.RECIP: "(1/{0})", Op.SQRT: "sqrt({0})", Op.EXP: "exp({0})",
+    Op.LOG: "log({0})", Op.SIN: "sin({0})", Op.COS: "cos({0})", Op.TANH: "tanh({0})",
+    Op.ABS: "fabs({0})", Op.FLOOR: "floor({0})", Op.CEIL: "ceil({0})", Op.ROUND: "rint({0})",
+}
+_INT_UNARY = {Op.NEG: "(-{0})", Op.ABS: "max({0},-({0}))",
+              Op.FLOOR: "{0}", Op.CEIL: "{0}", Op.ROUND: "{0}"}
+_INFIX = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.CMPLT: "<", Op.CMPEQ: "==",
+          Op.AND: "&", Op.OR: "|"}
+_FLOAT_CALL = {Op.POW: "pow", Op.MAX: "fmax", Op.MIN: "fmin", Op.MOD: "fmod"}
+_INT_CALL = {Op.MAX: "max", Op.MIN: "min"}
+
+
+class Renderer:
+    def __init__(self, width: int):
+        self.width = width
+
+    # ---- types and literals ----
+    def ctype(self, dtype: DType, vec: bool) -> str:
+        return f"{dtype.ctype}{self.width}" if vec else dtype.ctype
+
+    def literal(self, value, dtype: DType) -> str:
+        if dtype == bool_:
+            return "1" if value else "0"
+        if not dtype.is_float:
+            return f"{int(value)}L" if dtype.itemsize == 8 else str(int(value))
+        if math.isnan(value):
+            return "NAN"
+        if math.isinf(value):
+            return "INFINITY" if value > 0 else "(-INFINITY)"
+        text = repr(float(value))
+        return text if dtype.itemsize == 8 else f"{text}f"
+
+    def splat(self, v: Value) -> str:
+        if v.vec:
+            return v.code
+        if v.dtype == bool_:
+            return f"(({self.ctype(bool_, True)})(-({v.code})))"
+        return f"(({self.ctype(v.dtype, True)})({v.code}))"
+
+    def _mask(self, code: str, operand_dtype: DType) -> str:
+        """A vector comparison of 64-bit lanes yields longN; bring it to the int mask form."""
+        return f"convert_int{self.width}({code})" if operand_dtype.itemsize == 8 else code
+
+    # ---- operations ----
+    def unary(self, op: Op, a: Value, out: DType) -> str:
+        if op is Op.CAST:
+            return self.cast(a, out)
+        if op is Op.NOT:
+            return f"(~{a.code})" if a.vec else f"(!{a.code})"
+        table = _FLOAT_UNARY if a.dtype.is_float else _INT_UNARY
+        if op not in table:
+            raise TypeError(f"{op.name.lower()} is not defined for {a.dtype.name}")
+        return table[op].format(a.code)
+
+    def binary(self, op: Op, a: Value, b: Value) -> str:
+        vec = a.vec or b.vec
+        x, y = (self.splat(a), self.splat(b)) if vec else (a.code, b.code)
+        if op in _INFIX and not (op is Op.DIV and a.dtype == bool_):
+            code = f"({x}{_INFIX[op]}{y})"
+            if vec and op in (Op.CMPLT, Op.CMPEQ):
+                return self._mask(code, a.dtype)
+            return code
+        if op is Op.MOD and not a.dtype.is_float:
+            return f"({x}%{y})"
+        table = _FLOAT_CALL if a.dtype.is_float else _INT_CALL
+        if op not in table:
+            raise TypeError(f"{op.name.lower()} is not defined for {a.dtype.name}")
+        return f"{table[op]}({x},{y})"
+
+    def where(self, c: Value, a: Value, b: Value) -> str:
+        if not (c.vec or a.vec or b.vec):
+            return f"({c.code}?{a.code}:{b.code})"
+        mask = self.splat(c)
+        if a.dtype.itemsize == 8:
+            mask = f"convert_long{self.width}({mask})"
+        return f"select({self.splat(b)},{self.splat(a)},{mask})"
+
+    def cast(self, a: Value, out: DType) -> str:
+        if a.dtype == out:
+            return a.code
+        if out == bool_:
+            code = f"({a.code}!=0)"
+            return self._mask(code, a.dtype) if a.vec else code
+        source = f"(-{a.code})" if (a.dtype == bool_ and a.vec) else a.code
+        if a.vec:
+            return f"convert_{out.ctype}{self.width}({source})"
+        return f"(({out.ctype}){source})"
+
+    # ---- memory ----
+    def load(self, buf: str, index: str, dtype: DType) -> str:
+        return f"{buf}[{index}]" if dtype != bool_ else f"((int){buf}[{index}])"
+
+    def vload(self, buf: str, base: str, dtype: DType) -> str:
+        code = f"vload{self.width}(0,{buf}+{base})"
+        return f"(-convert_int{self.width}({code}))" if dtype == bool_ else code
+
+    def pack(self, lanes: list[Value], dtype: DType) -> str:
+        body = ",".join(v.code for v in lanes)
+        if dtype == bool_:
+            return f"(-({self.ctype(bool_, True)})({body}))"
+        return f"(({self.ctype(dtype, True)})({body}))"
+
+    def store(self, buf: str, index: str, v: Value) -> str:
+        code = f"(uchar)({v.code})" if v.dtype == bool_ else v.code
+        return f"{buf}[{index}] = {code};"
+
+    def vstore(self, buf: str, base: str, v: Value) -> str:
+        code = self.splat(v)
+        if v.dtype == bool_:
+            code = f"convert_uchar{self.width}(-{code})"
+        return f"vstore{self.width}({code},0,{buf}+{base});"
+
+    # ---- reductions ----
+    def reduce_init(self, op: Op, dtype: DType) -> str:
+        if op is Op.SUM:
+            return self.literal(0, dtype)
+        if dtype.is_float:
+            return "(-INFINITY)"
+        return {4: "INT_MIN", 8: "LONG_MIN"}.get(dtype.itemsize, "0")
+
+    def reduce_step(self, op: Op, acc: str, v: Value) -> str:
+        if op is Op.SUM:
+            return f"{acc} + {v.code}"
+        return f"{'fmax' if v.dtype.is_float else 'max'}({acc},{v.code})"
+
+    def lanes(self, code: str) -> list[str]:
+        return [f"{code}.s{k:x}" for k in range(self.width)]

@@ -1,0 +1,165 @@
+"""Decides kernel boundaries: which nodes get a buffer of their own, and which fuse.
+
+Every requested output, reduction, matmul and `contiguous` starts as a kernel root; all
+elementwise and movement nodes between roots are computed inside the root that reads them.
+Then two rewrites remove roots:
+- a reduction whose every use ends, through elementwise ops and its own broadcast, in one
+  kernel iterating the same rows is computed inside that kernel (softmax: one kernel);
+- a matmul whose only use is an elementwise epilogue of its shape is finished by that
+  epilogue inside the matmul kernel (bias, relu).
+"""
+from __future__ import annotations
+
+import weakref
+from collections import defaultdict
+
+from .ir import BufferRef, Node, base_of
+from .kernel import KernelSpec
+from .ops import ELEMENTWISE, REDUCE, SOURCE, Op
+
+# Nodes computed by earlier schedules, so later graphs that still name them load the result.
+REALIZED: "weakref.WeakKeyDictionary[Node, BufferRef]" = weakref.WeakKeyDictionary()
+
+
+def buffer_of(node: Node) -> BufferRef | None:
+    if node.op is Op.BUFFER:
+        return node.arg
+    return REALIZED.get(node)
+
+
+class Scheduler:
+    def __init__(self, targets: list[Node], device):
+        self.targets = list(dict.fromkeys(t for t in targets if buffer_of(t) is None))
+        self.device = device
+        self.order = self._toposort()
+        self.consumers: dict[Node, list[Node]] = defaultdict(list)
+        for node in self.order:
+            for s in node.src:
+                self.consumers[s].append(node)
+        self.roots = self._initial_roots()
+        self.epilogue_roots: set[Node] = set()
+        self._fuse_matmul_epilogues()
+        self._fuse_reductions()
+
+    def _toposort(self) -> list[Node]:
+        order, seen = [], set()
+        for root in self.targets:
+            stack = [(root, False)]
+            while stack:
+                node, done = stack.pop()
+                if done:
+                    order.append(node)
+                elif node not in seen:
+                    seen.add(node)
+                    stack.append((node, True))
+                    if buffer_of(node) is None:
+                        stack.extend((s, False) for s in reversed(node.src) if s not in seen)
+        return order
+
+    def _initial_roots(self) -> set[Node]:
+        roots = set(self.targets)
+        for node in self.order:
+            if buffer_of(node) is not None:
+                continue
+            if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS):
+                roots.add(node)
+            if node.op is Op.MATMUL:
+                # matmul reads each operand element many times: give computed operands a buffer
+                for s in node.src:
+                    base = base_of(s)
+                    if base.op not in SOURCE and buffer_of(base) is None:
+                        roots.add(base)
+        return roots
+
+    def _fuse_matmul_epilogues(self) -> None:
+        for mm in self.order:
+            if mm.op is not Op.MATMUL or mm in self.targets:
+                continue
+            reached, frontier = set(), [mm]
+            while frontier:
+                node = frontier.pop()
+                for c in self.consumers[node]:
+                    if c.op not in ELEMENTWISE or c.shape != mm.shape:
+                        reached.add(None)
+                    elif c in self.roots:
+                        reached.add(c)
+                    else:
+                        frontier.append(c)
+            if len(reached) == 1 and None not in reached:
+                self.roots.discard(mm)
+                self.epilogue_roots |= reached
+
+    def _fuse_reductions(self) -> None:
+        for red in reversed(self.order):
+            if red.op in REDUCE and red in self.roots and red not in self.targets:
+                reached = self._row_kernel_reached(red)
+                if reached is not None and len(reached) == 1 and not reached & self.epilogue_roots:
+                    self.roots.discard(red)
+
+    def _row_kernel_reached(self, red: Node) -> set[Node] | None:
+        """The roots that red's value flows into while staying in red's rows, or None when
+        some use leaves them (a movement op, another iteration space)."""
+        shape, axes = red.src[0].shape, red.arg
+        reached, seen = set(), set()
+        frontier = [(red, "row")]
+        while frontier:
+            node, level = frontier.pop()
+            for c in self.consumers[node]:
+                if (c, level) in seen:
+                    continue
+                seen.add((c, level))
+                if c.op in ELEMENTWISE and c.shape == (red.shape if level == "row" else shape):
+                    nxt = level
+                elif c.op is Op.EXPAND and level == "row" and c.shape == shape:
+                    nxt = "elem"
+                elif c.op in REDUCE and level == "elem" and c.src[0].shape == shape and c.arg == axes:
+                    nxt = "row"
+                else:
+                    return None
+                if c in self.roots:
+                    if c.op is Op.EXPAND:
+                        return None
+                    reached.add(c)
+                else:
+                    frontier.append((c, nxt))
+        return reached
+
+    def kernels(self) -> tuple[list[KernelSpec], dict[Node, BufferRef]]:
+        outputs: dict[Node, BufferRef] = {}
+        specs = []
+        for root in self.order:
+            if root not in self.roots:
+                continue
+            ref = BufferRef(self.device, max(root.numel, 1) * root.dtype.itemsize)
+            specs.append(self._kernel(root, ref, outputs))
+            outputs[root] = ref
+        return specs, outputs
+
+    def _kernel(self, root: Node, ref: BufferRef, outputs: dict[Node, BufferRef]) -> KernelSpec:
+        inputs, fused, seen = {}, [], set()
+        stack = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                if node.op in REDUCE or node.op is Op.MATMUL:
+                    fused.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            loaded = buffer_of(node) or (outputs.get(node) if node is not root else None)
+            if loaded is not None:
+                inputs[node] = loaded
+                continue
+            stack.append((node, True))
+            stack.extend((s, False) for s in reversed(node.src) if s not in seen)
+        if any(n.op is Op.MATMUL for n in fused):
+            return KernelSpec("matmul", root.shape, (), [(root, ref)], inputs, fused)
+        if fused:
+            return KernelSpec("reduce", fused[-1].src[0].shape, fused[-1].arg, [(root, ref)],
+                              inputs, fused)
+        return KernelSpec("elementwise", root.shape, (), [(root, ref)], inputs)
+
+
+def schedule(targets: list[Node], device) -> tuple[list[KernelSpec], dict[Node, BufferRef]]:
+    return Scheduler(targets, device).kernels()
