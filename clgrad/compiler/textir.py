@@ -22,7 +22,7 @@ import lark
 
 from .dtype import BY_SHORT
 from .ir import BufferRef, Node, toposort
-from .ops import BINARY, MOVEMENT, REDUCE, UNARY, Op
+from .ops import BINARY, MOVEMENT, REDUCE, SOURCE, UNARY, Op
 
 # The keyword each op's arg is written under; ops missing here take no arg.
 _ARG_NAME = {op: "axes" for op in REDUCE}
@@ -133,7 +133,8 @@ def _located(text: str, line: int, column: int, message: str) -> ValueError:
         line, source = len(lines), lines[-1] if lines else ""
         column = len(source) + 1
     caret = " " * max(column - 1, 0) + "^"
-    return ValueError(f"IR text, line {line}, column {column}: {message}\n    {source}\n    {caret}")
+    return ValueError(f"IR text, line {line}, column {column}: {message}\n"
+                      f"    {source}\n    {caret}")
 
 
 class _Builder:
@@ -184,16 +185,8 @@ class _Builder:
         return BY_SHORT[dtype_tok.value], tuple(int(d) for d in dims)
 
     def check_arity(self, line: lark.Tree, op: Op, n: int) -> None:
-        if op in (Op.BUFFER, Op.CONST):
-            want = 0
-        elif op in BINARY or op is Op.MATMUL:
-            want = 2
-        elif op is Op.WHERE:
-            want = 3
-        else:
-            assert op in UNARY or op in REDUCE or op in MOVEMENT or op is Op.CONTIGUOUS, op
-            want = 1
-        if n != want:
+        want = _arity(op)
+        if want is not None and n != want:
             raise self.error(line.meta, f"{op.name.lower()} takes {want} operands, got {n}")
 
     def arg(self, line, op: Op, attrs, scalars, refs, dtype, shape):
@@ -236,6 +229,19 @@ class _Builder:
         if ref_id not in self.fresh:
             self.fresh[ref_id] = BufferRef(None, math.prod(shape) * dtype.itemsize)
         return self.fresh[ref_id]
+
+
+def _arity(op: Op) -> int | None:
+    """How many sources `op` takes; None for an op whose count this file does not know."""
+    if op in SOURCE:
+        return 0
+    if op in BINARY or op is Op.MATMUL:
+        return 2
+    if op is Op.WHERE:
+        return 3
+    if op in UNARY or op in REDUCE or op in MOVEMENT or op is Op.CONTIGUOUS:
+        return 1
+    return None
 
 
 def _value(tree):
