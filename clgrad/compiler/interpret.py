@@ -1,0 +1,194 @@
+"""A NumPy interpreter of the IR, to tell a wrong rewrite from a wrong kernel.
+
+It follows the semantics of the generated OpenCL C (render.py, lower.py), not NumPy's:
+integer division and modulo truncate toward zero, float modulo is fmod, max/min are
+fmax/fmin (a NaN loses), float-to-int casts truncate, ROUND rounds half to even, and
+half-precision values are computed in float32 registers and rounded when a node is done.
+Ops the renderer rejects for a dtype (exp of an int, pow of ints) raise TypeError here too.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .dtype import DType, bool_, float16
+from .ir import BufferRef, Node, toposort
+from .ops import COMPARISON, MOVEMENT, REDUCE, UNARY, Op
+
+_FLOAT_UNARY = {
+    Op.NEG: np.negative, Op.RECIP: np.reciprocal, Op.SQRT: np.sqrt, Op.EXP: np.exp,
+    Op.LOG: np.log, Op.SIN: np.sin, Op.COS: np.cos, Op.TANH: np.tanh, Op.ABS: np.abs,
+    Op.FLOOR: np.floor, Op.CEIL: np.ceil, Op.ROUND: np.rint,
+}
+_INT_UNARY = {Op.NEG: np.negative, Op.ABS: np.abs,
+              Op.FLOOR: np.positive, Op.CEIL: np.positive, Op.ROUND: np.positive}
+_FLOAT_BINARY = {
+    Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.divide,
+    Op.POW: np.power, Op.MAX: np.fmax, Op.MIN: np.fmin, Op.MOD: np.fmod,
+}
+
+
+def _c_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C integer division: the quotient truncated toward zero."""
+    q = np.floor_divide(a, b)
+    inexact = np.remainder(a, b) != 0
+    return q + (inexact & ((a < 0) != (b < 0))).astype(q.dtype)
+
+
+_INT_BINARY = {
+    Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: _c_divide,
+    Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: np.fmod,
+    Op.AND: np.bitwise_and, Op.OR: np.bitwise_or,
+}
+
+
+def evaluate(roots: list[Node] | Node,
+             buffers: dict[BufferRef, np.ndarray] | None = None) -> list[np.ndarray]:
+    """The value of each root, computed with NumPy. A BUFFER node reads `buffers[ref]`
+    when given, otherwise the device buffer behind its reference."""
+    roots = [roots] if isinstance(roots, Node) else list(roots)
+    buffers = buffers or {}
+    values: dict[Node, np.ndarray] = {}
+    with np.errstate(all="ignore"):
+        for node in toposort(roots):
+            srcs = [values[s] for s in node.src]
+            if node.op is Op.BUFFER:
+                value = _load(node, buffers)
+            else:
+                value = _compute(node, srcs)
+            values[node] = _settle(value, node)
+    return [np.array(values[r]) for r in roots]
+
+
+def _settle(value: np.ndarray, node: Node) -> np.ndarray:
+    value = np.asarray(value)
+    assert value.shape == node.shape, f"interpreter bug: {node} computed {value.shape}"
+    if value.dtype != node.dtype.np:
+        value = value.astype(node.dtype.np)
+    return value
+
+
+def _load(node: Node, buffers: dict[BufferRef, np.ndarray]) -> np.ndarray:
+    ref, dtype = node.arg, node.dtype
+    if ref in buffers:
+        return np.asarray(buffers[ref], dtype=dtype.np).reshape(node.shape)
+    if ref.buffer is None:
+        raise ValueError(f"buffer @{ref.id} ({dtype.short}{list(node.shape)}) holds no data: "
+                         f"pass its contents in `buffers`")
+    if dtype == bool_:
+        raw = ref.buffer.read(np.empty(node.shape, np.uint8))
+        return raw.view(np.bool_)
+    return ref.buffer.read(np.empty(node.shape, dtype.np))
+
+
+def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
+    op = node.op
+    if op is Op.CONST:
+        return np.full(node.shape, _scalar(node.arg, node.dtype), node.dtype.np)
+    if op is Op.CONTIGUOUS:
+        return srcs[0]
+    if op in MOVEMENT:
+        return _movement(node, srcs[0])
+    if op is Op.IOTA:
+        return np.arange(node.shape[0], dtype=node.dtype.np)
+    if op in REDUCE:
+        return _reduce(node, srcs[0])
+    if op is Op.GATHER:                      # out[i..., r] = src[idx[i...], r]
+        return np.take(srcs[0], srcs[1].astype(np.int64), axis=0)
+    if op is Op.MATMUL:
+        a, b = (_registers(s) for s in srcs)
+        if node.dtype == bool_:
+            return np.matmul(a.astype(np.int32), b.astype(np.int32)) != 0
+        return np.matmul(a, b)
+    if op is Op.WHERE:
+        return np.where(srcs[0], srcs[1], srcs[2])
+    if op is Op.CAST:
+        return _cast(srcs[0], node.dtype)
+    if op in UNARY:
+        return _unary(op, srcs[0], node.src[0].dtype)
+    return _binary(op, srcs[0], srcs[1], node.src[0].dtype)
+
+
+def _scalar(value, dtype: DType):
+    """A literal as the renderer writes it in `dtype`."""
+    if dtype == bool_:
+        return bool(value)
+    return float(value) if dtype.is_float else int(value)
+
+
+def _registers(x: np.ndarray) -> np.ndarray:
+    """Half values live in float registers (the DType's ctype)."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _cast(x: np.ndarray, dtype: DType) -> np.ndarray:
+    if dtype == bool_:
+        return x != 0
+    if not dtype.is_float and x.dtype.kind == "f":
+        return np.trunc(x).astype(dtype.np)
+    return x.astype(dtype.np)
+
+
+def _unary(op: Op, x: np.ndarray, dtype: DType) -> np.ndarray:
+    if op is Op.NOT:
+        return np.logical_not(x)            # C's `!`, which the scalar code uses
+    if dtype == bool_:
+        x = x.astype(np.int32)              # registers hold bools as int
+    table = _FLOAT_UNARY if dtype.is_float else _INT_UNARY
+    if op not in table:
+        raise TypeError(f"{op.name.lower()} is not defined for {dtype.name}")
+    return table[op](_registers(x))
+
+
+def _binary(op: Op, a: np.ndarray, b: np.ndarray, dtype: DType) -> np.ndarray:
+    a, b = _registers(a), _registers(b)
+    if op in COMPARISON:
+        return np.less(a, b) if op is Op.CMPLT else np.equal(a, b)
+    if dtype == bool_:
+        if op is Op.DIV:
+            raise TypeError("div is not defined for bool")
+        result = _INT_BINARY[op](a.astype(np.int32), b.astype(np.int32))
+        return result != 0
+    table = _FLOAT_BINARY if dtype.is_float else _INT_BINARY
+    if op not in table:
+        raise TypeError(f"{op.name.lower()} is not defined for {dtype.name}")
+    return table[op](a, b)
+
+
+def _reduce(node: Node, x: np.ndarray) -> np.ndarray:
+    axes, dtype = node.arg, node.dtype
+    if dtype == bool_:                       # int accumulator, stored as nonzero-or-not
+        if node.op is Op.PROD:
+            return np.all(x, axis=axes, keepdims=True)
+        return np.any(x, axis=axes, keepdims=True)
+    x = _registers(x)
+    acc = np.float32 if dtype == float16 else dtype.np
+    if node.op is Op.SUM:
+        return np.sum(x, axis=axes, keepdims=True, dtype=acc)
+    if node.op is Op.PROD:
+        return np.prod(x, axis=axes, keepdims=True, dtype=acc)
+    if dtype.is_float:                       # fmax from -INFINITY: NaNs are skipped
+        return np.fmax.reduce(x, axis=axes, keepdims=True, initial=-np.inf)
+    return np.max(x, axis=axes, keepdims=True, initial=np.iinfo(dtype.np).min)
+
+
+def _movement(node: Node, x: np.ndarray) -> np.ndarray:
+    op, arg = node.op, node.arg
+    if op is Op.RESHAPE:
+        return x.reshape(node.shape)
+    if op is Op.PERMUTE:
+        return np.transpose(x, arg)
+    if op is Op.EXPAND:
+        return np.broadcast_to(x, node.shape)
+    if op is Op.PAD:
+        pads, fill = arg
+        out = np.full(node.shape, _scalar(fill, node.dtype), node.dtype.np)
+        out[tuple(slice(b, b + n) for (b, _), n in zip(pads, x.shape))] = x
+        return out
+    if op is Op.SHRINK:
+        return x[tuple(slice(b, e) for b, e in arg)]
+    if op is Op.STRIDE:                      # a negative step starts from the last element
+        return x[tuple(slice(None, None, s) for s in arg)]
+    raise AssertionError(op)
+
+
+__all__ = ["evaluate"]
