@@ -104,6 +104,10 @@ def const(value, dtype: DType, shape: Shape = ()) -> Node:
     return Node(Op.CONST, dtype, tuple(shape), (), value)
 
 
+def iota(n: int, dtype: DType) -> Node:
+    return Node(Op.IOTA, dtype, (n,))
+
+
 def unary(op: Op, x: Node, dtype: DType | None = None) -> Node:
     assert op in UNARY, op
     return Node(op, dtype or x.dtype, x.shape, (x,))
@@ -141,6 +145,12 @@ def reduce(op: Op, x: Node, axes: tuple[int, ...]) -> Node:
 def matmul(a: Node, b: Node) -> Node:
     assert a.shape[:-2] == b.shape[:-2] and a.shape[-1] == b.shape[-2], (a.shape, b.shape)
     return Node(Op.MATMUL, a.dtype, a.shape[:-1] + b.shape[-1:], (a, b))
+
+
+def gather(src: Node, index: Node) -> Node:
+    """out[i..., r] = src[index[i...], r] for a 2-d src."""
+    assert len(src.shape) == 2 and not index.dtype.is_float, (src.shape, index.dtype)
+    return Node(Op.GATHER, src.dtype, index.shape + src.shape[1:], (src, index))
 
 
 def contiguous(x: Node) -> Node:
@@ -221,5 +231,5 @@ def base_of(node: Node) -> Node:
 
 
 __all__ = ["Node", "BufferRef", "Op", "toposort", "buffer", "const", "unary", "cast", "binary",
-           "where", "reduce", "matmul", "contiguous", "reshape", "permute", "expand", "pad",
+           "where", "reduce", "matmul", "iota", "gather", "contiguous", "reshape", "permute", "expand", "pad",
            "shrink", "stride", "base_of", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

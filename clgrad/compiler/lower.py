@@ -108,6 +108,10 @@ class KernelWriter:
         op = node.op
         if op is Op.CONST:
             return Value(self.r.literal(node.arg, node.dtype), node.dtype, False)
+        if op is Op.IOTA:
+            return self._iota(node, index)
+        if op is Op.GATHER:
+            return self._gather(node, index)
         if op is Op.PAD:
             return self._pad(node, index)
         if op in MOVEMENT:
@@ -139,6 +143,32 @@ class KernelWriter:
         if base is not None:
             return self.tmp(self.r.vload(buf, self.index_code(base), node.dtype), node.dtype, True)
         return self._per_lane(node, index)
+
+    def _iota(self, node: Node, index: Index) -> Value:
+        flat = index.as_flat()
+        if self.lane is None or not flat.depends_on(self.lane):
+            return self.tmp(self.r.iota(self.index_code(flat), node.dtype, False), node.dtype, False)
+        base = self.lane_base(flat)
+        if base is None:
+            return self._per_lane(node, index)
+        return self.tmp(self.r.iota(self.index_code(base), node.dtype, True), node.dtype, True)
+
+    def _gather(self, node: Node, index: Index) -> Value:
+        src, rows = node.src
+        *row_dims, column = index.as_dims()
+        row = self.value(rows, Index(rows.shape, dims=tuple(row_dims)))
+        if row.vec:
+            return self._per_lane(node, index)
+        buf = self.param(src, output=False)
+        offset = f"(int)({row.code})*{src.shape[1]}"
+        if self.lane is None or not column.depends_on(self.lane):
+            code = self.r.load(buf, f"{offset}+{self.index_code(column)}", node.dtype)
+            return self.tmp(code, node.dtype, False)
+        base = self.lane_base(column)
+        if base is None:
+            return self._per_lane(node, index)
+        code = self.r.vload(buf, f"{offset}+{self.index_code(base)}", node.dtype)
+        return self.tmp(code, node.dtype, True)
 
     def _per_lane(self, node: Node, index: Index) -> Value:
         lane = self.lane

@@ -6,6 +6,7 @@ class Op(Enum):
     # sources
     BUFFER = auto()      # a realized device buffer; arg = buffer id
     CONST = auto()       # a scalar broadcast to the node's shape; arg = value
+    IOTA = auto()        # 0, 1, ..., n-1 along a 1-d shape
     # unary
     NEG = auto()
     RECIP = auto()
@@ -39,6 +40,7 @@ class Op(Enum):
     # reductions keep reduced dims as size 1; arg = axes
     SUM = auto()
     RMAX = auto()
+    PROD = auto()
     # movement: index arithmetic, no data moves
     RESHAPE = auto()     # arg = new shape
     PERMUTE = auto()     # arg = order
@@ -49,6 +51,7 @@ class Op(Enum):
     # whole-kernel operations
     MATMUL = auto()      # (..., M, K) @ (..., K, N), batch dims already broadcast
     CONTIGUOUS = auto()  # forces its source into a buffer
+    GATHER = auto()      # rows of a (N, R) source picked by an index: out[i..., r] = src[idx[i...], r]
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
@@ -57,6 +60,6 @@ BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.M
                     Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR})
 COMPARISON = frozenset({Op.CMPLT, Op.CMPEQ})
 ELEMENTWISE = UNARY | BINARY | {Op.WHERE}
-REDUCE = frozenset({Op.SUM, Op.RMAX})
+REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.STRIDE})
-SOURCE = frozenset({Op.BUFFER, Op.CONST})
+SOURCE = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})

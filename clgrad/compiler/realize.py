@@ -67,7 +67,7 @@ def run(specs: list[KernelSpec], device) -> None:
     fresh = {k.name: k for k, _ in work if (device.spec, k.name) not in _programs}
     if fresh:
         source = "\n".join(k.source for k in fresh.values())
-        program = device.build("_".join(sorted(fresh))[:80], source)
+        program = device.build("_".join(sorted(fresh))[:80], source, options=("-w",))
         for name in fresh:
             _programs[(device.spec, name)] = program
     if config.DEBUG >= 2:

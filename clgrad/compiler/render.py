@@ -30,6 +30,7 @@ _INFIX = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.CMPLT: "<", Op.
           Op.AND: "&", Op.OR: "|"}
 _FLOAT_CALL = {Op.POW: "pow", Op.MAX: "fmax", Op.MIN: "fmin", Op.MOD: "fmod"}
 _INT_CALL = {Op.MAX: "max", Op.MIN: "min"}
+_BOOL_AS_LOGIC = {Op.MAX: "({0}|{1})", Op.MIN: "({0}&{1})", Op.CMPLT: "({2}{0}&{1})"}
 
 
 class Renderer:
@@ -67,8 +68,8 @@ class Renderer:
     def unary(self, op: Op, a: Value, out: DType) -> str:
         if op is Op.CAST:
             return self.cast(a, out)
-        if op is Op.NOT:
-            return f"(~{a.code})" if a.vec else f"(!{a.code})"
+        if op is Op.NOT:     # logical on bools (0/1 scalars, 0/-1 masks), bitwise on ints
+            return f"(!{a.code})" if a.dtype == bool_ and not a.vec else f"(~{a.code})"
         table = _FLOAT_UNARY if a.dtype.is_float else _INT_UNARY
         if op not in table:
             raise TypeError(f"{op.name.lower()} is not defined for {a.dtype.name}")
@@ -77,6 +78,9 @@ class Renderer:
     def binary(self, op: Op, a: Value, b: Value) -> str:
         vec = a.vec or b.vec
         x, y = (self.splat(a), self.splat(b)) if vec else (a.code, b.code)
+        if a.dtype == bool_ and op in _BOOL_AS_LOGIC:
+            # masks are 0/-1, so order comparisons must be spelled as logic
+            return _BOOL_AS_LOGIC[op].format(x, y, "~" if vec else "!")
         if op in _INFIX and not (op is Op.DIV and a.dtype == bool_):
             code = f"({x}{_INFIX[op]}{y})"
             if vec and op in (Op.CMPLT, Op.CMPEQ):
@@ -136,14 +140,28 @@ class Renderer:
     def reduce_init(self, op: Op, dtype: DType) -> str:
         if op is Op.SUM:
             return self.literal(0, dtype)
+        if op is Op.PROD:
+            return self.literal(1, dtype)
         if dtype.is_float:
             return "(-INFINITY)"
-        return {4: "INT_MIN", 8: "LONG_MIN"}.get(dtype.itemsize, "0")
+        return {4: "INT_MIN", 8: "LONG_MIN"}.get(dtype.itemsize, "0") if dtype != bool_ else "0"
 
     def reduce_step(self, op: Op, acc: str, v: Value) -> str:
         if op is Op.SUM:
             return f"{acc} + {v.code}"
+        if op is Op.PROD:
+            return f"{acc} * {v.code}"
+        if v.dtype == bool_:
+            return f"{acc} | {v.code}"
         return f"{'fmax' if v.dtype.is_float else 'max'}({acc},{v.code})"
+
+    def iota(self, base: str, dtype: DType, vec: bool) -> str:
+        """The index itself as a value; in vector code, base + (0, 1, ..., width-1)."""
+        if not vec:
+            return f"(({dtype.ctype}){base})"
+        steps = ",".join(map(str, range(self.width)))
+        vtype = self.ctype(dtype, True)
+        return f"(({vtype})({base})+({vtype})({steps}))"
 
     def lanes(self, code: str) -> list[str]:
         return [f"{code}.s{k:x}" for k in range(self.width)]

@@ -63,6 +63,8 @@ class Scheduler:
                 continue
             if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS):
                 roots.add(node)
+            if node.op is Op.GATHER and buffer_of(node.src[0]) is None:
+                roots.add(node.src[0])      # rows are read at run-time offsets: need a buffer
             if node.op is Op.MATMUL:
                 # matmul reads each operand element many times: give computed operands a buffer
                 for s in node.src:

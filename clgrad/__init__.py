@@ -1,0 +1,45 @@
+"""clgrad: PyTorch-style deep learning compiled into fused OpenCL kernels.
+
+    import clgrad as cg
+    x = cg.randn(64, 1000)
+    y = (x @ w).relu()      # nothing runs yet
+    y.numpy()               # now: one fused kernel
+"""
+from .compiler.dtype import bool_ as bool  # noqa: A001  (cg.bool, as torch.bool)
+from .compiler.dtype import float16, float32, float64, int32, int64
+from .compiler.dtype import DType as dtype
+from .frontend import *  # noqa: F401,F403
+from .frontend import __all__ as _frontend_all
+from .frontend import elementwise as _ew
+from .frontend.tensor import Tensor
+from .runtime import devices, gpu_is_available
+from .runtime import get_device as device
+from .runtime.profiler import profile
+
+half, double, long = float16, float64, int64
+float, int = float32, int32  # noqa: A001
+
+
+def where(condition, input, other):
+    return _ew.where(condition, input, other)
+
+
+def maximum(a, b):
+    return a.maximum(b)
+
+
+def minimum(a, b):
+    return a.minimum(b)
+
+
+def matmul(a, b):
+    return a.matmul(b)
+
+
+def is_tensor(x) -> bool:
+    return isinstance(x, Tensor)
+
+
+__all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64", "int32",
+                                 "int64", "device", "devices", "gpu_is_available", "profile",
+                                 "where", "maximum", "minimum", "matmul", "is_tensor"]

@@ -1,0 +1,1 @@
+"""clgrad.compiler."""

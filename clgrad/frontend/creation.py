@@ -1,0 +1,199 @@
+"""Creating tensors: from data, constants, ranges and random numbers; moving them."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..compiler import dtype as dt
+from ..compiler import ir
+from ..compiler.ops import Op
+from ..runtime import get_device
+from .tensor import Tensor
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> None:
+    """Seeds every random op (randn, rand, dropout, init)."""
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def generator() -> np.random.Generator:
+    return _rng
+
+
+def _resolve_dtype(dtype) -> dt.DType | None:
+    if dtype is None or isinstance(dtype, dt.DType):
+        return dtype
+    return dt.from_numpy(dtype)
+
+
+def _shape(args) -> tuple[int, ...]:
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    shape = tuple(int(s) for s in args)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"negative dimension in shape {shape}")
+    return shape
+
+
+def from_numpy(array: np.ndarray, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor holding a copy of array (its dtype kept where clgrad has it)."""
+    array = np.asarray(array)
+    dtype = dt.from_numpy(array.dtype)
+    return _upload(array, dtype, device, requires_grad)
+
+
+def _upload(array: np.ndarray, dtype: dt.DType, device, requires_grad: bool) -> Tensor:
+    device = get_device(device)
+    if dtype == dt.float64 and not device.has_fp64:
+        raise TypeError(f"float64 is not supported by {device.name} ({device.spec})")
+    storage = np.uint8 if dtype == dt.bool_ else dtype.np
+    array = np.asarray(array, dtype=storage, order="C")   # ascontiguousarray would make 0-d 1-d
+    ref = ir.BufferRef(device, max(array.nbytes, dtype.itemsize))
+    if array.size:
+        ref.ensure_allocated().write(array)
+    t = Tensor(ir.buffer(ref, dtype, array.shape), device)
+    if requires_grad:
+        t.requires_grad_()
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    if isinstance(data, Tensor):
+        data = data.detach().numpy()
+    array = np.asarray(data)
+    dtype = _resolve_dtype(dtype) or _infer_dtype(data, array)
+    return _upload(array, dtype, device, requires_grad)
+
+
+def _infer_dtype(data, array: np.ndarray) -> dt.DType:
+    """NumPy arrays keep their dtype; Python numbers follow PyTorch's defaults."""
+    if isinstance(data, np.ndarray) or isinstance(data, np.generic):
+        return dt.from_numpy(array.dtype)
+    if array.dtype.kind == "b":
+        return dt.bool_
+    if array.dtype.kind in "iu":
+        return dt.int64
+    if array.dtype.kind == "f":
+        return dt.DEFAULT_FLOAT
+    raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} "
+                    f"(NumPy sees dtype {array.dtype})")
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    shape = _shape((size,) if isinstance(size, int) else tuple(size))
+    if dtype is None:
+        dtype = dt.bool_ if isinstance(fill_value, bool) else \
+            dt.int64 if isinstance(fill_value, int) else dt.DEFAULT_FLOAT
+    t = Tensor(ir.const(fill_value, _resolve_dtype(dtype), shape), get_device(device))
+    return t.requires_grad_() if requires_grad else t
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(_shape(size), 0, dtype or dt.DEFAULT_FLOAT, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(_shape(size), 1, dtype or dt.DEFAULT_FLOAT, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def _like(t: Tensor, dtype, device):
+    return dict(dtype=dtype or t.dtype, device=device or t.device)
+
+
+def zeros_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros(t.shape, requires_grad=requires_grad, **_like(t, dtype, device))
+
+
+def ones_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return ones(t.shape, requires_grad=requires_grad, **_like(t, dtype, device))
+
+
+def full_like(t: Tensor, fill_value, dtype=None, device=None) -> Tensor:
+    return full(t.shape, fill_value, **_like(t, dtype, device))
+
+
+def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    dtype = _resolve_dtype(dtype) or dt.DEFAULT_FLOAT
+    return _upload(_rng.standard_normal(_shape(size)), dtype, device, requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    dtype = _resolve_dtype(dtype) or dt.DEFAULT_FLOAT
+    return _upload(_rng.random(_shape(size)), dtype, device, requires_grad)
+
+
+def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    values = _rng.integers(low, high, size=_shape(size))
+    return _upload(values, _resolve_dtype(dtype) or dt.int64, device, False)
+
+
+def randperm(n: int, device=None) -> Tensor:
+    return _upload(_rng.permutation(n), dt.int64, device, False)
+
+
+def randn_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return randn(t.shape, requires_grad=requires_grad, **_like(t, dtype, device))
+
+
+def rand_like(t: Tensor, dtype=None, device=None) -> Tensor:
+    return rand(t.shape, **_like(t, dtype, device))
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    floats = any(isinstance(v, float) for v in (start, end, step))
+    dtype = _resolve_dtype(dtype) or (dt.DEFAULT_FLOAT if floats else dt.int64)
+    n = max(int(np.ceil((end - start) / step)), 0)
+    node = ir.iota(n, dtype if not dtype.is_float else dt.float64)
+    if step != 1:
+        node = ir.binary(Op.MUL, node, ir.const(step, node.dtype, (n,)))
+    if start != 0:
+        node = ir.binary(Op.ADD, node, ir.const(start, node.dtype, (n,)))
+    t = Tensor(ir.cast(node, dtype), get_device(device))
+    return t.requires_grad_() if requires_grad else t
+
+
+def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
+    values = np.linspace(start, end, steps)
+    return _upload(values, _resolve_dtype(dtype) or dt.DEFAULT_FLOAT, device, False)
+
+
+def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    m = n if m is None else m
+    rows = ir.expand(ir.reshape(ir.iota(n, dt.int64), (n, 1)), (n, m))
+    cols = ir.expand(ir.reshape(ir.iota(m, dt.int64), (1, m)), (n, m))
+    dtype = _resolve_dtype(dtype) or dt.DEFAULT_FLOAT
+    t = Tensor(ir.cast(ir.binary(Op.CMPEQ, rows, cols), dtype), get_device(device))
+    return t.requires_grad_() if requires_grad else t
+
+
+def to(t: Tensor, *args, **kwargs) -> Tensor:
+    """t.to(device), t.to(dtype), t.to(device, dtype) or t.to(other)."""
+    from . import elementwise as ew
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, dt.DType):
+            dtype = a
+        else:
+            device = a
+    out = t
+    if device is not None and get_device(device) != t.device:
+        from .autograd import record
+        moved = _upload(t.detach().numpy(), t.dtype, get_device(device), False)
+        out = record("ToCopyBackward0", moved.node, moved.device, [t])
+    if dtype is not None:
+        out = ew.cast(out, _resolve_dtype(dtype))
+    return out

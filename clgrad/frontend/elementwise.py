@@ -1,0 +1,144 @@
+"""Elementwise ops: arithmetic, comparisons, math functions, where, clamp."""
+from __future__ import annotations
+
+from ..compiler import dtype as dt
+from ..compiler import ir
+from ..compiler.ops import Op
+from .autograd import record
+from .operands import broadcast_shape, common_device, is_tensor, lift, result_dtype
+
+
+def _tensors(args):
+    return [a for a in args if is_tensor(a)]
+
+
+def binary(name: str, op: Op, a, b, grad_name: str, *, float_only=False, compare=False):
+    """a op b with broadcasting and PyTorch promotion; a or b may be a Python number."""
+    tensors = _tensors((a, b))
+    device = common_device(name, tensors)
+    dtype = result_dtype(name, (a, b))
+    if float_only and not dtype.is_float:
+        dtype = dt.DEFAULT_FLOAT
+    shape = broadcast_shape(name, *(t.shape for t in tensors))
+    node = ir.binary(op, lift(a, dtype, shape), lift(b, dtype, shape))
+    return record(grad_name, node, device, tensors)
+
+
+def unary(name: str, op: Op, x, grad_name: str):
+    """A math function; integer inputs are computed in the default float type, as in PyTorch."""
+    node = x.node if x.dtype.is_float else ir.cast(x.node, dt.DEFAULT_FLOAT)
+    return record(grad_name, ir.unary(op, node), x.device, [x])
+
+
+def cast(x, dtype: dt.DType):
+    if x.dtype == dtype:
+        return x
+    return record("ToCopyBackward0", ir.cast(x.node, dtype), x.device, [x])
+
+
+def where(cond, a, b):
+    tensors = _tensors((cond, a, b))
+    device = common_device("where", tensors)
+    if not is_tensor(cond) or cond.dtype != dt.bool_:
+        raise TypeError("where: expected condition to be a bool tensor, got "
+                        f"{cond.dtype.name if is_tensor(cond) else type(cond).__name__}")
+    dtype = result_dtype("where", (a, b))
+    shape = broadcast_shape("where", *(t.shape for t in tensors))
+    node = ir.where(lift(cond, dt.bool_, shape), lift(a, dtype, shape), lift(b, dtype, shape))
+    return record("WhereBackward0", node, device, tensors)
+
+
+def pow_(x, exponent):
+    if not is_tensor(x):
+        return binary("pow", Op.POW, x, exponent, "PowBackward2", float_only=True)
+    if is_tensor(exponent):
+        return binary("pow", Op.POW, x, exponent, "PowBackward1", float_only=True)
+    if exponent == 2:    # exact and cheaper than pow(); same gradient
+        node = ir.binary(Op.MUL, x.node, x.node)
+        return record("PowBackward0", node, x.device, [x])
+    dtype = result_dtype("pow", (x, exponent))
+    node = ir.binary(Op.POW, ir.cast(x.node, dtype), ir.const(exponent, dtype, x.shape))
+    return record("PowBackward0", node, x.device, [x])
+
+
+def relu(x):
+    zero = ir.const(0, x.dtype, x.shape)
+    node = ir.where(ir.binary(Op.CMPLT, zero, x.node), x.node, zero)
+    return record("ReluBackward0", node, x.device, [x])
+
+
+def sigmoid(x):
+    xf = x.node if x.dtype.is_float else ir.cast(x.node, dt.DEFAULT_FLOAT)
+    one = ir.const(1, xf.dtype, x.shape)
+    node = ir.unary(Op.RECIP, ir.binary(Op.ADD, one, ir.unary(Op.EXP, ir.unary(Op.NEG, xf))))
+    return record("SigmoidBackward0", node, x.device, [x])
+
+
+def rsqrt(x):
+    xf = x.node if x.dtype.is_float else ir.cast(x.node, dt.DEFAULT_FLOAT)
+    return record("RsqrtBackward0", ir.unary(Op.RECIP, ir.unary(Op.SQRT, xf)), x.device, [x])
+
+
+def sign(x):
+    zero = ir.const(0, x.dtype, x.shape)
+    pos = ir.cast(ir.binary(Op.CMPLT, zero, x.node), x.dtype)
+    neg = ir.cast(ir.binary(Op.CMPLT, x.node, zero), x.dtype)
+    return record("SignBackward0", ir.binary(Op.SUB, pos, neg), x.device, [x])
+
+
+def clamp(x, min=None, max=None):
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    for bound in (min, max):
+        if bound is not None and is_tensor(bound):
+            raise TypeError("clamp: tensor bounds are not supported; use maximum/minimum")
+    dtype = result_dtype("clamp", [x] + [b for b in (min, max) if b is not None])
+    node = ir.cast(x.node, dtype)
+    if min is not None:
+        lo = ir.const(min, dtype, x.shape)
+        node = ir.where(ir.binary(Op.CMPLT, node, lo), lo, node)
+    if max is not None:
+        hi = ir.const(max, dtype, x.shape)
+        node = ir.where(ir.binary(Op.CMPLT, hi, node), hi, node)
+    return record("ClampBackward1", node, x.device, [x])
+
+
+def floor_divide(a, b):
+    """Python's // : rounds toward negative infinity."""
+    tensors = _tensors((a, b))
+    device = common_device("floor_divide", tensors)
+    dtype = result_dtype("floor_divide", (a, b))
+    shape = broadcast_shape("floor_divide", *(t.shape for t in tensors))
+    na, nb = lift(a, dtype, shape), lift(b, dtype, shape)
+    if dtype.is_float:
+        node = ir.unary(Op.FLOOR, ir.binary(Op.DIV, na, nb))
+    else:       # C truncates; step down where the signs differ and it did not divide evenly
+        q = ir.binary(Op.DIV, na, nb)
+        zero = ir.const(0, dtype, shape)
+        inexact = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.MUL, q, nb), na))
+        negative = ir.binary(Op.CMPEQ, ir.binary(Op.CMPLT, na, zero), ir.unary(
+            Op.NOT, ir.binary(Op.CMPLT, nb, zero)))
+        adjust = ir.binary(Op.AND, inexact, ir.unary(Op.NOT, negative))
+        node = ir.binary(Op.SUB, q, ir.cast(adjust, dtype))
+    return record("DivBackward0", node, device, tensors)
+
+
+def remainder(a, b):
+    """Python's % : the result takes the sign of the divisor."""
+    tensors = _tensors((a, b))
+    device = common_device("remainder", tensors)
+    dtype = result_dtype("remainder", (a, b))
+    shape = broadcast_shape("remainder", *(t.shape for t in tensors))
+    na, nb = lift(a, dtype, shape), lift(b, dtype, shape)
+    r = ir.binary(Op.MOD, na, nb)
+    zero = ir.const(0, dtype, shape)
+    signs_differ = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.CMPLT, r, zero),
+                                              ir.binary(Op.CMPLT, nb, zero)))
+    fix = ir.binary(Op.AND, signs_differ, ir.unary(Op.NOT, ir.binary(Op.CMPEQ, r, zero)))
+    node = ir.where(fix, ir.binary(Op.ADD, r, nb), r)
+    return record("RemainderBackward0", node, device, tensors)
+
+
+def logical_not(x):
+    node = ir.unary(Op.NOT, ir.cast(x.node, dt.bool_))
+    return record("NotBackward0", node, x.device, [x])

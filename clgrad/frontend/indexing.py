@@ -1,0 +1,268 @@
+"""Reading and writing through t[index]: ints, slices with steps, None, ..., boolean masks
+and integer index tensors, as in PyTorch."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..compiler import dtype as dt
+from ..compiler import ir
+from ..compiler.ops import Op
+from .autograd import record
+from .operands import broadcast_shape, broadcast_to, is_tensor, lift, result_dtype
+
+
+def _expand_index(x, index) -> list:
+    """index as a list with Ellipsis expanded, one entry per consumed dim (None consumes none)."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    consumed = sum(_dims_used(i) for i in items)
+    ellipses = [k for k, i in enumerate(items) if i is Ellipsis]
+    if len(ellipses) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim} "
+                         f"(got {consumed} indexed dims for shape {x.shape})")
+    if ellipses:
+        at = ellipses[0]
+        items[at:at + 1] = [slice(None)] * (x.ndim - consumed)
+    return items + [slice(None)] * (x.ndim - sum(_dims_used(i) for i in items))
+
+
+def _dims_used(item) -> int:
+    if item is None or item is Ellipsis:
+        return 0
+    if is_tensor(item) and item.dtype == dt.bool_:
+        return max(item.ndim, 1)
+    if isinstance(item, np.ndarray) and item.dtype == np.bool_:
+        return max(item.ndim, 1)
+    return 1
+
+
+def _as_index_tensor(x, item):
+    from .creation import tensor
+    if is_tensor(item):
+        if item.device != x.device:
+            raise RuntimeError(f"index: indices on {item.device.spec} cannot index a tensor on "
+                               f"{x.device.spec}")
+        return item
+    return tensor(item, device=x.device)
+
+
+def _basic(x, items) -> tuple[ir.Node, list]:
+    """Applies ints, slices and None; returns the view and the advanced entries left, each as
+    (output axis, index tensor) in order."""
+    node, out_axis, advanced = x.node, 0, []
+    shape = list(x.shape)
+    axis = 0
+    for item in items:
+        if item is None:
+            node = ir.reshape(node, node.shape[:out_axis] + (1,) + node.shape[out_axis:])
+            out_axis += 1
+            continue
+        if isinstance(item, (bool, np.bool_)):
+            raise IndexError("indexing with a Python bool is not supported; use a bool tensor")
+        if _is_advanced(item):
+            advanced.append((out_axis, item))     # the view keeps these dims; resolved later
+            out_axis += _dims_used(item)
+            axis += _dims_used(item)
+            continue
+        n = shape[axis]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(n)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            stop = max(stop, start)
+            bounds = tuple((start, stop) if i == out_axis else (0, s) for i, s in enumerate(node.shape))
+            node = ir.shrink(node, bounds)
+            node = ir.stride(node, tuple(step if i == out_axis else 1 for i in range(len(node.shape))))
+            out_axis += 1
+        else:
+            i = _as_int(item)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension {axis} with size {n}")
+            i %= n
+            bounds = tuple((i, i + 1) if k == out_axis else (0, s) for k, s in enumerate(node.shape))
+            node = ir.shrink(node, bounds)
+            node = ir.reshape(node, node.shape[:out_axis] + node.shape[out_axis + 1:])
+        axis += 1
+    return node, advanced
+
+
+def _is_bool(item) -> bool:
+    return (is_tensor(item) and item.dtype == dt.bool_) or \
+        (isinstance(item, np.ndarray) and item.dtype == np.bool_)
+
+
+def _as_int(item) -> int:
+    if is_tensor(item):
+        return int(item.item())
+    if isinstance(item, (int, np.integer)):
+        return int(item)
+    raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or bool "
+                     f"tensors are valid indices (got {type(item).__name__})")
+
+
+def _advanced_positions(x, node: ir.Node, advanced) -> tuple[list[int], list]:
+    """The axes of node the advanced entries cover and an int64 index tensor for each; boolean
+    masks become the positions of their True entries (this reads the mask back)."""
+    axes, indices = [], []
+    for out_axis, item in advanced:
+        if _is_bool(item):
+            mask = item.numpy() if is_tensor(item) else np.asarray(item)
+            covered = node.shape[out_axis:out_axis + mask.ndim]
+            if mask.shape != covered:
+                raise IndexError(f"index: the shape of the mask {mask.shape} does not match the "
+                                 f"shape of the indexed tensor {covered} at dimension {out_axis}")
+            for k, positions in enumerate(np.nonzero(mask)):
+                axes.append(out_axis + k)
+                indices.append(_as_index_tensor(x, positions.astype(np.int64)))
+        else:
+            t = _as_index_tensor(x, item)
+            if t.dtype.is_float or t.dtype == dt.bool_:
+                raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
+                                 f"got {t.dtype.name}")
+            _check_bounds(t, node.shape[out_axis], out_axis)
+            axes.append(out_axis)
+            indices.append(t)
+    return axes, indices
+
+
+def _check_bounds(t, n: int, axis: int) -> None:
+    values = t.numpy()
+    if values.size and (values.min() < -n or values.max() >= n):
+        bad = values[(values < -n) | (values >= n)].flat[0]
+        raise IndexError(f"index {bad} is out of bounds for dimension {axis} with size {n}")
+
+
+def _flat_rows(node: ir.Node, axes: list[int], indices: list) -> tuple[ir.Node, ir.Node, tuple, tuple]:
+    """node with the indexed axes moved to the front and flattened into rows, and the row
+    number each index combination selects."""
+    rest = [i for i in range(len(node.shape)) if i not in axes]
+    moved = ir.permute(node, tuple(axes) + tuple(rest))
+    n_rows = int(np.prod([node.shape[a] for a in axes]))
+    rest_shape = tuple(node.shape[i] for i in rest)
+    rows = ir.reshape(moved, (n_rows, int(np.prod(rest_shape))))
+    index_shape = broadcast_shape("index", *(t.shape for t in indices))
+    row, stride = None, 1
+    for axis, t in reversed(list(zip(axes, indices))):
+        n = node.shape[axis]
+        idx = broadcast_to(ir.cast(t.node, dt.int64), index_shape)
+        idx = ir.where(ir.binary(Op.CMPLT, idx, ir.const(0, dt.int64, index_shape)),
+                       ir.binary(Op.ADD, idx, ir.const(n, dt.int64, index_shape)), idx)
+        term = ir.binary(Op.MUL, idx, ir.const(stride, dt.int64, index_shape))
+        row = term if row is None else ir.binary(Op.ADD, row, term)
+        stride *= n
+    return rows, row, index_shape, rest_shape
+
+
+def getitem(x, index):
+    items = _expand_index(x, index)
+    node, advanced = _basic(x, items)
+    if not advanced:
+        return record("SliceBackward0", node, x.device, [x])
+    axes, indices = _advanced_positions(x, node, advanced)
+    rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
+    picked = ir.gather(ir.contiguous(rows), row)     # index_shape + (rest,)
+    out = ir.reshape(picked, index_shape + rest_shape)
+    # PyTorch keeps the result dims in place when the indexed dims are adjacent
+    if axes == list(range(axes[0], axes[0] + len(axes))) and axes[0] > 0:
+        k = len(index_shape)
+        order = tuple(range(k, k + axes[0])) + tuple(range(k)) + tuple(range(k + axes[0], len(out.shape)))
+        out = ir.permute(out, order)
+    return record("IndexBackward0", out, x.device, [x])
+
+
+def setitem(x, index, value):
+    """x with the indexed elements replaced by value, as a new tensor (the caller assigns it)."""
+    if is_tensor(value) and value.device != x.device:
+        raise RuntimeError(f"setitem: value on {value.device.spec} cannot be written into a "
+                           f"tensor on {x.device.spec}")
+    result_dtype("setitem", [x, value])     # rejects values that are not numbers or tensors
+    items = _expand_index(x, index)
+    inputs = [x] + ([value] if is_tensor(value) else [])
+    if is_tensor(index) and index.dtype == dt.bool_ and index.shape == x.shape:
+        out = ir.where(index.node, lift(value, x.dtype, x.shape), x.node)
+        return record("MaskedFillBackward0", out, x.device, inputs)
+    if any(_is_advanced(i) for i in items):
+        return record("IndexPutBackward0", _scatter(x, items, value), x.device, inputs)
+    region, _ = _basic(x, items)
+    v = _value_as(value, x.dtype, region.shape)
+    placed = _unview(v, items, x.shape)
+    marked = _unview(ir.const(True, dt.bool_, region.shape), items, x.shape)
+    return record("CopySlices", ir.where(marked, placed, x.node), x.device, inputs)
+
+
+def _is_advanced(item) -> bool:
+    return is_tensor(item) or isinstance(item, (list, np.ndarray))
+
+
+def _value_as(value, dtype, shape) -> ir.Node:
+    if not is_tensor(value):
+        return lift(value, dtype, shape)
+    if broadcast_shape("setitem", value.shape, shape) != tuple(shape):
+        raise RuntimeError(f"setitem: shape mismatch: value of shape {value.shape} cannot be "
+                           f"broadcast to indexing result of shape {tuple(shape)}")
+    return broadcast_to(ir.cast(value.node, dtype), tuple(shape))
+
+
+def _unview(v: ir.Node, items, full_shape) -> ir.Node:
+    """Puts a value shaped like x[items] back where those elements live in x (zeros elsewhere)."""
+    node = v
+    # walk the index from the last dim so earlier axes keep their numbering
+    shape_axis = len(full_shape)
+    out_axis = len(v.shape)
+    for item in reversed(items):
+        if item is None:
+            out_axis -= 1
+            node = ir.reshape(node, node.shape[:out_axis] + node.shape[out_axis + 1:])
+            continue
+        shape_axis -= 1
+        n = full_shape[shape_axis]
+        if isinstance(item, slice):
+            out_axis -= 1
+            start, stop, step = item.indices(n)
+            stop = max(stop, start)
+            node = _place(node, out_axis, start, stop, step, n)
+        else:
+            i = _as_int(item) % n
+            node = ir.reshape(node, node.shape[:out_axis] + (1,) + node.shape[out_axis:])
+            node = _place(node, out_axis, i, i + 1, 1, n)
+    return node
+
+
+def _place(node: ir.Node, axis: int, start: int, stop: int, step: int, n: int) -> ir.Node:
+    m = node.shape[axis]
+    if step > 1:
+        before, after = node.shape[:axis], node.shape[axis + 1:]
+        node = ir.reshape(node, before + (m, 1) + after)
+        pads = tuple((0, step - 1) if i == axis + 1 else (0, 0) for i in range(len(node.shape)))
+        node = ir.reshape(ir.pad(node, pads, 0), before + (m * step,) + after)
+        node = ir.shrink(node, tuple((0, stop - start) if i == axis else (0, s)
+                                     for i, s in enumerate(node.shape)))
+    pads = tuple((start, n - stop) if i == axis else (0, 0) for i in range(len(node.shape)))
+    fill = False if node.dtype == dt.bool_ else 0
+    return ir.pad(node, pads, fill)
+
+
+def _scatter(x, items, value) -> ir.Node:
+    """x[index tensors] = value: the rows the index picks are replaced (a one-hot matmul)."""
+    if any(not (_is_advanced(i) or i == slice(None)) for i in items):
+        raise NotImplementedError("setitem: index tensors mixed with ints, steps or None are not "
+                                  "supported; index those dims with tensors or use a mask")
+    node, advanced = _basic(x, items)
+    axes, indices = _advanced_positions(x, node, advanced)
+    rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
+    n_rows, row_len = rows.shape
+    n_idx = int(np.prod(index_shape))
+    v = ir.reshape(_value_as(value, x.dtype, index_shape + rest_shape), (n_idx, row_len))
+    targets = ir.expand(ir.reshape(row, (n_idx, 1)), (n_idx, n_rows))
+    ids = ir.expand(ir.reshape(ir.iota(n_rows, dt.int64), (1, n_rows)), (n_idx, n_rows))
+    hit = ir.binary(Op.CMPEQ, targets, ids)                        # (n_idx, n_rows)
+    compute = x.dtype if x.dtype.is_float else dt.float64
+    placed = ir.matmul(ir.permute(ir.cast(hit, compute), (1, 0)), ir.cast(v, compute))
+    touched = ir.cast(ir.reduce(Op.RMAX, ir.cast(hit, dt.int32), (0,)), dt.bool_)  # (1, n_rows)
+    touched = ir.expand(ir.permute(touched, (1, 0)), (n_rows, row_len))
+    new_rows = ir.where(touched, ir.cast(placed, x.dtype), rows)
+    rest = [i for i in range(x.ndim) if i not in axes]
+    moved_shape = tuple(x.shape[a] for a in axes) + tuple(x.shape[i] for i in rest)
+    inverse = tuple(int(i) for i in np.argsort(list(axes) + rest))
+    return ir.permute(ir.reshape(new_rows, moved_shape), inverse)

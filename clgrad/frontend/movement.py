@@ -1,0 +1,215 @@
+"""Shape ops (views: index arithmetic, no copies), concatenation, padding and matmul."""
+from __future__ import annotations
+
+import math
+
+from ..compiler import ir
+from ..compiler.ops import Op
+from .autograd import record
+from .operands import (broadcast_shape, broadcast_to, common_device, normalize_dim,
+                       normalize_dims, result_dtype)
+
+
+def _sizes(args) -> tuple:
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def infer_shape(op: str, numel: int, shape: tuple, old_shape: tuple) -> tuple[int, ...]:
+    shape = tuple(int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be inferred, got {shape}")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    if math.prod(shape) != numel or any(s < 0 for s in shape):
+        raise RuntimeError(f"{op}: shape {list(shape)} is invalid for input of size {numel} "
+                           f"(shape {tuple(old_shape)})")
+    return shape
+
+
+def reshape(x, shape, grad_name):
+    shape = infer_shape("view" if grad_name == "ViewBackward0" else "reshape", x.numel(),
+                        _sizes(shape), x.shape)
+    return record(grad_name, ir.reshape(x.node, shape), x.device, [x])
+
+
+def permute(x, dims):
+    dims = _sizes(dims)
+    order = tuple(normalize_dim("permute", d, x.ndim) for d in dims)
+    if sorted(order) != list(range(x.ndim)):
+        raise RuntimeError(f"permute: dims {dims} are not a permutation of the {x.ndim} "
+                           f"dimensions of a tensor of shape {x.shape}")
+    return record("PermuteBackward0", ir.permute(x.node, order), x.device, [x])
+
+
+def transpose(x, dim0, dim1):
+    if x.ndim == 0:
+        return x
+    a, b = normalize_dim("transpose", dim0, x.ndim), normalize_dim("transpose", dim1, x.ndim)
+    order = list(range(x.ndim))
+    order[a], order[b] = order[b], order[a]
+    return record("TransposeBackward0", ir.permute(x.node, tuple(order)), x.device, [x])
+
+
+def t(x):
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    if x.ndim < 2:
+        return x
+    return record("TBackward0", ir.permute(x.node, (1, 0)), x.device, [x])
+
+
+def expand(x, sizes):
+    sizes = _sizes(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({x.ndim})")
+    old = (1,) * (len(sizes) - x.ndim) + x.shape
+    shape = tuple(o if s == -1 else s for s, o in zip(sizes, old))
+    for s, o in zip(shape, old):
+        if o != 1 and s != o:
+            raise RuntimeError(f"expand: the expanded size {s} must match the existing size {o} "
+                               f"at a non-singleton dimension (shape {x.shape} to {sizes})")
+    return record("ExpandBackward0", broadcast_to(x.node, shape), x.device, [x])
+
+
+def unsqueeze(x, dim):
+    axis = normalize_dim("unsqueeze", dim, x.ndim + 1)
+    shape = x.shape[:axis] + (1,) + x.shape[axis:]
+    return record("UnsqueezeBackward0", ir.reshape(x.node, shape), x.device, [x])
+
+
+def squeeze(x, dim=None):
+    axes = normalize_dims("squeeze", dim, x.ndim)
+    shape = tuple(s for i, s in enumerate(x.shape) if not (i in axes and s == 1))
+    name = "SqueezeBackward0" if dim is None else "SqueezeBackward1"
+    return record(name, ir.reshape(x.node, shape), x.device, [x])
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    if x.ndim == 0:
+        return reshape(x, (1,), "ViewBackward0")
+    start = normalize_dim("flatten", start_dim, x.ndim)
+    end = normalize_dim("flatten", end_dim, x.ndim)
+    if start > end:
+        raise RuntimeError(f"flatten: start_dim {start_dim} cannot come after end_dim {end_dim}")
+    shape = x.shape[:start] + (math.prod(x.shape[start:end + 1]),) + x.shape[end + 1:]
+    return reshape(x, shape, "ViewBackward0")
+
+
+def flip(x, dims):
+    axes = normalize_dims("flip", dims, x.ndim)
+    steps = tuple(-1 if i in axes else 1 for i in range(x.ndim))
+    return record("FlipBackward0", ir.stride(x.node, steps), x.device, [x])
+
+
+def repeat(x, sizes):
+    sizes = _sizes(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(f"repeat: number of repeat dims {len(sizes)} can not be smaller "
+                           f"than the number of dimensions of the tensor ({x.ndim})")
+    shape = (1,) * (len(sizes) - x.ndim) + x.shape
+    node = ir.reshape(x.node, tuple(d for s in shape for d in (1, s)))
+    node = ir.expand(node, tuple(d for r, s in zip(sizes, shape) for d in (r, s)))
+    node = ir.reshape(node, tuple(r * s for r, s in zip(sizes, shape)))
+    return record("RepeatBackward0", node, x.device, [x])
+
+
+def pad(x, pads, value=0.0):
+    """torch.nn.functional.pad, constant mode: pads lists (before, after) from the last dim."""
+    pads = tuple(int(p) for p in pads)
+    if len(pads) % 2 or len(pads) // 2 > x.ndim:
+        raise RuntimeError(f"pad: padding length {len(pads)} must be even and at most twice the "
+                           f"number of dimensions ({x.ndim})")
+    per_dim = [(0, 0)] * x.ndim
+    for k in range(len(pads) // 2):
+        per_dim[x.ndim - 1 - k] = (pads[2 * k], pads[2 * k + 1])
+    node = x.node
+    # negative padding crops
+    crop = tuple((max(-b, 0), s - max(-e, 0)) for (b, e), s in zip(per_dim, x.shape))
+    node = ir.shrink(node, crop)
+    node = ir.pad(node, tuple((max(b, 0), max(e, 0)) for b, e in per_dim), value)
+    return record("ConstantPadNdBackward0", node, x.device, [x])
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("cat: expected a non-empty list of tensors")
+    device = common_device("cat", tensors)
+    dtype = result_dtype("cat", tensors)
+    ref = next((t for t in tensors if t.shape != (0,)), tensors[0])
+    axis = normalize_dim("cat", dim, ref.ndim)
+    parts = [t for t in tensors if t.shape != (0,)]
+    for t in parts:
+        if t.ndim != ref.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, ref.shape))
+                                     if i != axis):
+            raise RuntimeError(f"cat: sizes of tensors must match except in dimension {axis}; "
+                               f"got shapes {[tuple(p.shape) for p in parts]}")
+    total = sum(t.shape[axis] for t in parts)
+    offset, node = 0, None
+    for t in parts:     # each part padded to the full size; the sum fuses into one kernel
+        pads = tuple((offset, total - offset - t.shape[axis]) if i == axis else (0, 0)
+                     for i in range(ref.ndim))
+        piece = ir.pad(ir.cast(t.node, dtype), pads, 0)
+        node = piece if node is None else ir.binary(Op.ADD, node, piece)
+        offset += t.shape[axis]
+    return record("CatBackward0", node, device, parts)
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack: expected a non-empty list of tensors")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise RuntimeError(f"stack: expects each tensor to be equal size, got {sorted(shapes)}")
+    axis = normalize_dim("stack", dim, tensors[0].ndim + 1)
+    return cat([unsqueeze(t, axis) for t in tensors], axis)
+
+
+def matmul(a, b):
+    from .operands import is_tensor
+    if not (is_tensor(a) and is_tensor(b)):
+        raise TypeError("matmul: both operands must be tensors")
+    device = common_device("matmul", [a, b])
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes "
+                           f"{a.shape} and {b.shape}")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
+                           f"{a.dtype.name} and {b.dtype.name}")
+    an = ir.reshape(a.node, (1,) + a.shape) if a.ndim == 1 else a.node
+    bn = ir.reshape(b.node, b.shape + (1,)) if b.ndim == 1 else b.node
+    if an.shape[-1] != bn.shape[-2]:
+        raise RuntimeError(f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied "
+                           f"({an.shape[-2]}x{an.shape[-1]} and {bn.shape[-2]}x{bn.shape[-1]})")
+    batch = broadcast_shape("matmul", an.shape[:-2], bn.shape[:-2])
+    an = broadcast_to(an, batch + an.shape[-2:])
+    bn = broadcast_to(bn, batch + bn.shape[-2:])
+    out = ir.matmul(an, bn)
+    shape = out.shape
+    if a.ndim == 1:
+        shape = shape[:-2] + shape[-1:]
+    if b.ndim == 1:
+        shape = shape[:-1]
+    name = "MmBackward0" if a.ndim == 2 and b.ndim == 2 else \
+        "BmmBackward0" if a.ndim == 3 and b.ndim == 3 else "MatmulBackward0"
+    return record(name, ir.reshape(out, shape), device, [a, b])
+
+
+def mm(a, b):
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError(f"mm: expected 2-D tensors, got shapes {a.shape} and {b.shape}")
+    return matmul(a, b)
+
+
+def bmm(a, b):
+    if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"bmm: expected 3-D tensors with equal batch size, got shapes "
+                           f"{a.shape} and {b.shape}")
+    return matmul(a, b)

@@ -1,0 +1,83 @@
+"""Checks and conversions shared by every op: devices, dtypes, broadcasting, scalars.
+Errors are raised here, when the op is recorded, and name the op and what it got."""
+from __future__ import annotations
+
+from ..compiler import dtype as dt
+from ..compiler import ir
+from ..compiler.ir import Node
+
+
+def is_tensor(x) -> bool:
+    from .tensor import Tensor
+    return isinstance(x, Tensor)
+
+
+def common_device(op: str, tensors):
+    devices = {t.device for t in tensors}
+    if len(devices) > 1:
+        names = ", ".join(sorted(d.spec for d in devices))
+        raise RuntimeError(f"{op}: expected all tensors on one device, got tensors on {names}; "
+                           f"move them with .to(device)")
+    return next(iter(devices))
+
+
+def broadcast_shape(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    ndim = max(len(s) for s in shapes)
+    result = []
+    for axis in range(ndim):
+        sizes = {s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            shown = " and ".join(str(tuple(s)) for s in shapes)
+            raise RuntimeError(f"{op}: shapes {shown} cannot be broadcast together "
+                               f"(dimension {axis - ndim} has sizes {sorted(sizes)})")
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+def broadcast_to(node: Node, shape: tuple[int, ...]) -> Node:
+    if node.shape == shape:
+        return node
+    node = ir.reshape(node, (1,) * (len(shape) - len(node.shape)) + node.shape)
+    return ir.expand(node, shape)
+
+
+def check_scalar(op: str, value) -> None:
+    if not isinstance(value, (bool, int, float)):
+        raise TypeError(f"{op}: expected a Tensor or a Python number, got {type(value).__name__}")
+
+
+def result_dtype(op: str, args) -> dt.DType:
+    dims, zero_dims, scalars = [], [], []
+    for a in args:
+        if is_tensor(a):
+            (dims if a.ndim else zero_dims).append(a.dtype)
+        else:
+            check_scalar(op, a)
+            scalars.append(type(a))
+    return dt.result_type(dims, zero_dims, scalars)
+
+
+def lift(x, dtype: dt.DType, shape: tuple[int, ...]) -> Node:
+    """x (a Tensor or a Python number) as a node of dtype and shape."""
+    if is_tensor(x):
+        return broadcast_to(ir.cast(x.node, dtype), shape)
+    return ir.const(x, dtype, shape)
+
+
+def normalize_dim(op: str, dim: int, ndim: int) -> int:
+    rank = max(ndim, 1)
+    if not -rank <= dim < rank:
+        raise IndexError(f"{op}: dimension {dim} is out of range for a tensor of {ndim} "
+                         f"dimensions (expected {-rank} to {rank - 1})")
+    return dim % rank
+
+
+def normalize_dims(op: str, dims, ndim: int) -> tuple[int, ...]:
+    if dims is None:
+        return tuple(range(ndim))
+    if isinstance(dims, int):
+        dims = (dims,)
+    out = tuple(normalize_dim(op, d, ndim) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{op}: dimension appears more than once in {tuple(dims)}")
+    return out if ndim else ()

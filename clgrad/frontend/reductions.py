@@ -1,0 +1,197 @@
+"""Reductions over dims (int or tuple) with keepdim, and the row ops built from them."""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from ..compiler import dtype as dt
+from ..compiler import ir
+from ..compiler.ops import Op
+from .autograd import record
+from .operands import normalize_dims
+
+MaxResult = namedtuple("max", ["values", "indices"])
+# Reductions this long into few outputs are split in two passes, so both cores work.
+_SPLIT_MIN_LENGTH = 1 << 15
+
+
+def _drop(node: ir.Node, axes, keepdim: bool) -> ir.Node:
+    if keepdim:
+        return node
+    return ir.reshape(node, tuple(s for i, s in enumerate(node.shape) if i not in axes))
+
+
+def reduce_node(op: Op, node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
+    """op over axes (kept as size 1); a long reduction into few rows goes in two passes."""
+    length = math.prod(node.shape[a] for a in axes)
+    rows = node.numel // max(length, 1)
+    trailing = axes == tuple(range(len(node.shape) - len(axes), len(node.shape)))
+    if trailing and length >= _SPLIT_MIN_LENGTH and rows < 64:
+        chunk = next((c for c in (4096, 2048, 1024, 512) if length % c == 0), None)
+        if chunk is not None:
+            outer = node.shape[:len(node.shape) - len(axes)]
+            split = ir.reshape(node, outer + (length // chunk, chunk))
+            partial = ir.reduce(op, split, (len(outer) + 1,))
+            total = ir.reduce(op, partial, (len(outer),))
+            return ir.reshape(total, outer + (1,) * len(axes))
+    return ir.reduce(op, node, axes)
+
+
+def _float(node: ir.Node) -> ir.Node:
+    return node if node.dtype.is_float else ir.cast(node, dt.DEFAULT_FLOAT)
+
+
+def sum_(x, dim, keepdim, dtype=None):
+    axes = normalize_dims("sum", dim, x.ndim)
+    node = x.node
+    target = dtype or (dt.int64 if not x.dtype.is_float else x.dtype)
+    node = ir.cast(node, target)
+    out = _drop(reduce_node(Op.SUM, node, axes), axes, keepdim)
+    return record("SumBackward1" if dim is not None else "SumBackward0", out, x.device, [x])
+
+
+def mean(x, dim, keepdim):
+    if not x.dtype.is_float:
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {x.dtype.name}")
+    axes = normalize_dims("mean", dim, x.ndim)
+    count = math.prod(x.shape[a] for a in axes)
+    total = _drop(reduce_node(Op.SUM, x.node, axes), axes, keepdim)
+    out = ir.binary(Op.MUL, total, ir.const(1 / count if count else math.nan, x.dtype, total.shape))
+    return record("MeanBackward1" if dim is not None else "MeanBackward0", out, x.device, [x])
+
+
+def amax(x, dim, keepdim, grad_name="AmaxBackward0"):
+    axes = normalize_dims("amax", dim, x.ndim)
+    _check_nonempty("max", x, axes)
+    return record(grad_name, _drop(reduce_node(Op.RMAX, x.node, axes), axes, keepdim), x.device, [x])
+
+
+def amin(x, dim, keepdim, grad_name="AminBackward0"):
+    axes = normalize_dims("amin", dim, x.ndim)
+    _check_nonempty("min", x, axes)
+    neg = ir.unary(Op.NEG, x.node)
+    out = ir.unary(Op.NEG, _drop(reduce_node(Op.RMAX, neg, axes), axes, keepdim))
+    return record(grad_name, out, x.device, [x])
+
+
+def _check_nonempty(op: str, x, axes) -> None:
+    if any(x.shape[a] == 0 for a in axes) or x.numel() == 0:
+        raise RuntimeError(f"{op}(): expected a non-empty tensor, got shape {x.shape}")
+
+
+def max_(x, dim, keepdim):
+    if dim is None:
+        return amax(x, None, False, "MaxBackward1")
+    return MaxResult(amax(x, dim, keepdim, "MaxBackward0"), argmax(x, dim, keepdim))
+
+
+def min_(x, dim, keepdim):
+    if dim is None:
+        return amin(x, None, False, "MinBackward1")
+    return MaxResult(amin(x, dim, keepdim, "MinBackward0"), argmin(x, dim, keepdim))
+
+
+def argmax(x, dim, keepdim, negate=False):
+    """The first index of the largest value along dim (of the flattened tensor if dim is None)."""
+    if dim is None:
+        flat = x.reshape(-1)
+        return argmax(flat, 0, False, negate) if not keepdim else \
+            argmax(flat, 0, False, negate).reshape((1,) * x.ndim)
+    (axis,) = normalize_dims("argmax", dim, x.ndim)
+    _check_nonempty("argmax", x, (axis,))
+    node = ir.unary(Op.NEG, x.node) if negate else x.node
+    best = ir.expand(ir.reduce(Op.RMAX, node, (axis,)), node.shape)
+    n = x.shape[axis]
+    position = ir.iota(n, dt.int64)
+    shape_1d = tuple(n if i == axis else 1 for i in range(x.ndim))
+    position = ir.expand(ir.reshape(position, shape_1d), node.shape)
+    # the first hit wins: count down from n so the largest is the earliest
+    score = ir.where(ir.binary(Op.CMPEQ, node, best),
+                     ir.binary(Op.SUB, ir.const(n, dt.int64, node.shape), position),
+                     ir.const(0, dt.int64, node.shape))
+    top = ir.reduce(Op.RMAX, score, (axis,))
+    first = ir.binary(Op.SUB, ir.const(n, dt.int64, top.shape), top)
+    from .tensor import Tensor
+    return Tensor(_drop(first, (axis,), keepdim), x.device)
+
+
+def argmin(x, dim, keepdim):
+    return argmax(x, dim, keepdim, negate=True)
+
+
+def prod(x, dim, keepdim):
+    axes = normalize_dims("prod", dim, x.ndim)
+    node = ir.cast(x.node, x.dtype if x.dtype.is_float else dt.int64)
+    out = _drop(reduce_node(Op.PROD, node, axes), axes, keepdim)
+    return record("ProdBackward1" if dim is not None else "ProdBackward0", out, x.device, [x])
+
+
+def var(x, dim, unbiased, keepdim, correction, grad_name="VarBackward0"):
+    axes = normalize_dims("var", dim, x.ndim)
+    node = _float(x.node)
+    count = math.prod(x.shape[a] for a in axes)
+    correction = (1 if unbiased else 0) if correction is None else correction
+    mean_ = ir.binary(Op.MUL, reduce_node(Op.SUM, node, axes),
+                      ir.const(1 / count, node.dtype, tuple(1 if i in axes else s
+                                                            for i, s in enumerate(node.shape))))
+    centered = ir.binary(Op.SUB, node, ir.expand(mean_, node.shape))
+    squares = reduce_node(Op.SUM, ir.binary(Op.MUL, centered, centered), axes)
+    denom = max(count - correction, 0)
+    scale = ir.const(1 / denom if denom else math.nan, node.dtype, squares.shape)
+    out = _drop(ir.binary(Op.MUL, squares, scale), axes, keepdim)
+    return record(grad_name, out, x.device, [x])
+
+
+def std(x, dim, unbiased, keepdim, correction):
+    v = var(x, dim, unbiased, keepdim, correction)
+    return record("StdBackward0", ir.unary(Op.SQRT, v.node), x.device, [x])
+
+
+def _row_max(node: ir.Node, axis: int) -> ir.Node:
+    return ir.expand(ir.reduce(Op.RMAX, node, (axis,)), node.shape)
+
+
+def logsumexp_node(node: ir.Node, axis: int) -> ir.Node:
+    """log(sum(exp(x))) along axis, kept as size 1, stable for large x."""
+    m = ir.reduce(Op.RMAX, node, (axis,))
+    shifted = ir.unary(Op.EXP, ir.binary(Op.SUB, node, ir.expand(m, node.shape)))
+    return ir.binary(Op.ADD, m, ir.unary(Op.LOG, ir.reduce(Op.SUM, shifted, (axis,))))
+
+
+def logsumexp(x, dim, keepdim):
+    (axis,) = normalize_dims("logsumexp", dim, x.ndim)
+    out = _drop(logsumexp_node(_float(x.node), axis), (axis,), keepdim)
+    return record("LogsumexpBackward0", out, x.device, [x])
+
+
+def softmax(x, dim):
+    (axis,) = normalize_dims("softmax", dim, x.ndim)
+    node = _float(x.node)
+    e = ir.unary(Op.EXP, ir.binary(Op.SUB, node, _row_max(node, axis)))
+    total = ir.expand(ir.reduce(Op.SUM, e, (axis,)), node.shape)
+    return record("SoftmaxBackward0", ir.binary(Op.MUL, e, ir.unary(Op.RECIP, total)),
+                  x.device, [x])
+
+
+def log_softmax(x, dim):
+    (axis,) = normalize_dims("log_softmax", dim, x.ndim)
+    node = _float(x.node)
+    out = ir.binary(Op.SUB, node, ir.expand(logsumexp_node(node, axis), node.shape))
+    return record("LogSoftmaxBackward0", out, x.device, [x])
+
+
+def all_(x):
+    from .tensor import Tensor
+    as_bool = ir.cast(x.node, dt.bool_)
+    falses = ir.cast(ir.unary(Op.NOT, as_bool), dt.int32)
+    flat = ir.reshape(falses, (x.numel(),)) if x.numel() else ir.const(0, dt.int32, (1,))
+    any_false = ir.cast(reduce_node(Op.RMAX, flat, (0,)), dt.bool_)
+    return Tensor(ir.reshape(ir.unary(Op.NOT, any_false), ()), x.device)
+
+
+def any_(x):
+    from .tensor import Tensor
+    trues = ir.cast(ir.cast(x.node, dt.bool_), dt.int32)
+    flat = ir.reshape(trues, (x.numel(),)) if x.numel() else ir.const(0, dt.int32, (1,))
+    return Tensor(ir.reshape(ir.cast(reduce_node(Op.RMAX, flat, (0,)), dt.bool_), ()), x.device)
