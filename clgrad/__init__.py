@@ -5,6 +5,7 @@
     y = (x @ w).relu()      # nothing runs yet
     y.numpy()               # now: one fused kernel
 """
+from . import autograd  # noqa: F401  (cg.autograd)
 from .compiler.dtype import bool_ as bool  # noqa: A001  (cg.bool, as torch.bool)
 from .compiler.dtype import float16, float32, float64, int32, int64
 from .compiler.dtype import DType as dtype

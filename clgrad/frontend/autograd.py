@@ -20,17 +20,16 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "saved tensors after calling backward.")
 
 
-class GradFn:
-    """A node of the backward graph."""
+class BackwardNode:
+    """What every backward node shares: a name, the edges its gradients flow along
+    (next_functions, as (node, output index) pairs), tensors that asked to retain their
+    gradient, and whether its saved values were freed."""
+    num_outputs = 1
 
-    def __init__(self, name: str, inputs: list, output: Node):
+    def __init__(self, name: str, next_functions: tuple):
         self._name = name
-        self.inputs = inputs
-        self.versions = tuple(t._version for t in inputs)
-        self.input_nodes = tuple(t.node for t in inputs)
-        self.output = output
-        self.next_functions = tuple((edge_of(t), 0) for t in inputs)
-        self.retained = None          # a tensor that asked to retain_grad()
+        self.next_functions = next_functions
+        self.retained: dict[int, object] = {}     # output index -> tensor that retains grad
         self.freed = False
 
     def name(self) -> str:
@@ -39,9 +38,31 @@ class GradFn:
     def __repr__(self) -> str:
         return f"<{self._name} object at {id(self):#x}>"
 
-    def apply(self, grad, create_graph: bool) -> list:
+    def retain(self, tensor) -> None:
+        self.retained[output_nr(tensor)] = tensor
+
+    def apply(self, grads: list, create_graph: bool) -> list:
+        """One gradient per next_functions edge, from one gradient (or None) per output."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        self.freed = True
+
+
+class GradFn(BackwardNode):
+    """The backward node of a frontend op: differentiates the op's IR subgraph."""
+
+    def __init__(self, name: str, inputs: list, output: Node):
+        super().__init__(name, tuple((edge_of(t), output_nr(t)) for t in inputs))
+        self.inputs = inputs
+        self.versions = tuple(t._version for t in inputs)
+        self.input_nodes = tuple(t.node for t in inputs)
+        self.output = output
+
+    def apply(self, grads: list, create_graph: bool) -> list:
         if self.freed:
             raise RuntimeError(_FREED)
+        grad = grads[0]
         nodes = gradients.derive(self.output, self.input_nodes, grad.node)
         self._check_versions(nodes)
         from .tensor import Tensor
@@ -73,13 +94,14 @@ class GradFn:
                     f"{self.versions[i]} instead.")
 
     def release(self) -> None:
-        self.freed = True
+        super().release()
         self.output = None
         self.input_nodes = ()
 
 
 class AccumulateGrad:
     """Where a leaf's gradient lands."""
+    num_outputs = 1
 
     def __init__(self, variable):
         self.variable = variable
@@ -90,6 +112,11 @@ class AccumulateGrad:
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+def output_nr(t) -> int:
+    """Which output of its grad_fn t is (custom Functions may have several)."""
+    return getattr(t, "_output_nr", 0)
 
 
 def edge_of(t):
@@ -135,35 +162,45 @@ def _add(a, b):
 
 def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, inputs=None):
     """Propagates grad_outputs from outputs. Accumulates into leaves' .grad, or, when inputs is
-    given, returns the gradients of those tensors instead."""
+    given, returns the gradients of those tensors instead (and touches no .grad)."""
+    grads: dict[int, list] = {}     # id(node) -> one pending gradient per output of the node
+
+    def push(fn, nr: int, g) -> None:
+        slot = grads.setdefault(id(fn), [None] * fn.num_outputs)
+        slot[nr] = _add(slot[nr], g)
+
     roots = [edge_of(t) for t in outputs]
-    grads: dict[int, object] = {}
-    for fn, g in zip(roots, grad_outputs):
+    for t, fn, g in zip(outputs, roots, grad_outputs):
         if fn is not None:
-            grads[id(fn)] = _add(grads.get(id(fn)), g)
-    wanted = {id(edge_of(t)): t for t in inputs} if inputs is not None else None
-    captured: dict[int, object] = {}
+            push(fn, output_nr(t), g)
+    wanted = None
+    if inputs is not None:
+        wanted = {(id(edge_of(t)), output_nr(t)) for t in inputs}
+    captured: dict[tuple, object] = {}
     with enable_grad() if create_graph else no_grad():
         for fn in _graph_order(roots):
-            g = grads.pop(id(fn), None)
-            if g is None:
+            slot = grads.pop(id(fn), None)
+            if slot is None:
                 continue
-            if wanted is not None and id(fn) in wanted:
-                captured[id(fn)] = g
-                if isinstance(fn, AccumulateGrad):
-                    continue
+            if wanted is not None:
+                for nr, g in enumerate(slot):
+                    if (id(fn), nr) in wanted:
+                        captured[(id(fn), nr)] = g
             if isinstance(fn, AccumulateGrad):
-                _accumulate(fn.variable, g, create_graph)
+                if wanted is None:
+                    _accumulate(fn.variable, slot[0], create_graph)
                 continue
-            if fn.retained is not None and wanted is None:
-                _accumulate(fn.retained, g, create_graph)
-            for (nxt, _), ng in zip(fn.next_functions, fn.apply(g, create_graph)):
+            if wanted is None:
+                for nr, t in fn.retained.items():
+                    if slot[nr] is not None:
+                        _accumulate(t, slot[nr], create_graph)
+            for (nxt, nr), ng in zip(fn.next_functions, fn.apply(slot, create_graph)):
                 if nxt is not None and ng is not None:
-                    grads[id(nxt)] = _add(grads.get(id(nxt)), ng)
+                    push(nxt, nr, ng)
             if not retain_graph:
                 fn.release()
     if wanted is not None:
-        return [captured.get(id(edge_of(t))) for t in inputs]
+        return [captured.get((id(edge_of(t)), output_nr(t))) for t in inputs]
     return None
 
 

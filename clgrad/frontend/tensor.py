@@ -25,6 +25,7 @@ class Tensor:
         self._version = 0
         self._accumulator = None
         self._retains_grad = False
+        self._output_nr = 0             # which output of grad_fn this is
 
     # ---- metadata ----
     @property
@@ -124,7 +125,7 @@ class Tensor:
             raise RuntimeError("retain_grad: can't retain_grad on a Tensor that has "
                                "requires_grad=False")
         if self.grad_fn is not None:
-            self.grad_fn.retained = self
+            self.grad_fn.retain(self)
         self._retains_grad = True
 
     @property
@@ -156,6 +157,7 @@ class Tensor:
         self.node = ir.cast(result.node, self.dtype)
         if result.grad_fn is not None:
             self.grad_fn, self.requires_grad = result.grad_fn, True
+            self._output_nr = result._output_nr
         self._version += 1
         return self
 
@@ -163,6 +165,7 @@ class Tensor:
         """A tensor standing for self's current value, for ops that are about to replace it."""
         snap = Tensor(self.node, self.device, self.requires_grad)
         snap.grad_fn, snap._accumulator, snap._version = self.grad_fn, self._accumulator, self._version
+        snap._output_nr = self._output_nr
         if self.is_leaf and self.requires_grad:
             snap._accumulator = self._accumulator or self._make_accumulator()
         return snap
