@@ -17,6 +17,9 @@ from .ir import BufferRef, Node, base_of
 from .kernel import KernelSpec
 from .ops import ELEMENTWISE, REDUCE, SOURCE, Op
 
+_MIN_ROWS = 16
+_MAX_ROW_LENGTH = 8192
+
 # Nodes computed by earlier schedules, so later graphs that still name them load the result.
 REALIZED: "weakref.WeakKeyDictionary[Node, BufferRef]" = weakref.WeakKeyDictionary()
 
@@ -102,6 +105,8 @@ class Scheduler:
         """The roots that red's value flows into while staying in red's rows, or None when
         some use leaves them (a movement op, another iteration space)."""
         shape, axes = red.src[0].shape, red.arg
+        # one work-item per row: a few long rows written back element by element would idle cores
+        wide_enough = red.numel >= _MIN_ROWS or red.src[0].numel // red.numel <= _MAX_ROW_LENGTH
         reached, seen = set(), set()
         frontier = [(red, "row")]
         while frontier:
@@ -110,17 +115,18 @@ class Scheduler:
                 if (c, level) in seen:
                     continue
                 seen.add((c, level))
-                if c.op in ELEMENTWISE and c.shape == (red.shape if level == "row" else shape):
-                    nxt = level
-                elif c.op is Op.EXPAND and level == "row" and c.shape == shape:
+                if level == "row" and (c.op in ELEMENTWISE or c.op is Op.RESHAPE) \
+                        and c.numel == red.numel:
+                    nxt = "row"     # one value per row: a reshape keeps its flat index
+                elif level == "elem" and c.op in ELEMENTWISE and c.shape == shape:
+                    nxt = "elem"
+                elif c.op is Op.EXPAND and level == "row" and c.shape == shape and wide_enough:
                     nxt = "elem"
                 elif c.op in REDUCE and level == "elem" and c.src[0].shape == shape and c.arg == axes:
                     nxt = "row"
                 else:
                     return None
                 if c in self.roots:
-                    if c.op is Op.EXPAND:
-                        return None
                     reached.add(c)
                 else:
                     frontier.append((c, nxt))

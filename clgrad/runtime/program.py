@@ -45,7 +45,6 @@ class Program:
         self.name = name
         self.source = source
         self.options = tuple(options)
-        dump_source(name, source)
         self.cl_program = cache.fetch(device, source, self.options,
                                       self._build_from_source, self._build_from_binary)
         self._kernels: dict[str, Kernel] = {}

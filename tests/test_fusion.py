@@ -1,0 +1,87 @@
+"""Kernel counts from cg.compile: what fuses, and that fused results stay correct."""
+import numpy as np
+
+import clgrad as cg
+
+
+def chain(x):
+    return (((x * 2 + 1).relu() * x - 0.5).exp() * 0.25 + x).abs().sqrt()
+
+
+def test_eight_op_chain_is_one_kernel():
+    x = cg.randn(1000)
+    y = chain(x)
+    assert len(cg.compile(y)) == 1
+    a = x.numpy()
+    expected = np.sqrt(np.abs(np.exp(np.maximum(a * 2 + 1, 0) * a - 0.5) * 0.25 + a))
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-5)
+
+
+def test_softmax_and_log_softmax_are_one_kernel_each():
+    x = cg.randn(37, 50)
+    assert len(cg.compile(x.softmax(-1))) == 1
+    assert len(cg.compile(x.log_softmax(-1))) == 1
+    a = x.numpy().astype(np.float64)
+    e = np.exp(a - a.max(1, keepdims=True))
+    np.testing.assert_allclose(x.softmax(-1).numpy(), e / e.sum(1, keepdims=True), atol=1e-6)
+
+
+def test_row_statistics_fuse_with_their_consumers():
+    x = cg.randn(37, 50)
+    normalized = (x - x.mean(-1, keepdim=True)) / (x.var(-1, keepdim=True) + 1e-5).sqrt()
+    assert len(cg.compile(normalized)) == 1
+    assert len(cg.compile(x.mean(1) * 3 + 1)) == 1
+    a = x.numpy().astype(np.float64)
+    ref = (a - a.mean(-1, keepdims=True)) / np.sqrt(a.var(-1, ddof=1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(normalized.numpy(), ref, atol=1e-4)
+
+
+def test_matmul_epilogue_fuses_bias_and_relu():
+    x, w, b = cg.randn(16, 24), cg.randn(24, 40), cg.randn(40)
+    y = (x @ w + b).relu()
+    assert len(cg.compile(y)) == 1
+    ref = np.maximum(x.numpy() @ w.numpy() + b.numpy(), 0)
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_concatenation_is_one_kernel():
+    parts = [cg.randn(3, 5), cg.randn(2, 5), cg.randn(4, 5)]
+    out = cg.cat(parts)
+    assert len(cg.compile(out)) == 1
+    np.testing.assert_array_equal(out.numpy(), np.concatenate([p.numpy() for p in parts]))
+
+
+def test_a_value_used_by_two_kernels_stays_correct():
+    x = cg.randn(37, 50)
+    e = x.exp()
+    column_sums, doubled = e.sum(0), e * 2      # e feeds a column reduction and a map
+    assert len(cg.compile(column_sums, doubled)) == 2
+    cg.realize(column_sums, doubled)
+    a = np.exp(x.numpy().astype(np.float64))
+    np.testing.assert_allclose(column_sums.numpy(), a.sum(0), rtol=1e-5)
+    np.testing.assert_allclose(doubled.numpy(), 2 * a, rtol=1e-5)
+
+
+def test_few_long_rows_do_not_fuse_their_broadcast_consumer():
+    x = cg.randn(2, 20000)
+    y = x / x.sum(1, keepdim=True)
+    assert len(cg.compile(y)) == 2
+    a = x.numpy().astype(np.float64)
+    np.testing.assert_allclose(y.numpy(), a / a.sum(1, keepdims=True), rtol=1e-3, atol=1e-6)
+
+
+def test_realized_intermediates_are_loaded_not_recomputed():
+    x = cg.randn(37, 50)
+    m = x.sum(1, keepdim=True).realize()
+    y = x - m
+    schedule = cg.compile(y)
+    assert len(schedule) == 1 and "sum" not in schedule[0].name
+    np.testing.assert_allclose(y.numpy(), x.numpy() - x.numpy().sum(1, keepdims=True), atol=1e-5)
+
+
+def test_several_outputs_realize_in_one_schedule():
+    x = cg.randn(37, 50)
+    a, b = x * 2, x.sum(0)
+    cg.realize(a, b)
+    np.testing.assert_allclose(a.numpy(), x.numpy() * 2)
+    np.testing.assert_allclose(b.numpy(), x.numpy().sum(0), rtol=1e-5, atol=1e-5)
