@@ -16,6 +16,8 @@ from .frontend.tensor import Tensor
 from .runtime import devices, gpu_is_available
 from .runtime import get_device as device
 from .runtime.profiler import profile
+from .frontend.inspect import compile, viz  # noqa: A004
+from . import ir  # noqa: E402
 
 half, double, long = float16, float64, int64
 float, int = float32, int32  # noqa: A001
@@ -43,4 +45,5 @@ def is_tensor(x) -> bool:
 
 __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64", "int32",
                                  "int64", "device", "devices", "gpu_is_available", "profile",
-                                 "where", "maximum", "minimum", "matmul", "is_tensor"]
+                                 "where", "maximum", "minimum", "matmul", "is_tensor", "compile",
+                                 "viz", "ir"]

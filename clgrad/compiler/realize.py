@@ -4,8 +4,10 @@ them all without waiting."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 from ..config import config
+from ..runtime import dump_source
 from .ir import BufferRef, Node
 from .kernel import KernelSpec
 from .lower import LoweredKernel, lower
@@ -28,23 +30,26 @@ def structure(spec: KernelSpec) -> tuple[tuple, list[Node]]:
     ids: dict[Node, int] = {}
     inputs: list[Node] = []
     parts = [spec.kind, spec.shape, spec.axes]
-
-    def visit(node: Node) -> int:
-        if node in ids:
-            return ids[node]
-        if node in spec.inputs:
-            inputs.append(node)
-            parts.append(("in", node.dtype, node.shape))
-        else:
-            srcs = tuple(visit(s) for s in node.src)
-            arg = node.arg if node.op is not Op.BUFFER else None
-            parts.append((node.op, node.dtype, node.shape, arg, srcs))
-        ids[node] = len(ids)
-        return ids[node]
-
     for node, _ in spec.outputs:
-        parts.append(("out", visit(node)))
+        parts.append(("out", _number(node, spec, ids, inputs, parts)))
     return tuple(parts), inputs
+
+
+def _number(node: Node, spec: KernelSpec, ids: dict, inputs: list, parts: list) -> int:
+    """node's number in the structure key, appending its part (and its sources') first.
+    A module function, not a closure: a recursive closure is a reference cycle that would
+    keep the graph (and the buffers of its realized nodes) alive until the next gc pass."""
+    if node in ids:
+        return ids[node]
+    if node in spec.inputs:
+        inputs.append(node)
+        parts.append(("in", node.dtype, node.shape))
+    else:
+        srcs = tuple(_number(s, spec, ids, inputs, parts) for s in node.src)
+        arg = node.arg if node.op is not Op.BUFFER else None
+        parts.append((node.op, node.dtype, node.shape, arg, srcs))
+    ids[node] = len(ids)
+    return ids[node]
 
 
 def lowered(spec: KernelSpec, width: int) -> tuple[LoweredKernel, list]:
@@ -55,7 +60,9 @@ def lowered(spec: KernelSpec, width: int) -> tuple[LoweredKernel, list]:
         kernel = lower(spec, width)
         outputs = [n for n, _ in spec.outputs]
         positions = [(outputs.index(n) if out else inputs.index(n), out) for n, out in kernel.params]
-        _lowered[key] = (kernel, positions)
+        # The cache must not hold graph nodes: they would keep every first result realized
+        # (and its buffer allocated) for the life of the process.
+        _lowered[key] = (replace(kernel, params=[]), positions)
     kernel, positions = _lowered[key]
     refs = [spec.outputs[i][1] if out else spec.inputs[inputs[i]] for i, out in positions]
     return kernel, refs
@@ -66,17 +73,32 @@ def run(specs: list[KernelSpec], device) -> None:
     work = [lowered(spec, width) for spec in specs]
     fresh = {k.name: k for k, _ in work if (device.spec, k.name) not in _programs}
     if fresh:
+        for kernel in fresh.values():
+            dump_source(kernel.name, kernel.source)
         source = "\n".join(k.source for k in fresh.values())
         program = device.build("_".join(sorted(fresh))[:80], source, options=("-w",))
         for name in fresh:
             _programs[(device.spec, name)] = program
     if config.DEBUG >= 2:
-        print(f"schedule: {len(specs)} kernels", file=sys.stderr)
-    for (kernel, refs), spec in zip(work, specs):
-        if config.DEBUG >= 4:
-            print(kernel.source, file=sys.stderr)
+        print(describe(specs, [k for k, _ in work], config.DEBUG), file=sys.stderr)
+    for kernel, refs in work:
         buffers = [ref.ensure_allocated() for ref in refs]
         _programs[(device.spec, kernel.name)][kernel.name](kernel.global_size, None, buffers)
+
+
+def describe(specs: list[KernelSpec], kernels: list[LoweredKernel], level: int) -> str:
+    """The schedule as text: one line per kernel, with its IR (level 3) and source (level 4)."""
+    from .inspect import kernel_ir
+    lines = [f"schedule: {len(specs)} kernel(s)"]
+    for spec, kernel in zip(specs, kernels):
+        outs = ", ".join(f"{n.dtype.short}{list(n.shape)}" for n, _ in spec.outputs)
+        lines.append(f"  {kernel.name}  global={kernel.global_size}  "
+                     f"inputs={len(spec.inputs)} -> {outs}")
+        if level >= 3:
+            lines.append("    " + kernel_ir(spec).replace("\n", "\n    ").rstrip())
+        if level >= 4:
+            lines.append(kernel.source)
+    return "\n".join(lines)
 
 
 def realize(targets: list[Node], device) -> list[BufferRef]:
