@@ -373,6 +373,10 @@ class KernelWriter:
 
 
 def lower(spec: KernelSpec, width: int) -> LoweredKernel:
+    if spec.kind == "matmul":
+        # a matmul's lanes are output columns: take the widest vector that tiles them
+        columns = spec.shape[-1]
+        width = next(w for w in (width, 8, 4, 2, 1) if w <= width and columns % w == 0)
     writer = KernelWriter(spec, width)
     global_size = getattr(writer, spec.kind)()
     body = writer.source("KERNEL")

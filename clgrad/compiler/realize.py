@@ -1,10 +1,10 @@
-"""Runs a schedule: lowers each kernel (cached by graph structure, so a training loop's
-repeated steps skip codegen), builds the new ones together as one program, and launches
-them all without waiting."""
+"""Runs graphs: schedules them, lowers each kernel (cached by kernel structure), builds the new
+kernels together as one program, and launches them all without waiting. The whole schedule is
+cached by graph structure too, so a training loop's repeated steps only bind new buffers."""
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ..config import config
 from ..runtime import dump_source
@@ -16,6 +16,7 @@ from .schedule import REALIZED, buffer_of, schedule
 
 _lowered: dict[tuple, tuple[LoweredKernel, list[tuple[int, bool]]]] = {}
 _programs: dict[tuple[str, str], object] = {}     # (device spec, kernel name) -> Program
+_plans: dict[tuple, "Plan"] = {}                  # (graph key, device spec) -> Plan
 
 
 def vector_width(device) -> int:
@@ -68,22 +69,94 @@ def lowered(spec: KernelSpec, width: int) -> tuple[LoweredKernel, list]:
     return kernel, refs
 
 
-def run(specs: list[KernelSpec], device) -> None:
+@dataclass
+class Plan:
+    """A schedule recorded once per graph structure and replayed with new buffers. Buffers
+    are named by position: leaf i is the i-th buffer the graph reads, output j the j-th the
+    plan writes; nodes are named by their position in the graph walk."""
+    launches: list[tuple[object, LoweredKernel, list[tuple[bool, int]]]]  # (kernel, code, args)
+    outputs: list[tuple[int, int]]          # (node position, nbytes) per written buffer
+    targets: list[tuple[bool, int]]         # where each target's value ends up
+
+
+def graph_key(targets: list[Node]) -> tuple[tuple, list[Node], list[BufferRef]]:
+    """A key equal for graphs that differ only in the buffers they read; the graph's nodes in
+    walk order; and the buffers read, in order of first use."""
+    ids: dict[Node, int] = {}
+    leaves: dict[int, int] = {}
+    refs: list[BufferRef] = []
+    parts: list = []
+    nodes: list[Node] = []
+    for target in targets:
+        stack = [(target, False)]
+        while stack:
+            node, done = stack.pop()
+            if node in ids:
+                continue
+            ref = buffer_of(node)
+            if ref is None and not done:
+                stack.append((node, True))
+                stack.extend((s, False) for s in reversed(node.src) if s not in ids)
+                continue
+            if ref is not None:
+                if ref.id not in leaves:
+                    leaves[ref.id] = len(refs)
+                    refs.append(ref)
+                parts.append((node.dtype, node.shape, leaves[ref.id]))
+            else:
+                parts.append((node.op, node.dtype, node.shape, _arg_key(node),
+                              tuple(ids[s] for s in node.src)))
+            ids[node] = len(nodes)
+            nodes.append(node)
+    parts.append(tuple(ids[t] for t in targets))
+    return tuple(parts), nodes, refs
+
+
+def _arg_key(node: Node):
+    return (type(node.arg), repr(node.arg)) if node.op is Op.CONST else node.arg
+
+
+def _record(specs, outputs, nodes, leaves, targets, device) -> Plan:
+    position = {node: i for i, node in enumerate(nodes)}
+    leaf_index = {ref.id: i for i, ref in enumerate(leaves)}
+    out_index = {ref.id: j for j, ref in enumerate(outputs.values())}
     width = vector_width(device)
     work = [lowered(spec, width) for spec in specs]
-    fresh = {k.name: k for k, _ in work if (device.spec, k.name) not in _programs}
-    if fresh:
-        for kernel in fresh.values():
-            dump_source(kernel.name, kernel.source)
-        source = "\n".join(k.source for k in fresh.values())
-        program = device.build("_".join(sorted(fresh))[:80], source, options=("-w",))
-        for name in fresh:
-            _programs[(device.spec, name)] = program
+    _build_new(device, [k for k, _ in work])
     if config.DEBUG >= 2:
         print(describe(specs, [k for k, _ in work], config.DEBUG), file=sys.stderr)
-    for kernel, refs in work:
-        buffers = [ref.ensure_allocated() for ref in refs]
-        _programs[(device.spec, kernel.name)][kernel.name](kernel.global_size, None, buffers)
+
+    def where(ref: BufferRef) -> tuple[bool, int]:
+        return (False, out_index[ref.id]) if ref.id in out_index else (True, leaf_index[ref.id])
+
+    launches = [(_programs[(device.spec, k.name)][k.name], k, [where(r) for r in refs])
+                for k, refs in work]
+    written = [(position[node], ref.nbytes) for node, ref in outputs.items()]
+    return Plan(launches, written, [where(outputs.get(t) or buffer_of(t)) for t in targets])
+
+
+def _build_new(device, kernels: list[LoweredKernel]) -> None:
+    """Compiles the kernels not built yet, together as one program (one build is cheaper
+    than several)."""
+    fresh = {k.name: k for k in kernels if (device.spec, k.name) not in _programs}
+    if not fresh:
+        return
+    for kernel in fresh.values():
+        dump_source(kernel.name, kernel.source)
+    source = "\n".join(k.source for k in fresh.values())
+    program = device.build("_".join(sorted(fresh))[:80], source, options=("-w",))
+    for name in fresh:
+        _programs[(device.spec, name)] = program
+
+
+def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> list[BufferRef]:
+    written = [BufferRef(device, nbytes) for _, nbytes in plan.outputs]
+    for kernel, code, args in plan.launches:
+        buffers = [(leaves[i] if leaf else written[i]).ensure_allocated() for leaf, i in args]
+        kernel(code.global_size, None, buffers)
+    for (pos, _), ref in zip(plan.outputs, written):
+        REALIZED[nodes[pos]] = ref
+    return [leaves[i] if leaf else written[i] for leaf, i in plan.targets]
 
 
 def describe(specs: list[KernelSpec], kernels: list[LoweredKernel], level: int) -> str:
@@ -103,8 +176,10 @@ def describe(specs: list[KernelSpec], kernels: list[LoweredKernel], level: int) 
 
 def realize(targets: list[Node], device) -> list[BufferRef]:
     """Computes targets, returning the buffer holding each."""
-    specs, outputs = schedule(targets, device)
-    run(specs, device)
-    for node, ref in outputs.items():
-        REALIZED[node] = ref
-    return [buffer_of(t) for t in targets]
+    key, nodes, leaves = graph_key(targets)
+    plan = _plans.get((key, device.spec))
+    if plan is None or config.DEBUG >= 2:
+        specs, outputs = schedule(targets, device)
+        plan = _record(specs, outputs, nodes, leaves, targets, device)
+        _plans[(key, device.spec)] = plan
+    return _replay(plan, nodes, leaves, device)

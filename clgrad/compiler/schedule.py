@@ -139,7 +139,8 @@ class Scheduler:
             if root not in self.roots:
                 continue
             ref = BufferRef(self.device, max(root.numel, 1) * root.dtype.itemsize)
-            specs.append(self._kernel(root, ref, outputs))
+            if root.numel:              # an empty tensor needs a buffer but no kernel
+                specs.append(self._kernel(root, ref, outputs))
             outputs[root] = ref
         return specs, outputs
 
