@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .dtype import DType, bool_
+from .dtype import DType, bool_, float16
 from .ops import Op
 
 
@@ -113,10 +113,16 @@ class Renderer:
         return f"(({out.ctype}){source})"
 
     # ---- memory ----
+    # float16 is stored as half and computed as float: vload_half/vstore_half are core OpenCL,
+    # so it works on devices without cl_khr_fp16 (PoCL's CPU device among them)
     def load(self, buf: str, index: str, dtype: DType) -> str:
+        if dtype == float16:
+            return f"vload_half({index},{buf})"
         return f"{buf}[{index}]" if dtype != bool_ else f"((int){buf}[{index}])"
 
     def vload(self, buf: str, base: str, dtype: DType) -> str:
+        if dtype == float16:
+            return f"vload_half{self.width}(0,{buf}+{base})"
         code = f"vload{self.width}(0,{buf}+{base})"
         return f"(-convert_int{self.width}({code}))" if dtype == bool_ else code
 
@@ -127,11 +133,15 @@ class Renderer:
         return f"(({self.ctype(dtype, True)})({body}))"
 
     def store(self, buf: str, index: str, v: Value) -> str:
+        if v.dtype == float16:
+            return f"vstore_half({v.code},{index},{buf});"
         code = f"(uchar)({v.code})" if v.dtype == bool_ else v.code
         return f"{buf}[{index}] = {code};"
 
     def vstore(self, buf: str, base: str, v: Value) -> str:
         code = self.splat(v)
+        if v.dtype == float16:
+            return f"vstore_half{self.width}({code},0,{buf}+{base});"
         if v.dtype == bool_:
             code = f"convert_uchar{self.width}(-{code})"
         return f"vstore{self.width}({code},0,{buf}+{base});"
