@@ -27,6 +27,11 @@ def _mask(cond: Node, g: Node) -> Node:
     return ir.where(cond, g, _c(0, g))
 
 
+def _trunc(x: Node) -> Node:
+    """x rounded toward zero (fmod(a, b) = a - trunc(a / b) * b)."""
+    return ir.where(ir.binary(Op.CMPLT, x, _c(0, x)), ir.unary(Op.CEIL, x), ir.unary(Op.FLOOR, x))
+
+
 def _sum_to(g: Node, shape: tuple[int, ...]) -> Node:
     """Sums g over the axes where shape has size 1 (undoes an expand)."""
     axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if a != b)
@@ -117,7 +122,7 @@ RULES = {
     Op.POW: _pow_rule,
     Op.MAX: _max_rule,
     Op.MIN: _max_rule,
-    Op.MOD: lambda n, g: (g, None),
+    Op.MOD: lambda n, g: (g, _neg(_mul(g, _trunc(ir.binary(Op.DIV, *n.src))))),
     Op.NEG: lambda n, g: (_neg(g),),
     Op.RECIP: lambda n, g: (_neg(_mul(g, _mul(n, n))),),
     Op.SQRT: lambda n, g: (ir.binary(Op.DIV, _mul(g, _c(0.5, g)), n),),

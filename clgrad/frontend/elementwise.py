@@ -49,16 +49,41 @@ def where(cond, a, b):
 
 
 def pow_(x, exponent):
+    dtype = result_dtype("pow", (x, exponent))
+    if not dtype.is_float:
+        return _int_pow(x, exponent, dtype)
     if not is_tensor(x):
         return binary("pow", Op.POW, x, exponent, "PowBackward2", float_only=True)
     if is_tensor(exponent):
         return binary("pow", Op.POW, x, exponent, "PowBackward1", float_only=True)
+    node = ir.cast(x.node, dtype)
     if exponent == 2:    # exact and cheaper than pow(); same gradient
-        node = ir.binary(Op.MUL, x.node, x.node)
-        return record("PowBackward0", node, x.device, [x])
-    dtype = result_dtype("pow", (x, exponent))
-    node = ir.binary(Op.POW, ir.cast(x.node, dtype), ir.const(exponent, dtype, x.shape))
+        return record("PowBackward0", ir.binary(Op.MUL, node, node), x.device, [x])
+    node = ir.binary(Op.POW, node, ir.const(exponent, dtype, x.shape))
     return record("PowBackward0", node, x.device, [x])
+
+
+def _int_pow(x, exponent, dtype):
+    """Integer powers: repeated squaring for a Python exponent, else pow in float64, rounded."""
+    tensors = _tensors((x, exponent))
+    device = common_device("pow", tensors)
+    shape = broadcast_shape("pow", *(t.shape for t in tensors))
+    if is_tensor(x) and not is_tensor(exponent):
+        if exponent < 0:
+            raise RuntimeError(f"pow: integers to negative integer powers are not allowed "
+                               f"(base {x.dtype.name} {x.shape}, exponent {exponent})")
+        base, result = ir.cast(x.node, dtype), ir.const(1, dtype, shape)
+        while exponent:
+            if exponent & 1:
+                result = ir.binary(Op.MUL, result, base)
+            exponent >>= 1
+            if exponent:
+                base = ir.binary(Op.MUL, base, base)
+        return record("PowBackward0", result, device, tensors)
+    wide = dt.float64 if device.has_fp64 else dt.float32
+    node = ir.binary(Op.POW, lift(x, wide, shape), lift(exponent, wide, shape))
+    node = ir.cast(ir.unary(Op.ROUND, node), dtype)
+    return record("PowBackward1" if is_tensor(x) else "PowBackward2", node, device, tensors)
 
 
 def relu(x):
@@ -116,9 +141,9 @@ def floor_divide(a, b):
         q = ir.binary(Op.DIV, na, nb)
         zero = ir.const(0, dtype, shape)
         inexact = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.MUL, q, nb), na))
-        negative = ir.binary(Op.CMPEQ, ir.binary(Op.CMPLT, na, zero), ir.unary(
-            Op.NOT, ir.binary(Op.CMPLT, nb, zero)))
-        adjust = ir.binary(Op.AND, inexact, ir.unary(Op.NOT, negative))
+        signs_differ = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.CMPLT, na, zero),
+                                                  ir.binary(Op.CMPLT, nb, zero)))
+        adjust = ir.binary(Op.AND, inexact, signs_differ)
         node = ir.binary(Op.SUB, q, ir.cast(adjust, dtype))
     return record("DivBackward0", node, device, tensors)
 
