@@ -157,10 +157,8 @@ RULES = {
 NO_GRADIENT = frozenset({Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.NOT})
 
 
-def derive(out: Node, wrt: tuple[Node, ...], grad: Node) -> list[Node | None]:
-    """d out / d wrt[i], contracted with grad (out's shape), for each i; None where out
-    does not depend on wrt[i] differentiably. A node listed twice gets its gradient once."""
-    targets = set(wrt)
+def _walk(out: Node, targets: set) -> tuple[list[Node], set]:
+    """Nodes under out (stopping at targets), each after its sources, and the set of them."""
     order, seen = [], set()
     stack = [(out, False)]
     while stack:
@@ -172,6 +170,25 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node) -> list[Node | None]:
             stack.append((node, True))
             if node not in targets:
                 stack.extend((s, False) for s in node.src)
+    return order, seen
+
+
+def _folded(wrt, seen, targets) -> dict[Node, Node]:
+    """Inputs that out's graph skips because a constructor folded a reshape of a reshape (or a
+    permute of a permute) into one op over their source: {source: input}."""
+    return {w.src[0]: w for w in wrt if w not in seen and w.op in (Op.RESHAPE, Op.PERMUTE)
+            and w.src[0] not in targets}
+
+
+def derive(out: Node, wrt: tuple[Node, ...], grad: Node) -> list[Node | None]:
+    """d out / d wrt[i], contracted with grad (out's shape), for each i; None where out
+    does not depend on wrt[i] differentiably. A node listed twice gets its gradient once."""
+    targets = set(wrt)
+    order, seen = _walk(out, targets)
+    folded = _folded(wrt, seen, targets)
+    if folded:
+        targets |= set(folded)
+        order, seen = _walk(out, targets)
     reaches = set()
     for node in order:
         if node in targets or any(s in reaches for s in node.src if node not in targets):
@@ -185,9 +202,12 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node) -> list[Node | None]:
             if sg is None or src not in reaches or not src.dtype.is_float:
                 continue
             grads[src] = ir.binary(Op.ADD, grads[src], sg) if src in grads else sg
+    for src, w in folded.items():
+        if src in grads:
+            view = ir.reshape if w.op is Op.RESHAPE else ir.permute
+            grads[w] = view(grads[src], w.arg)
     result, given = [], set()
     for w in wrt:
         result.append(None if w in given else grads.get(w))
         given.add(w)
     return result
-
