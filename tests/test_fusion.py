@@ -85,3 +85,8 @@ def test_several_outputs_realize_in_one_schedule():
     cg.realize(a, b)
     np.testing.assert_allclose(a.numpy(), x.numpy() * 2)
     np.testing.assert_allclose(b.numpy(), x.numpy().sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_detached_values_compute_nothing_extra():
+    x = cg.randn(1000)
+    assert len(cg.compile((x.detach() * 2).exp() + x)) == 1

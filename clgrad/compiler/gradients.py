@@ -154,7 +154,7 @@ RULES = {
     Op.GATHER: _gather_rule,
 }
 
-NO_GRADIENT = frozenset({Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.NOT})
+NO_GRADIENT = frozenset({Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.NOT, Op.DETACH})
 
 
 def _walk(out: Node, targets: set) -> tuple[list[Node], set]:

@@ -103,6 +103,8 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
         return np.where(srcs[0], srcs[1], srcs[2])
     if op is Op.CAST:
         return _cast(srcs[0], node.dtype)
+    if op is Op.DETACH:
+        return srcs[0]
     if op in UNARY:
         return _unary(op, srcs[0], node.src[0].dtype)
     return _binary(op, srcs[0], srcs[1], node.src[0].dtype)

@@ -113,6 +113,14 @@ def unary(op: Op, x: Node, dtype: DType | None = None) -> Node:
     return Node(op, dtype or x.dtype, x.shape, (x,))
 
 
+def detach(x: Node) -> Node:
+    """x's value as a node of its own: graphs are interned, so without it a detached copy
+    would be the very node autograd differentiates."""
+    if x.op in (Op.DETACH, Op.CONST, Op.IOTA):
+        return x
+    return Node(Op.DETACH, x.dtype, x.shape, (x,))
+
+
 def cast(x: Node, dtype: DType) -> Node:
     if x.dtype == dtype:
         return x
@@ -231,5 +239,5 @@ def base_of(node: Node) -> Node:
 
 
 __all__ = ["Node", "BufferRef", "Op", "toposort", "buffer", "const", "unary", "cast", "binary",
-           "where", "reduce", "matmul", "iota", "gather", "contiguous", "reshape", "permute", "expand", "pad",
+           "where", "reduce", "matmul", "iota", "gather", "detach", "contiguous", "reshape", "permute", "expand", "pad",
            "shrink", "stride", "base_of", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

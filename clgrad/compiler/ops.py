@@ -22,6 +22,7 @@ class Op(Enum):
     ROUND = auto()
     NOT = auto()
     CAST = auto()        # arg = None; the node's dtype is the target
+    DETACH = auto()      # the same value, opaque to autograd (detach(), no_grad results)
     # binary
     ADD = auto()
     SUB = auto()
@@ -55,7 +56,7 @@ class Op(Enum):
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
-                   Op.FLOOR, Op.CEIL, Op.ROUND, Op.NOT, Op.CAST})
+                   Op.FLOOR, Op.CEIL, Op.ROUND, Op.NOT, Op.CAST, Op.DETACH})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.MOD,
                     Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR})
 COMPARISON = frozenset({Op.CMPLT, Op.CMPEQ})

@@ -68,6 +68,8 @@ class Renderer:
     def unary(self, op: Op, a: Value, out: DType) -> str:
         if op is Op.CAST:
             return self.cast(a, out)
+        if op is Op.DETACH:
+            return a.code
         if op is Op.NOT:     # logical on bools (0/1 scalars, 0/-1 masks), bitwise on ints
             return f"(!{a.code})" if a.dtype == bool_ and not a.vec else f"(~{a.code})"
         table = _FLOAT_UNARY if a.dtype.is_float else _INT_UNARY

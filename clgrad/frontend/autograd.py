@@ -133,8 +133,11 @@ def edge_of(t):
 def record(name: str, node: Node, device, inputs):
     """The tensor holding node, with a grad_fn when autograd should see this op."""
     from .tensor import Tensor
+    tracked = any(t.requires_grad for t in inputs)
+    if tracked and not is_grad_enabled():
+        node = ir.detach(node)      # else it would be the same node as its grad-mode twin
     out = Tensor(node, device)
-    if is_grad_enabled() and any(t.requires_grad for t in inputs):
+    if tracked and is_grad_enabled():
         out.requires_grad = True
         out.grad_fn = GradFn(name, list(inputs), node)
     return out
