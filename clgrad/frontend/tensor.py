@@ -117,6 +117,10 @@ class Tensor:
         if requires_grad and not self.dtype.is_float:
             raise RuntimeError(f"requires_grad_: only floating point tensors can require "
                                f"gradients, got {self.dtype.name}")
+        if requires_grad and self.is_leaf and self.node.op is not Op.BUFFER:
+            # a leaf needs a node of its own for its gradient: lazy nodes are interned, so two
+            # zeros(3) would otherwise be one node (and a constant folds into its users)
+            self.realize()
         self.requires_grad = requires_grad
         return self
 
@@ -133,9 +137,10 @@ class Tensor:
         return self._retains_grad and not self.is_leaf
 
     def detach(self) -> Tensor:
-        return Tensor(self.node, self.device)
+        return Tensor(ir.detach(self.node), self.device)
 
     def detach_(self) -> Tensor:
+        self.node = ir.detach(self.node)
         self.grad_fn, self.requires_grad = None, False
         return self
 
