@@ -1,0 +1,201 @@
+"""Convolution and pooling as views plus one matmul or reduction.
+
+Sliding windows are pure index arithmetic (`windows`): a spatial axis of size i becomes two
+axes (o, k) with element [oo, kk] = x[oo*s + kk*d], so im2col never materialises and the
+matmul kernel reads the input through that index map. Backward comes from the primitive rules.
+"""
+from __future__ import annotations
+
+import math
+
+from ..compiler import ir
+from ..compiler.ops import Op
+from ..frontend.autograd import record
+from ..frontend.operands import common_device
+
+
+def pair(value, name: str = "value") -> tuple[int, int]:
+    if isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise ValueError(f"{name} must be an int or a pair of ints, got {value}")
+        return int(value[0]), int(value[1])
+    return int(value), int(value)
+
+
+def out_size(i: int, k: int, s: int, d: int, p: int, op: str) -> int:
+    o = (i + 2 * p - d * (k - 1) - 1) // s + 1
+    if o < 1:
+        raise RuntimeError(f"{op}: the kernel ({k} with dilation {d}) does not fit the input of "
+                           f"size {i} with padding {p}; the output would have size {o}")
+    return o
+
+
+def window_axis(node: ir.Node, axis: int, k: int, s: int, d: int) -> ir.Node:
+    """Replaces axis (size i) by two axes (o, k): [oo, kk] = node[oo*s + kk*d]."""
+    i = node.shape[axis]
+    o = (i - d * (k - 1) - 1) // s + 1
+    before, after = node.shape[:axis], node.shape[axis + 1:]
+    span = [(0, n) for n in node.shape]
+    if d == 1 and s >= k:
+        # non-overlapping windows: split the axis into (o, s) and keep the first k of each
+        if o * s > i:
+            pads = [(0, 0)] * len(node.shape)
+            pads[axis] = (0, o * s - i)
+            node = ir.pad(node, tuple(pads))
+        span[axis] = (0, o * s)
+        node = ir.reshape(ir.shrink(node, tuple(span)), before + (o, s) + after)
+        span = [(0, n) for n in node.shape]
+        span[axis + 1] = (0, k)
+        return ir.shrink(node, tuple(span))
+    # overlapping or dilated: repeat the axis e times, then rows of length i + d start each
+    # window d further along; the stride picks every s-th window start
+    e = math.ceil(k * (i + d) / i)
+    node = ir.reshape(node, before + (1, i) + after)
+    node = ir.expand(node, before + (e, i) + after)
+    node = ir.reshape(node, before + (e * i,) + after)
+    span[axis] = (0, k * (i + d))
+    node = ir.reshape(ir.shrink(node, tuple(span)), before + (k, i + d) + after)
+    span = [(0, n) for n in node.shape]
+    span[axis + 1] = (0, (o - 1) * s + 1)
+    node = ir.shrink(node, tuple(span))
+    node = ir.stride(node, tuple(s if a == axis + 1 else 1 for a in range(len(node.shape))))
+    order = list(range(len(node.shape)))
+    order[axis], order[axis + 1] = axis + 1, axis
+    return ir.permute(node, tuple(order))
+
+
+def windows(node: ir.Node, kernel, stride, dilation) -> ir.Node:
+    """(N, C, H, W) -> (N, C, Ho, kh, Wo, kw) sliding windows of the last two axes."""
+    node = window_axis(node, 2, kernel[0], stride[0], dilation[0])
+    return window_axis(node, 4, kernel[1], stride[1], dilation[1])
+
+
+def _pad_spatial(node: ir.Node, padding, fill=0.0, extra=(0, 0)) -> ir.Node:
+    (ph, pw), (eh, ew) = padding, extra
+    return ir.pad(node, ((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)), fill)
+
+
+def _batched(x, op: str, dims: int = 4):
+    if x.ndim == dims - 1:
+        return ir.reshape(x.node, (1,) + x.shape), True
+    if x.ndim != dims:
+        raise RuntimeError(f"{op}: expected a {dims - 1}-D or {dims}-D input, got shape "
+                           f"{tuple(x.shape)}")
+    return x.node, False
+
+
+def _same_padding(kernel, dilation, stride) -> tuple[int, int]:
+    if stride != (1, 1):
+        raise ValueError("padding='same' is not supported for strided convolutions")
+    totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
+    if any(t % 2 for t in totals):
+        raise NotImplementedError("padding='same' with an odd total padding is not supported")
+    return totals[0] // 2, totals[1] // 2
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Cross-correlation of (N, C, H, W) input with (O, C/groups, kh, kw) weight, as a matmul
+    of the input's windows (a view) with the flattened weight."""
+    tensors = [t for t in (input, weight, bias) if t is not None]
+    device = common_device("conv2d", tensors)
+    x, unbatched = _batched(input, "conv2d")
+    if weight.ndim != 4:
+        raise RuntimeError(f"conv2d: expected a 4-D weight (out, in/groups, kh, kw), got shape "
+                           f"{tuple(weight.shape)}")
+    n, c, h, w = x.shape
+    o, cg, kh, kw = weight.shape
+    if groups < 1 or c % groups or o % groups or cg * groups != c:
+        raise RuntimeError(f"conv2d: input of shape {tuple(input.shape)} with groups={groups} "
+                           f"expects {cg * groups} input channels for weight of shape "
+                           f"{tuple(weight.shape)}, got {c}")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"conv2d: input dtype {input.dtype.name} and weight dtype "
+                           f"{weight.dtype.name} should be the same")
+    if bias is not None and tuple(bias.shape) != (o,):
+        raise RuntimeError(f"conv2d: expected bias of shape ({o},), got {tuple(bias.shape)}")
+    stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")
+    if isinstance(padding, str):
+        padding = (0, 0) if padding == "valid" else _same_padding((kh, kw), dilation, stride)
+    padding = pair(padding, "padding")
+    ho = out_size(h, kh, stride[0], dilation[0], padding[0], "conv2d")
+    wo = out_size(w, kw, stride[1], dilation[1], padding[1], "conv2d")
+    win = windows(_pad_spatial(x, padding), (kh, kw), stride, dilation)  # N C Ho kh Wo kw
+    g, og = groups, o // groups
+    win = ir.reshape(win, (n, g, cg, ho, kh, wo, kw))
+    cols = ir.permute(win, (1, 0, 3, 5, 2, 4, 6))                    # G N Ho Wo Cg kh kw
+    cols = ir.reshape(cols, (g, n * ho * wo, cg * kh * kw))
+    wmat = ir.permute(ir.reshape(weight.node, (g, og, cg * kh * kw)), (0, 2, 1))
+    out = ir.matmul(cols, wmat)                                        # G NHW Og
+    if bias is not None:
+        b = ir.reshape(bias.node, (g, 1, og))
+        out = ir.binary(Op.ADD, out, ir.expand(b, out.shape))
+    out = ir.permute(ir.reshape(out, (g, n, ho, wo, og)), (1, 0, 4, 2, 3))
+    out = ir.reshape(out, (n, o, ho, wo))
+    if unbatched:
+        out = ir.reshape(out, out.shape[1:])
+    return record("ConvolutionBackward0", out, device, tensors)
+
+
+def _pool_args(op, kernel_size, stride, padding, dilation):
+    kernel = pair(kernel_size, "kernel_size")
+    stride = kernel if stride is None or stride == [] or stride == () else pair(stride, "stride")
+    padding, dilation = pair(padding, "padding"), pair(dilation, "dilation")
+    if any(p * 2 > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got "
+                           f"pad={padding}, kernel_size={kernel}")
+    return kernel, stride, padding, dilation
+
+
+def _ceil_extra(i, k, s, d, p) -> int:
+    """Right padding that makes the output size round up (ceil_mode), as PyTorch counts it."""
+    o = -(-(i + 2 * p - d * (k - 1) - 1) // s) + 1
+    if (o - 1) * s >= i + p:
+        o -= 1
+    return max((o - 1) * s + d * (k - 1) + 1 - (i + 2 * p), 0)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        raise NotImplementedError("max_pool2d: return_indices=True is not supported")
+    kernel, stride, padding, dilation = _pool_args("max_pool2d", kernel_size, stride, padding,
+                                                   dilation)
+    x, unbatched = _batched(input, "max_pool2d")
+    extra = (0, 0)
+    if ceil_mode:
+        extra = tuple(_ceil_extra(x.shape[2 + a], kernel[a], stride[a], dilation[a], padding[a])
+                      for a in range(2))
+    for a in range(2):
+        out_size(x.shape[2 + a], kernel[a], stride[a], dilation[a], padding[a], "max_pool2d")
+    win = windows(_pad_spatial(x, padding, float("-inf"), extra), kernel, stride, dilation)
+    out = ir.reduce(Op.RMAX, win, (3, 5))
+    out = ir.reshape(out, (win.shape[0], win.shape[1], win.shape[2], win.shape[4]))
+    if unbatched:
+        out = ir.reshape(out, out.shape[1:])
+    return record("MaxPool2DWithIndicesBackward0", out, input.device, [input])
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    if ceil_mode:
+        raise NotImplementedError("avg_pool2d: ceil_mode=True is not supported")
+    kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+    x, unbatched = _batched(input, "avg_pool2d")
+    for a in range(2):
+        out_size(x.shape[2 + a], kernel[a], stride[a], 1, padding[a], "avg_pool2d")
+    win = windows(_pad_spatial(x, padding), kernel, stride, (1, 1))
+    total = ir.reduce(Op.SUM, win, (3, 5))
+    if divisor_override:
+        count = ir.const(divisor_override, x.dtype, total.shape)
+    elif count_include_pad or padding == (0, 0):
+        count = ir.const(kernel[0] * kernel[1], x.dtype, total.shape)
+    else:
+        ones = ir.const(1.0, x.dtype, (1, 1) + x.shape[2:])
+        counted = ir.reduce(Op.SUM, windows(_pad_spatial(ones, padding), kernel, stride, (1, 1)),
+                            (3, 5))
+        count = ir.expand(counted, total.shape)
+    out = ir.binary(Op.DIV, total, count)
+    out = ir.reshape(out, (win.shape[0], win.shape[1], win.shape[2], win.shape[4]))
+    if unbatched:
+        out = ir.reshape(out, out.shape[1:])
+    return record("AvgPool2DBackward0", out, input.device, [input])

@@ -1,0 +1,411 @@
+"""clgrad.nn.functional: layers and losses as functions of tensors.
+
+Each op builds its IR from primitives and records it under PyTorch's grad_fn name, so its
+gradient is derived from the primitive rules and fuses with the ops around it.
+"""
+from __future__ import annotations
+
+import math
+
+from ..compiler import dtype as dt
+from ..compiler import ir
+from ..compiler.ops import Op
+from ..frontend import elementwise as ew
+from ..frontend import movement
+from ..frontend.autograd import record
+from ..frontend.grad_mode import no_grad
+from ..frontend.operands import common_device
+from ..frontend.reductions import logsumexp_node
+from .convolution import avg_pool2d, conv2d, max_pool2d  # noqa: F401  (re-exported)
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _c(value, like: ir.Node) -> ir.Node:
+    return ir.const(value, like.dtype, like.shape)
+
+
+def _bin(op: Op, a: ir.Node, b: ir.Node) -> ir.Node:
+    return ir.binary(op, a, b)
+
+
+def _float(t) -> ir.Node:
+    return t.node if t.dtype.is_float else ir.cast(t.node, dt.DEFAULT_FLOAT)
+
+
+# ---- activations ----------------------------------------------------------------------------
+
+def relu(input, inplace: bool = False):
+    return input.relu()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def softmax(input, dim=None, dtype=None):
+    x = input if dtype is None else input.to(dtype)
+    return x.softmax(_implicit_dim(input, dim))
+
+
+def log_softmax(input, dim=None, dtype=None):
+    x = input if dtype is None else input.to(dtype)
+    return x.log_softmax(_implicit_dim(input, dim))
+
+
+def _implicit_dim(x, dim) -> int:
+    if dim is not None:
+        return dim
+    return 0 if x.ndim in (0, 1, 3) else 1
+
+
+def _erf(z: ir.Node) -> ir.Node:
+    """erf from Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7)."""
+    a = _bin(Op.MUL, z, ir.unary(Op.RECIP, ir.unary(Op.ABS, z)))   # sign, NaN at 0 (masked)
+    sign = ir.where(_bin(Op.CMPEQ, z, _c(0, z)), _c(0, z), a)
+    t = ir.unary(Op.RECIP, _bin(Op.ADD, _c(1, z), _bin(Op.MUL, _c(0.3275911, z), ir.unary(Op.ABS, z))))
+    poly = _c(1.061405429, z)
+    for coef in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly = _bin(Op.ADD, _bin(Op.MUL, poly, t), _c(coef, z))
+    poly = _bin(Op.MUL, poly, t)
+    tail = _bin(Op.MUL, poly, ir.unary(Op.EXP, ir.unary(Op.NEG, _bin(Op.MUL, z, z))))
+    return _bin(Op.MUL, sign, _bin(Op.SUB, _c(1, z), tail))
+
+
+def gelu(input, approximate: str = "none"):
+    x = _float(input)
+    if approximate == "tanh":
+        cube = _bin(Op.MUL, _bin(Op.MUL, x, x), x)
+        inner = _bin(Op.MUL, _c(math.sqrt(2 / math.pi), x),
+                     _bin(Op.ADD, x, _bin(Op.MUL, _c(0.044715, x), cube)))
+        cdf = _bin(Op.MUL, _c(0.5, x), _bin(Op.ADD, _c(1, x), ir.unary(Op.TANH, inner)))
+    elif approximate == "none":
+        erf = _erf(_bin(Op.MUL, x, _c(1 / math.sqrt(2), x)))
+        cdf = _bin(Op.MUL, _c(0.5, x), _bin(Op.ADD, _c(1, x), erf))
+    else:
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return record("GeluBackward0", _bin(Op.MUL, x, cdf), input.device, [input])
+
+
+# ---- linear, dropout, embedding, pad ------------------------------------------------------
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias; the bias add runs as the matmul kernel's epilogue."""
+    tensors = [t for t in (input, weight, bias) if t is not None]
+    device = common_device("linear", tensors)
+    if weight.ndim != 2 or input.ndim < 1 or input.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"linear: input of shape {tuple(input.shape)} cannot be multiplied "
+                           f"with weight of shape {tuple(weight.shape)} (expects last dim "
+                           f"{weight.shape[1] if weight.ndim == 2 else '?'})")
+    if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
+        raise RuntimeError(f"linear: expected bias of shape ({weight.shape[0]},), got "
+                           f"{tuple(bias.shape)}")
+    lead = input.shape[:-1]
+    rows = math.prod(lead)
+    x = ir.reshape(input.node, (rows, input.shape[-1]))
+    out = ir.matmul(x, ir.permute(weight.node, (1, 0)))
+    if bias is not None:
+        b = ir.reshape(bias.node, (1,) * (2 - bias.ndim) + bias.shape)
+        out = _bin(Op.ADD, out, ir.expand(b, out.shape))
+    out = ir.reshape(out, lead + (weight.shape[0],))
+    name = "AddmmBackward0" if bias is not None and input.ndim == 2 else \
+        "MmBackward0" if input.ndim == 2 else "ViewBackward0"
+    return record(name, out, device, tensors)
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input * 0.0
+    from ..frontend.creation import rand
+    keep = rand(*input.shape, device=input.device).node
+    x = _float(input)
+    mask = ir.cast(ir.unary(Op.NOT, _bin(Op.CMPLT, ir.cast(keep, x.dtype), _c(p, x))), x.dtype)
+    out = _bin(Op.MUL, x, _bin(Op.MUL, mask, _c(1 / (1 - p), x)))
+    return record("NativeDropoutBackward0", out, input.device, [input])
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None):
+    """Rows of weight picked by the integer tensor input; no gradient reaches padding_idx."""
+    if max_norm is not None:
+        raise NotImplementedError("embedding: max_norm is not supported")
+    if input.dtype.is_float or input.dtype == dt.bool_:
+        raise RuntimeError(f"embedding: expected an integer index tensor, got {input.dtype.name}")
+    from ..frontend import indexing
+    picked = indexing.getitem(weight, input).node
+    if padding_idx is None:
+        return record("EmbeddingBackward0", picked, weight.device, [weight])
+    padding_idx = padding_idx % weight.shape[0]
+    weight.realize()
+    ref = weight.node.arg
+    frozen = ir.buffer(ir.BufferRef(ref.device, ref.nbytes, ref.ensure_allocated()),
+                       weight.dtype, weight.shape)
+    from ..frontend.tensor import Tensor
+    frozen_rows = indexing.getitem(Tensor(frozen, weight.device), input).node
+    idx = ir.cast(input.node, dt.int64)
+    is_pad = _bin(Op.CMPEQ, idx, ir.const(padding_idx, dt.int64, idx.shape))
+    is_pad = ir.expand(ir.reshape(is_pad, idx.shape + (1,)), picked.shape)
+    return record("EmbeddingBackward0", ir.where(is_pad, frozen_rows, picked), weight.device,
+                  [weight])
+
+
+def pad(input, pad, mode: str = "constant", value=None):
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported (only 'constant')")
+    return movement.pad(input, pad, 0.0 if value is None else value)
+
+
+# ---- normalisation --------------------------------------------------------------------------
+
+def _affine(y: ir.Node, weight, bias, shape) -> ir.Node:
+    if weight is not None:
+        y = _bin(Op.MUL, y, ir.expand(ir.reshape(weight.node, shape), y.shape))
+    if bias is not None:
+        y = _bin(Op.ADD, y, ir.expand(ir.reshape(bias.node, shape), y.shape))
+    return y
+
+
+def _normalize(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node]:
+    """(x - mean) / sqrt(var + eps) over axes, with the mean and biased variance (kept dims)."""
+    count = math.prod(x.shape[a] for a in axes)
+    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
+    mean = _bin(Op.MUL, ir.reduce(Op.SUM, x, axes), ir.const(1 / count, x.dtype, kept))
+    centered = _bin(Op.SUB, x, ir.expand(mean, x.shape))
+    var = _bin(Op.MUL, ir.reduce(Op.SUM, _bin(Op.MUL, centered, centered), axes), _c(1 / count, mean))
+    inv = ir.unary(Op.RECIP, ir.unary(Op.SQRT, _bin(Op.ADD, var, _c(eps, var))))
+    return _bin(Op.MUL, centered, ir.expand(inv, x.shape)), mean, var
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+        tuple(normalized_shape)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.ndim - k:]) != normalized_shape:
+        raise RuntimeError(f"layer_norm: expected input with shape [*, "
+                           f"{', '.join(map(str, normalized_shape))}], got {list(input.shape)}")
+    tensors = [t for t in (input, weight, bias) if t is not None]
+    axes = tuple(range(input.ndim - k, input.ndim))
+    y, _, _ = _normalize(_float(input), axes, eps)
+    y = _affine(y, weight, bias, (1,) * (input.ndim - k) + normalized_shape)
+    return record("NativeLayerNormBackward0", y, common_device("layer_norm", tensors), tensors)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5):
+    """Normalises over every dim but the channel dim 1. In training the batch statistics are
+    used and the running ones updated in place (momentum None: a cumulative average is the
+    caller's job)."""
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least 2-D input, got shape {tuple(input.shape)}")
+    c = input.shape[1]
+    axes = (0,) + tuple(range(2, input.ndim))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    tensors = [t for t in (input, weight, bias) if t is not None]
+    device = common_device("batch_norm", tensors)
+    x = _float(input)
+    if training:
+        count = math.prod(input.shape[a] for a in axes)
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {list(input.shape)}")
+        y, mean, var = _normalize(x, axes, eps)
+        if running_mean is not None and running_var is not None:
+            _update_running(running_mean, running_var, mean, var, count, momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm: running_mean and running_var are needed in eval mode")
+        mean = ir.reshape(ir.cast(running_mean.node, x.dtype), shape)
+        inv = ir.unary(Op.RECIP, ir.unary(Op.SQRT, _bin(
+            Op.ADD, ir.reshape(ir.cast(running_var.node, x.dtype), shape), _c(eps, mean))))
+        y = _bin(Op.MUL, _bin(Op.SUB, x, ir.expand(mean, x.shape)), ir.expand(inv, x.shape))
+    y = _affine(y, weight, bias, shape)
+    return record("NativeBatchNormBackward0", y, device, tensors)
+
+
+def _update_running(running_mean, running_var, mean, var, count, momentum) -> None:
+    from ..frontend.tensor import Tensor
+    c = running_mean.shape[0]
+    m = 0.1 if momentum is None else momentum
+    with no_grad():
+        batch_mean = Tensor(ir.reshape(mean, (c,)), running_mean.device)
+        batch_var = Tensor(ir.reshape(var, (c,)), running_var.device) * (count / (count - 1))
+        running_mean.copy_(running_mean * (1 - m) + batch_mean * m)
+        running_var.copy_(running_var * (1 - m) + batch_var * m)
+
+
+# ---- losses ---------------------------------------------------------------------------------
+
+def _reduce(loss: ir.Node, reduction: str, divisor: ir.Node | None = None) -> ir.Node:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if reduction == "none":
+        return loss
+    flat = ir.reshape(loss, (max(loss.numel, 1),)) if loss.numel else ir.const(0, loss.dtype, (1,))
+    total = ir.reshape(ir.reduce(Op.SUM, flat, (0,)), ())
+    if reduction == "sum":
+        return total
+    if divisor is None:
+        return _bin(Op.MUL, total, ir.const(1 / loss.numel if loss.numel else math.nan,
+                                            total.dtype, ()))
+    return _bin(Op.DIV, total, divisor)
+
+
+def _check_same_shape(op: str, input, target) -> None:
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input "
+                         f"size {tuple(input.shape)}")
+
+
+def mse_loss(input, target, reduction: str = "mean"):
+    device = common_device("mse_loss", [input, target])
+    from ..frontend.operands import broadcast_shape, broadcast_to
+    shape = broadcast_shape("mse_loss", input.shape, target.shape)
+    a = broadcast_to(_float(input), shape)
+    b = broadcast_to(ir.cast(target.node, a.dtype), shape)
+    d = _bin(Op.SUB, a, b)
+    return record("MseLossBackward0", _reduce(_bin(Op.MUL, d, d), reduction), device,
+                  [input, target])
+
+
+def _class_mask(input, target, op: str, ignore_index: int):
+    """One-hot of target over dim 1 of input (as input's dtype), and the valid mask (N, ...)."""
+    if target.dtype.is_float or target.dtype == dt.bool_:
+        raise RuntimeError(f"{op}: expected target of an integer dtype (class indices), got "
+                           f"{target.dtype.name}")
+    n_classes = input.shape[1]
+    expect = (input.shape[0],) + tuple(input.shape[2:])
+    if tuple(target.shape) != expect:
+        raise ValueError(f"{op}: expected target of shape {expect} for input of shape "
+                         f"{tuple(input.shape)}, got {tuple(target.shape)}")
+    if target.node.op is Op.BUFFER and target.numel():
+        values = target.numpy()
+        bad = values[(values != ignore_index) & ((values < 0) | (values >= n_classes))]
+        if bad.size:
+            raise IndexError(f"{op}: target {int(bad[0])} is out of bounds for {n_classes} "
+                             "classes")
+    idx = ir.cast(target.node, dt.int64)
+    idx = ir.reshape(idx, (idx.shape[0], 1) + idx.shape[1:])
+    full = input.shape
+    classes = ir.reshape(ir.iota(n_classes, dt.int64), (1, n_classes) + (1,) * (len(full) - 2))
+    hit = _bin(Op.CMPEQ, ir.expand(idx, full), ir.expand(classes, full))
+    valid = ir.unary(Op.NOT, _bin(Op.CMPEQ, idx, ir.const(ignore_index, dt.int64, idx.shape)))
+    return ir.cast(hit, _float(input).dtype), ir.cast(valid, _float(input).dtype)
+
+
+def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> ir.Node:
+    onehot, valid = _class_mask(input, target, op, ignore_index)     # (N,C,..), (N,1,..)
+    if weight is not None:
+        if tuple(weight.shape) != (input.shape[1],):
+            raise RuntimeError(f"{op}: weight should be a 1-D tensor of {input.shape[1]} "
+                               f"elements, got shape {tuple(weight.shape)}")
+        w = ir.reshape(ir.cast(weight.node, logp.dtype),
+                       (1, input.shape[1]) + (1,) * (input.ndim - 2))
+        onehot = _bin(Op.MUL, onehot, ir.expand(w, onehot.shape))
+    picked_weight = _bin(Op.MUL, ir.reduce(Op.SUM, onehot, (1,)), valid)    # (N,1,..)
+    picked = ir.reduce(Op.SUM, _bin(Op.MUL, onehot, logp), (1,))
+    loss = ir.unary(Op.NEG, _bin(Op.MUL, picked, ir.expand(valid, picked.shape)))
+    loss = ir.reshape(loss, (input.shape[0],) + tuple(input.shape[2:]))
+    divisor = None
+    if reduction == "mean":
+        flat = ir.reshape(picked_weight, (picked_weight.numel,))
+        divisor = ir.reshape(ir.reduce(Op.SUM, flat, (0,)), ())
+    return _reduce(loss, reduction, divisor)
+
+
+def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: str = "mean"):
+    tensors = [t for t in (input, weight) if t is not None]
+    device = common_device("nll_loss", tensors + [target])
+    if input.ndim < 2:
+        raise ValueError(f"nll_loss: expected input of shape (N, C, ...), got {tuple(input.shape)}")
+    out = _nll(_float(input), input, target, weight, ignore_index, reduction, "nll_loss")
+    return record("NllLossBackward0", out, device, tensors)
+
+
+def cross_entropy(input, target, weight=None, ignore_index: int = -100,
+                  reduction: str = "mean", label_smoothing: float = 0.0):
+    """log_softmax over dim 1 followed by nll_loss (class indices) or by the soft-label cross
+    entropy (float target of input's shape), in one recorded op."""
+    if input.ndim == 1:
+        return cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index,
+                             reduction, label_smoothing).reshape(()) if reduction == "none" \
+            else cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index,
+                               reduction, label_smoothing)
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    tensors = [t for t in (input, weight) if t is not None]
+    device = common_device("cross_entropy", tensors + [target])
+    x = _float(input)
+    logp = _bin(Op.SUB, x, ir.expand(logsumexp_node(x, 1), x.shape))
+    if target.dtype.is_float:
+        _check_same_shape("cross_entropy", input, target)
+        probs = ir.cast(target.node, x.dtype)
+        if label_smoothing:
+            probs = _bin(Op.ADD, _bin(Op.MUL, probs, _c(1 - label_smoothing, probs)),
+                         _c(label_smoothing / input.shape[1], probs))
+        terms = _bin(Op.MUL, probs, logp)
+        if weight is not None:
+            w = ir.reshape(ir.cast(weight.node, x.dtype), (1, x.shape[1]) + (1,) * (x.ndim - 2))
+            terms = _bin(Op.MUL, terms, ir.expand(w, terms.shape))
+        loss = ir.unary(Op.NEG, ir.reshape(ir.reduce(Op.SUM, terms, (1,)),
+                                           (x.shape[0],) + x.shape[2:]))
+        out = _reduce(loss, reduction)
+        return record("DivBackward1" if reduction == "mean" else "SumBackward1", out, device,
+                      tensors + ([target] if target.requires_grad else []))
+    out = _nll(logp, input, target, weight, ignore_index, reduction, "cross_entropy")
+    if label_smoothing:
+        if weight is not None:
+            raise NotImplementedError("cross_entropy: label_smoothing with weight is not supported")
+        _, valid = _class_mask(input, target, "cross_entropy", ignore_index)
+        smooth = _bin(Op.MUL, ir.reduce(Op.SUM, logp, (1,)), valid)
+        smooth = ir.unary(Op.NEG, ir.reshape(smooth, (x.shape[0],) + x.shape[2:]))
+        divisor = None
+        if reduction == "mean":
+            divisor = ir.reshape(ir.reduce(Op.SUM, ir.reshape(valid, (valid.numel,)), (0,)), ())
+        smooth = _reduce(smooth, reduction, divisor)
+        eps = label_smoothing
+        out = _bin(Op.ADD, _bin(Op.MUL, out, _c(1 - eps, out)),
+                   _bin(Op.MUL, smooth, _c(eps / x.shape[1], smooth)))
+    return record("NllLossBackward0", out, device, tensors)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction: str = "mean", pos_weight=None):
+    _check_same_shape("binary_cross_entropy_with_logits", input, target)
+    tensors = [t for t in (input, target, weight, pos_weight) if t is not None]
+    device = common_device("binary_cross_entropy_with_logits", tensors)
+    from ..frontend.operands import broadcast_to
+    x = _float(input)
+    y = ir.cast(target.node, x.dtype)
+    # log(1 + exp(-x)) computed stably as max(-x, 0) + log(1 + exp(-|x|))
+    softplus = _bin(Op.ADD, _bin(Op.MAX, ir.unary(Op.NEG, x), _c(0, x)), ir.unary(
+        Op.LOG, _bin(Op.ADD, _c(1, x), ir.unary(Op.EXP, ir.unary(Op.NEG, ir.unary(Op.ABS, x))))))
+    scale = _c(1, x)
+    if pos_weight is not None:
+        pw = broadcast_to(ir.cast(pos_weight.node, x.dtype), x.shape)
+        scale = _bin(Op.ADD, _c(1, x), _bin(Op.MUL, _bin(Op.SUB, pw, _c(1, x)), y))
+    loss = _bin(Op.ADD, _bin(Op.MUL, _bin(Op.SUB, _c(1, x), y), x), _bin(Op.MUL, scale, softplus))
+    if weight is not None:
+        loss = _bin(Op.MUL, loss, broadcast_to(ir.cast(weight.node, x.dtype), x.shape))
+    return record("BinaryCrossEntropyWithLogitsBackward0", _reduce(loss, reduction), device,
+                  tensors)
+
+
+def one_hot(tensor, num_classes: int = -1):
+    if num_classes < 0:
+        num_classes = int(tensor.max().item()) + 1
+    classes = movement.unsqueeze(tensor, -1)
+    from ..frontend.creation import arange
+    return ew.cast(classes == arange(num_classes, device=tensor.device), dt.int64)
+
+
+__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
+           "embedding", "pad", "layer_norm", "batch_norm", "mse_loss", "nll_loss",
+           "cross_entropy", "binary_cross_entropy_with_logits", "conv2d", "max_pool2d",
+           "avg_pool2d", "one_hot"]

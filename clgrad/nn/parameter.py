@@ -1,0 +1,30 @@
+"""Parameter: a leaf tensor that a Module registers as one of its weights."""
+from __future__ import annotations
+
+from ..frontend.tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A Tensor that requires grad by default and that Modules register when assigned."""
+
+    def __init__(self, data: Tensor | None = None, requires_grad: bool = True):
+        if data is None:
+            from ..frontend.creation import empty
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter: expected a Tensor, got {type(data).__name__}")
+        data = data.detach().realize()      # a buffer: views of it stay traceable to it
+        super().__init__(data.node, data.device)
+        if requires_grad:
+            self.requires_grad_()
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class Buffer:
+    """Marks a tensor assigned to a Module as a buffer (saved in state_dict, not trained)."""
+
+    def __init__(self, data: Tensor, persistent: bool = True):
+        self.data = data
+        self.persistent = persistent
