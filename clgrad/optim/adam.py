@@ -1,0 +1,86 @@
+"""Adam and AdamW (decoupled weight decay), with PyTorch's bias correction and amsgrad."""
+from __future__ import annotations
+
+import math
+
+from ..frontend import creation
+from .optimizer import Optimizer, check_nonnegative
+
+
+def _check(lr, betas, eps, weight_decay) -> None:
+    check_nonnegative("learning rate", lr)
+    check_nonnegative("epsilon value", eps)
+    check_nonnegative("weight_decay value", weight_decay)
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
+class Adam(Optimizer):
+    r"""Implements Adam as PyTorch does:
+
+        g = grad + weight_decay * p                  (Adam; AdamW decays p by lr * wd instead)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        v_max = max(v_max, v)                        (amsgrad)
+        p = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+    State: step, exp_avg, exp_avg_sq (and max_exp_avg_sq with amsgrad).
+    """
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False):
+        _check(lr, betas, eps, weight_decay)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
+
+    def _update(self, group: dict, params: list) -> list:
+        beta1, beta2 = group["betas"]
+        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        touched = []
+        by_step: dict[int, list] = {}
+        for p in params:
+            state = self.state[p]
+            if not state:
+                state["exp_avg"] = creation.zeros_like(p).realize()
+                state["exp_avg_sq"] = creation.zeros_like(p).realize()
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = creation.zeros_like(p).realize()
+            by_step.setdefault(self._count(state), []).append(p)
+        for step, ps in by_step.items():
+            bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
+            step_size, bc2_sqrt, decay = self._scalars(ps[0], lr / bc1, math.sqrt(bc2),
+                                                       1 - lr * wd)
+            for p in ps:
+                touched += self._one(p, group, step_size, bc2_sqrt, decay)
+        return touched
+
+    def _one(self, p, group, step_size, bc2_sqrt, decay) -> list:
+        beta1, beta2 = group["betas"]
+        state = self.state[p]
+        g = self._grad(p, group["maximize"])
+        wd = group["weight_decay"]
+        param = p.detach()
+        if wd != 0 and self._decoupled:
+            param = param * decay
+        elif wd != 0:
+            g = g + param * wd
+        m = self._assign(state["exp_avg"], state["exp_avg"] * beta1 + g * (1 - beta1))
+        v = self._assign(state["exp_avg_sq"], state["exp_avg_sq"] * beta2 + g * g * (1 - beta2))
+        touched = [m, v]
+        if group["amsgrad"]:
+            v = self._assign(state["max_exp_avg_sq"], state["max_exp_avg_sq"].maximum(v))
+            touched.append(v)
+        denom = v.sqrt() / bc2_sqrt + group["eps"]
+        touched.append(self._assign(p, param - step_size * (m / denom)))
+        return touched
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p = p * (1 - lr * weight_decay) before the Adam step."""
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

@@ -1,0 +1,200 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad, state_dict.
+
+Subclasses implement `_update(group, scalars)`, which writes the new values of the group's
+parameters and state as lazy ops (under no_grad). `step()` then realizes every parameter and
+state tensor in one schedule, so the whole update compiles once and runs without syncing.
+Hyperparameters that change between steps (lr, bias corrections) reach the kernels through a
+small uploaded tensor, not as literals, so a schedule or step count change compiles nothing.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from copy import deepcopy
+
+import numpy as np
+
+from ..compiler import ir
+from ..compiler.ops import Op
+from ..frontend import creation
+from ..frontend.grad_mode import enable_grad, no_grad
+from ..frontend.tensor import Tensor, realize
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    def __init__(self, params, defaults: dict):
+        self.defaults = defaults
+        self.state: dict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {type(params).__name__}")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def __repr__(self) -> str:
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {k}: {group[k]}" for k in sorted(group) if k != "params")
+        return "\n".join(lines) + "\n)"
+
+    def add_param_group(self, param_group: dict) -> None:
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        params = list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        group = dict(param_group, params=params)
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params) or len({id(p) for p in params}) != len(params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                p.grad = None if set_to_none else creation.zeros_like(p.grad)
+
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        touched: list[Tensor] = []
+        with no_grad():
+            for group in self.param_groups:
+                params = [p for p in group["params"] if p.grad is not None]
+                if params:
+                    touched += self._update(group, params)
+        realize(*touched)
+        return loss
+
+    def _update(self, group: dict, params: list) -> list[Tensor]:
+        """Assigns the new values of params and their state; returns every tensor written."""
+        raise NotImplementedError
+
+    # ---- helpers for subclasses ----
+    def _scalars(self, like: Tensor, *values: float) -> list[Tensor]:
+        """0-d tensors holding values, read from one small uploaded buffer (reused while the
+        values stay the same)."""
+        key = (tuple(values), like.dtype, like.device)
+        cache = self.__dict__.setdefault("_scalar_cache", {})
+        packed = cache.get(key)
+        if packed is None:
+            if len(cache) > 64:
+                cache.clear()
+            packed = cache[key] = creation.tensor(list(values), dtype=like.dtype,
+                                                  device=like.device)
+        return [Tensor(ir.reshape(ir.shrink(packed.node, ((i, i + 1),)), ()), like.device)
+                for i in range(len(values))]
+
+    @staticmethod
+    def _grad(p: Tensor, maximize: bool) -> Tensor:
+        g = p.grad.detach()
+        if g.shape != p.shape:
+            raise RuntimeError(f"optimizer: gradient of shape {g.shape} does not match its "
+                               f"parameter of shape {p.shape}")
+        return -g if maximize else g
+
+    @staticmethod
+    def _assign(t: Tensor, value: Tensor) -> Tensor:
+        """t takes value in place (a new version), the way p.add_() would."""
+        t.node = ir.cast(value.node, t.dtype)
+        t._version += 1
+        return t
+
+    @staticmethod
+    def _count(state: dict) -> int:
+        """Advances state['step'] (kept as a 0-d float tensor, as PyTorch does) and returns it."""
+        step = state.get("step")
+        n = 0 if step is None else int(step.node.arg if step.node.op is Op.CONST else step.item())
+        state["step"] = Tensor(ir.const(float(n + 1), creation.dt.float32, ()),
+                               creation.get_device(None))
+        return n + 1
+
+    # ---- state ----
+    def state_dict(self) -> dict:
+        index, groups, next_id = {}, [], 0
+        for group in self.param_groups:
+            ids = []
+            for p in group["params"]:
+                if id(p) not in index:
+                    index[id(p)] = next_id
+                    next_id += 1
+                ids.append(index[id(p)])
+            groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": ids})
+        state = {index[id(p)]: dict(s) for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups "
+                             f"({len(groups)} vs {len(self.param_groups)})")
+        for saved, own in zip(groups, self.param_groups):
+            if len(saved["params"]) != len(own["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't "
+                                 f"match the size of optimizer's group ({len(saved['params'])} "
+                                 f"vs {len(own['params'])} parameters)")
+        by_id = {}
+        for saved, own in zip(groups, self.param_groups):
+            by_id.update(zip(saved["params"], own["params"]))
+        self.state = defaultdict(dict)
+        for key, values in state_dict["state"].items():
+            p = by_id.get(int(key))
+            if p is None:
+                continue
+            self.state[p] = {name: _state_value(name, v, p) for name, v in values.items()}
+        for saved, own in zip(groups, self.param_groups):
+            for k, v in saved.items():
+                if k != "params":
+                    own[k] = deepcopy(v)
+
+
+def _state_value(name: str, value, p: Tensor):
+    """A loaded state entry placed like its parameter: float tensors take its dtype and
+    device; step stays a float32 scalar."""
+    if name == "step":
+        v = float(value.item() if isinstance(value, Tensor) else value)
+        return Tensor(ir.const(v, creation.dt.float32, ()), creation.get_device(None))
+    if isinstance(value, Tensor):
+        return value.detach().to(p.device).to(p.dtype).realize()
+    if isinstance(value, np.ndarray):
+        return creation.tensor(value, dtype=p.dtype, device=p.device)
+    return value
+
+
+def check_nonnegative(name: str, value: float) -> None:
+    if value is not required and not 0.0 <= value:
+        raise ValueError(f"Invalid {name}: {value}")
