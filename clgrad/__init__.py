@@ -47,3 +47,8 @@ __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64
                                  "int64", "device", "devices", "gpu_is_available", "profile",
                                  "where", "maximum", "minimum", "matmul", "is_tensor", "compile",
                                  "viz", "ir"]
+
+from . import nn, optim  # noqa: E402  (from clgrad import nn, optim)
+from .serialization import load, save  # noqa: E402
+
+__all__ += ["nn", "optim", "save", "load"]
