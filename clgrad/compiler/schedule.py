@@ -90,7 +90,9 @@ class Scheduler:
                         reached.add(c)
                     else:
                         frontier.append(c)
-            if len(reached) == 1 and None not in reached:
+            # one matmul per kernel: a root that already finishes another matmul (a sum of
+            # two products, as gradients are) keeps this one as a buffer
+            if len(reached) == 1 and None not in reached and not reached & self.epilogue_roots:
                 self.roots.discard(mm)
                 self.epilogue_roots |= reached
 
