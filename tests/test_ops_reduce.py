@@ -1,0 +1,109 @@
+"""Reductions and the row ops built from them, forward and backward."""
+import numpy as np
+import pytest
+
+from helpers import check, make
+
+A, B, C = (3, 5), (4, 1, 6), (2, 3, 4)
+
+DIMS = [(None, False), (0, False), (1, True), (-1, False), ((0, 2), False), ((0, 2), True)]
+DIM_IDS = ["all", "d0", "d1_keep", "last", "tuple", "tuple_keep"]
+
+
+def _args(dim, keepdim):
+    return {} if dim is None else dict(dim=dim, keepdim=keepdim)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin", "var", "std"])
+@pytest.mark.parametrize("dim,keepdim", DIMS, ids=DIM_IDS)
+def test_reduce_dims(op, dim, keepdim):
+    check(lambda a: getattr(a, op)(**_args(dim, keepdim)), C)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min", "prod", "var", "std"])
+def test_reduce_all_2d(op):
+    check(lambda a: getattr(a, op)(), A, low=0.5, high=1.5)
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("dim,keepdim", [(0, False), (1, True), (-1, False)])
+def test_max_min_with_dim(op, dim, keepdim):
+    check(lambda a: getattr(a, op)(dim, keepdim), A)       # (values, indices)
+    check(lambda a: getattr(a, op)(dim=dim, keepdim=keepdim).values, C)
+
+
+def test_max_ties_share_gradient():
+    a = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]], np.float32)
+    check(lambda x: x.max(), a)
+    check(lambda x: x.amax(1), a)
+    check(lambda x: x.min(), a)
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_argmax_argmin(op):
+    ties = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0], [-1.0, -5.0, 4.0, -5.0]],
+                    np.float32)
+    for kw in ({}, dict(dim=0), dict(dim=1), dict(dim=-1, keepdim=True), dict(keepdim=True)):
+        check(lambda a: getattr(a, op)(**kw), ties)
+    check(lambda a: getattr(a, op)(1), C)
+    check(lambda a: getattr(a, op)(), make(A, np.int64, -5, 5))
+
+
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (1, False), (-1, True)])
+def test_prod(dim, keepdim):
+    check(lambda a: a.prod(**_args(dim, keepdim)), C, low=0.5, high=1.5)
+
+
+def test_prod_with_zeros():
+    a = np.array([[1.5, 0.0, 2.0], [0.0, 0.0, 3.0], [1.0, 2.0, -1.0]], np.float32)
+    check(lambda x: x.prod(1), a)
+    check(lambda x: x.prod(), np.array([2.0, 0.0, 3.0], np.float32))
+
+
+def test_var_std_options():
+    check(lambda a: a.var(1, unbiased=False), A)
+    check(lambda a: a.std(0, correction=0, keepdim=True), A)
+    check(lambda a: a.var((0, 1)), C)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "logsumexp"])
+@pytest.mark.parametrize("shape,dim", [(A, 1), (A, 0), (C, -1), (B, 1), ((13,), 0)])
+def test_row_ops(op, shape, dim):
+    check(lambda a: getattr(a, op)(dim), shape)
+
+
+def test_logsumexp_keepdim_and_large_values():
+    check(lambda a: a.logsumexp(1, keepdim=True), A)
+    check(lambda a: (a * 100).logsumexp(1), A, grad_rtol=1e-2)
+    check(lambda a: (a * 100).softmax(-1), A)
+
+
+def test_integer_reductions():
+    a = make(C, np.int64, -5, 6)
+    check(lambda x: x.sum(), a)
+    check(lambda x: x.sum(1), a)
+    check(lambda x: x.prod(-1), make(A, np.int32, -3, 4))
+    check(lambda x: x.amax(0), a)
+    check(lambda x: x.amin((1, 2)), a)
+    check(lambda x: x.sum(0), make(A, np.bool_))
+    check(lambda x: x.float().mean(), a)
+
+
+def test_reduce_non_contiguous():
+    check(lambda a: a.t().sum(1), A)
+    check(lambda a: a[:, ::2].softmax(0), A)
+    check(lambda a: a.permute(2, 0, 1).amax((1, 2)), C)
+
+
+def test_reduce_0d():
+    check(lambda a: a.sum(), ())
+    check(lambda a: a.mean(), ())
+    check(lambda a: a.sum(0), ())
+
+
+def test_large_sum_goes_through_split():
+    n = 1 << 20
+    x = make((n,), low=0.0, high=1.0)
+    check(lambda a: a.sum(), x, rtol=1e-4, atol=1e-2)
+    check(lambda a: a.reshape(2, n // 2).sum(1), x, rtol=1e-4, atol=1e-2)
+    check(lambda a: a.mean(), x, rtol=1e-4, atol=1e-6)
