@@ -26,7 +26,7 @@ VIEWS = {
     "repeat": lambda a: a.repeat(2, 1, 3) * 2,
     "repeat_more_dims": lambda a: a.repeat(2, 1, 1, 1) * 2,
     "contiguous": lambda a: a.transpose(0, 1).contiguous() * 2,
-    "T": lambda a: a.T * 2,
+    "T": lambda a: a.reshape(6, 4).T * 2,
     "chain": lambda a: a.permute(1, 0, 2).reshape(3, 8).flip(1)[:, 1::3].t() * 2,
 }
 

@@ -195,12 +195,12 @@ class Tensor:
         return self._assign(self._snapshot().clamp(min, max), "clamp_")
 
     def zero_(self) -> Tensor:
-        return self.fill_(0)
+        return self.fill_(0, "zero_", "ZeroBackward0")
 
-    def fill_(self, value) -> Tensor:
-        from .creation import full
-        result = full(self.shape, value, dtype=self.dtype, device=self.device)
-        return self._assign(result, "fill_")
+    def fill_(self, value, _op: str = "fill_", _grad_name: str = "FillBackward0") -> Tensor:
+        # recorded on the old value, so autograd sees the overwrite (its gradient is zero)
+        node = ir.const(value, self.dtype, self.shape)
+        return self._assign(record(_grad_name, node, self.device, [self._snapshot()]), _op)
 
     def copy_(self, src) -> Tensor:
         if not isinstance(src, Tensor):
@@ -213,7 +213,7 @@ class Tensor:
             raise RuntimeError(f"copy_: cannot copy a tensor of shape {src.shape} into one of "
                                f"shape {self.shape}")
         moved = record("CopyBackwards", broadcast_to(ir.cast(src.node, self.dtype), self.shape),
-                       self.device, [src])
+                       self.device, [self._snapshot(), src])   # the old value gets zero
         return self._assign(moved, "copy_")
 
     def __iadd__(self, other):
