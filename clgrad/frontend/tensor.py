@@ -1,6 +1,8 @@
 """The user-facing Tensor: a lazy value that records ops into the IR until it is needed."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..compiler import dtype as dt
@@ -11,6 +13,11 @@ from . import elementwise as ew
 from . import indexing, movement, reductions
 from .autograd import record, run_backward
 from .grad_mode import is_grad_enabled
+
+
+# Tensors changed in place whose new value is still a lazy graph. The next schedule computes
+# them too, so a loop of in-place updates (w -= lr * w.grad) never builds an ever longer chain.
+_PENDING: dict[int, weakref.ref] = {}
 
 
 class Tensor:
@@ -164,6 +171,8 @@ class Tensor:
             self.grad_fn, self.requires_grad = result.grad_fn, True
             self._output_nr = result._output_nr
         self._version += 1
+        if self.node.op is not Op.CONST:
+            _PENDING[id(self)] = weakref.ref(self)
         return self
 
     def _snapshot(self) -> Tensor:
@@ -542,7 +551,10 @@ class Tensor:
 
 def realize(*tensors: Tensor) -> None:
     """Computes several tensors in one schedule."""
-    lazy = [t for t in tensors if t.node.op is not Op.BUFFER]
+    pending = [t for t in (r() for r in _PENDING.values())
+               if t is not None and t.node.op not in (Op.BUFFER, Op.CONST)]
+    _PENDING.clear()
+    lazy = list({id(t): t for t in [*tensors, *pending] if t.node.op is not Op.BUFFER}.values())
     by_device: dict = {}
     for t in lazy:
         by_device.setdefault(t.device, []).append(t)
