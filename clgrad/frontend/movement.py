@@ -188,7 +188,12 @@ def matmul(a, b):
     if an.shape[-1] != bn.shape[-2]:
         raise RuntimeError(f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied "
                            f"({an.shape[-2]}x{an.shape[-1]} and {bn.shape[-2]}x{bn.shape[-1]})")
-    batch = broadcast_shape("matmul", an.shape[:-2], bn.shape[:-2])
+    try:
+        batch = broadcast_shape("matmul", an.shape[:-2], bn.shape[:-2])
+    except RuntimeError:
+        raise RuntimeError(f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} "
+                           f"cannot be broadcast together ({an.shape[:-2]} and "
+                           f"{bn.shape[:-2]})") from None
     an = broadcast_to(an, batch + an.shape[-2:])
     bn = broadcast_to(bn, batch + bn.shape[-2:])
     out = ir.matmul(an, bn)
