@@ -1,0 +1,81 @@
+"""`python -m bench [--only W4] [--quick]`: one table, a row per workload, with clgrad,
+NumPy and PyTorch eager times measured in this run and their ratios to clgrad."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .registry import WORKLOADS, try_torch
+from .timing import median_seconds
+
+# Each module registers its workloads on import; a new group is one more name here.
+MODULES = ["ops"]
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e3:.2f}"
+
+
+def _ratio(other: float | None, ours: float) -> str:
+    return "-" if other is None else f"{other / ours:.2f}x"
+
+
+def _gflops(flop: float | None, seconds: float | None) -> str:
+    return "-" if flop is None or seconds is None else f"{flop / seconds / 1e9:.0f}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only these workload ids (W3, W4, ...); repeatable")
+    parser.add_argument("--quick", action="store_true", help="fewer timed repeats")
+    args = parser.parse_args(argv)
+    for module in MODULES:
+        importlib.import_module(f".{module}", __package__)
+    wanted = {w.upper() for w in args.only}
+    chosen = [w for w in WORKLOADS if not wanted or w.id in wanted]
+    if not chosen:
+        parser.error(f"no workload matches {sorted(wanted)}")
+
+    has_torch = try_torch() is not None
+    if has_torch:
+        import torch
+        torch.set_grad_enabled(False)
+    repeats = 5 if args.quick else 11
+    header = ["id", "workload", "clgrad ms", "numpy ms"]
+    header += ["torch ms", "torch/clgrad"] if has_torch else []
+    header += ["numpy/clgrad", "GFLOP/s cg", "np", *(["torch"] if has_torch else [])]
+    rows = []
+    for w in chosen:
+        case = w.build(args.quick)
+        runners = {"clgrad": case.clgrad, "numpy": case.numpy,
+                   "torch": case.torch if has_torch else None}
+        times = median_seconds({k: r for k, r in runners.items() if r is not None}, repeats)
+        ours, np_s, torch_s = times["clgrad"], times.get("numpy"), times.get("torch")
+        row = [w.id, w.name, _ms(ours), _ms(np_s)]
+        row += [_ms(torch_s), _ratio(torch_s, ours)] if has_torch else []
+        row += [_ratio(np_s, ours), _gflops(case.flop, ours), _gflops(case.flop, np_s)]
+        row += [_gflops(case.flop, torch_s)] if has_torch else []
+        rows.append(row)
+        print(f"  done {w.id} {w.name}", file=sys.stderr, flush=True)
+        del case
+    _print_table(header, rows)
+    return 0
+
+
+def _print_table(header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    left = {0, 1}
+
+    def line(cells):
+        return "  ".join(c.ljust(w) if i in left else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths)))
+    print(line(header))
+    print("  ".join("-" * w for w in widths))
+    for r in rows:
+        print(line(r))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

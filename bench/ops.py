@@ -1,0 +1,82 @@
+"""Single-op and fused-chain workloads: W3 matmul, W4 the 8-op elementwise chain,
+W5 a long sum and a row softmax."""
+from __future__ import annotations
+
+import numpy as np
+
+import clgrad as cg
+
+from .registry import Case, try_torch, workload
+from .timing import synced
+
+_rng = np.random.default_rng(0)
+
+
+def _randn(*shape) -> np.ndarray:
+    return _rng.standard_normal(shape, dtype=np.float32)
+
+
+def _matmul(n: int) -> Case:
+    a, b = _randn(n, n), _randn(n, n)
+    ca, cb = cg.from_numpy(a), cg.from_numpy(b)
+    torch = try_torch()
+    ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
+    return Case(clgrad=lambda: synced(ca @ cb),
+                numpy=lambda: a @ b,
+                torch=(lambda: ta @ tb) if torch else None,
+                flop=2.0 * n ** 3)
+
+
+@workload("W3", "matmul 1024^3 f32")
+def matmul_1024(quick: bool) -> Case:
+    return _matmul(1024)
+
+
+@workload("W3", "matmul 2048^3 f32")
+def matmul_2048(quick: bool) -> Case:
+    return _matmul(2048)
+
+
+def _chain(x, relu, exp, sqrt, abs_):
+    return sqrt(abs_(exp((relu(x * 2 + 1) * x) - 0.5) * 0.25 + x))
+
+
+@workload("W4", "8-op chain, 2^24 f32")
+def chain(quick: bool) -> Case:
+    a = _randn(1 << 24)
+    x = cg.from_numpy(a)
+    torch = try_torch()
+    t = torch.from_numpy(a) if torch else None
+    np_relu = lambda v: np.maximum(v, 0)  # noqa: E731
+    return Case(
+        clgrad=lambda: synced(_chain(x, cg.Tensor.relu, cg.Tensor.exp, cg.Tensor.sqrt,
+                                     cg.Tensor.abs)),
+        numpy=lambda: _chain(a, np_relu, np.exp, np.sqrt, np.abs),
+        torch=(lambda: _chain(t, torch.relu, torch.exp, torch.sqrt, torch.abs)) if torch else None)
+
+
+@workload("W5", "sum, 2^24 f32")
+def long_sum(quick: bool) -> Case:
+    a = _randn(1 << 24)
+    x = cg.from_numpy(a)
+    torch = try_torch()
+    t = torch.from_numpy(a) if torch else None
+    return Case(clgrad=lambda: synced(x.sum()),
+                numpy=lambda: a.sum(),
+                torch=(lambda: t.sum()) if torch else None)
+
+
+def _np_softmax(a: np.ndarray) -> np.ndarray:
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@workload("W5", "softmax (4096,1024) dim -1")
+def softmax(quick: bool) -> Case:
+    a = _randn(4096, 1024)
+    x = cg.from_numpy(a)
+    torch = try_torch()
+    t = torch.from_numpy(a) if torch else None
+    return Case(clgrad=lambda: synced(x.softmax(-1)),
+                numpy=lambda: _np_softmax(a),
+                torch=(lambda: torch.softmax(t, -1)) if torch else None)

@@ -1,0 +1,47 @@
+"""The workload registry. A workload is one function that builds its inputs and returns a
+`Case`: a runner per framework (each forcing completion) and the work it does.
+
+    @workload("W4", "8-op chain, 2^24 floats")
+    def chain(quick):
+        x = ...
+        return Case(clgrad=lambda: ..., numpy=lambda: ..., torch=lambda: ...)
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass
+class Case:
+    clgrad: Callable[[], object]
+    numpy: Callable[[], object] | None = None
+    torch: Callable[[], object] | None = None
+    flop: float | None = None        # floating-point operations per run, for GFLOP/s
+
+
+@dataclass
+class Workload:
+    id: str                          # "W3", matched by --only
+    name: str
+    build: Callable[[bool], Case]    # build(quick) -> Case
+
+
+WORKLOADS: list[Workload] = []
+
+
+def workload(id: str, name: str):
+    """Registers the decorated function as a workload; several may share an id (W3: two sizes)."""
+    def register(build: Callable[[bool], Case]) -> Callable[[bool], Case]:
+        WORKLOADS.append(Workload(id, name, build))
+        return build
+    return register
+
+
+def try_torch():
+    """PyTorch if it is installed (as a reference only), else None."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
