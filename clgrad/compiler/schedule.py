@@ -97,10 +97,18 @@ class Scheduler:
                 self.epilogue_roots |= reached
 
     def _fuse_reductions(self) -> None:
+        rows_of: dict[Node, tuple] = {}     # root -> the (shape, axes) rows it iterates
         for red in reversed(self.order):
             if red.op in REDUCE and red in self.roots and red not in self.targets:
                 reached = self._row_kernel_reached(red)
-                if reached is not None and len(reached) == 1 and not reached & self.epilogue_roots:
+                if reached is None or len(reached) != 1 or reached & self.epilogue_roots:
+                    continue
+                (root,) = reached
+                rows = (red.src[0].shape, red.arg)
+                own = (root.src[0].shape, root.arg) if root.op in REDUCE else rows
+                # a kernel iterates one set of rows: a root that already takes reductions over
+                # other axes (softmax(dim=1) and log_softmax(dim=0) of one x) keeps this one apart
+                if rows_of.setdefault(root, own) == rows:
                     self.roots.discard(red)
 
     def _row_kernel_reached(self, red: Node) -> set[Node] | None:
