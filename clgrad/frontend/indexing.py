@@ -158,7 +158,9 @@ def getitem(x, index):
     items = _expand_index(x, index)
     node, advanced = _basic(x, items)
     if not advanced:
-        return record("SliceBackward0", node, x.device, [x])
+        ints = index if isinstance(index, tuple) else (index,)
+        name = "SelectBackward0" if all(type(i) is int for i in ints) else "SliceBackward0"
+        return record(name, node, x.device, [x])
     axes, indices = _advanced_positions(x, node, advanced)
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
     picked = ir.gather(ir.contiguous(rows), row)     # index_shape + (rest,)

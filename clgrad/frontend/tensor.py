@@ -498,7 +498,7 @@ class Tensor:
 
     # ---- movement ----
     def reshape(self, *shape):
-        return movement.reshape(self, shape, "ReshapeAliasBackward0")
+        return movement.reshape(self, shape, "ViewBackward0")    # as PyTorch 2 names it
 
     def view(self, *shape):
         return movement.reshape(self, shape, "ViewBackward0")

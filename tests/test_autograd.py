@@ -1,0 +1,266 @@
+"""The autograd engine: accumulation, retain_graph, detach, grad modes, grad_fn names and
+edges, retain_grad, cg.autograd.grad (higher derivatives), gradcheck, version counters, and
+the fusion of derived backward graphs."""
+import numpy as np
+import pytest
+
+import clgrad as cg
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+A = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=np.float32)
+W = np.array([[1.0, -2.0], [0.5, 0.25], [-1.0, 3.0]], dtype=np.float32)
+
+
+def leaf(array=A, dtype=cg.float32):
+    return cg.tensor(array, dtype=dtype, requires_grad=True)
+
+
+def test_gradients_accumulate_until_zeroed():
+    x = leaf()
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full_like(A, 5))
+    with cg.no_grad():
+        x.grad.zero_()
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * A)
+
+
+def test_retain_graph():
+    x = leaf()
+    y = (x.exp() * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (np.exp(A) * (1 + A)), rtol=1e-5)
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+def test_backward_needs_scalar_or_gradient():
+    x = leaf()
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        (x * 2).backward()
+    (x * 2).backward(cg.ones(2, 3))
+    np.testing.assert_allclose(x.grad.numpy(), np.full_like(A, 2))
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        cg.tensor(A).sum().backward()
+
+
+def test_detach():
+    x = leaf()
+    d = (x * 2).detach()
+    assert d.is_leaf and not d.requires_grad and d.grad_fn is None
+    (x * d).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * A)     # no gradient through d
+    np.testing.assert_allclose(d.numpy(), 2 * A)
+
+
+def test_no_grad_and_enable_grad():
+    x = leaf()
+    with cg.no_grad():
+        assert not cg.is_grad_enabled()
+        y = x * 2
+        with cg.enable_grad():
+            z = x * 2
+    assert cg.is_grad_enabled()
+    assert not y.requires_grad and y.grad_fn is None
+    assert z.requires_grad and z.grad_fn.name() == "MulBackward0"
+
+    @cg.no_grad()
+    def frozen(t):
+        return t * 2
+
+    @cg.enable_grad()
+    def recorded(t):
+        return t * 2
+
+    assert frozen(x).grad_fn is None
+    with cg.no_grad():
+        assert recorded(x).requires_grad
+    cg.set_grad_enabled(False)
+    try:
+        assert (x * 2).grad_fn is None
+    finally:
+        cg.set_grad_enabled(True)
+    assert cg.autograd.no_grad is cg.no_grad
+
+
+def test_is_leaf():
+    x, c = leaf(), cg.tensor(A)
+    y = x * 2
+    assert x.is_leaf and c.is_leaf and not y.is_leaf
+    assert (c * 2).is_leaf         # nothing requires grad: no graph, a leaf as in PyTorch
+
+
+NAMED_OPS = {
+    "mul": lambda x, w: x * 2, "add": lambda x, w: x + 1, "sub": lambda x, w: x - 1,
+    "div": lambda x, w: x / 3, "pow": lambda x, w: x.pow(2), "mean": lambda x, w: x.mean(),
+    "sum": lambda x, w: x.sum(), "sum_dim": lambda x, w: x.sum(0), "mm": lambda x, w: x.mm(w),
+    "relu": lambda x, w: x.relu(), "exp": lambda x, w: x.exp(), "t": lambda x, w: x.t(),
+    "view": lambda x, w: x.view(6), "reshape": lambda x, w: x.reshape(3, 2),
+    "neg": lambda x, w: -x, "sigmoid": lambda x, w: x.sigmoid(), "tanh": lambda x, w: x.tanh(),
+    "clamp": lambda x, w: x.clamp(min=0), "softmax": lambda x, w: x.softmax(1),
+    "select": lambda x, w: x[0], "slice": lambda x, w: x[:, 1:], "clone": lambda x, w: x.clone(),
+    "permute": lambda x, w: x.permute(1, 0), "unsqueeze": lambda x, w: x.unsqueeze(0),
+    "rsub": lambda x, w: 1 - x, "max": lambda x, w: x.max(),
+}
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch gives the reference names")
+@pytest.mark.parametrize("op", sorted(NAMED_OPS))
+def test_grad_fn_names_match_pytorch(op):
+    fn = NAMED_OPS[op]
+    ours = fn(leaf(), leaf(W)).grad_fn.name()
+    theirs = fn(torch.tensor(A, requires_grad=True), torch.tensor(W, requires_grad=True))
+    assert ours == theirs.grad_fn.name()
+
+
+def test_next_functions():
+    x1 = cg.ones(2, 2, requires_grad=True)
+    x2 = cg.tensor(1.1, requires_grad=True)
+    y = x1 * (x2 + 2)
+    out = (y.pow(2) * 3).mean()
+    mul = out.grad_fn.next_functions[0][0]
+    assert out.grad_fn.name() == "MeanBackward0" and mul.name() == "MulBackward0"
+    pow_ = mul.next_functions[0][0]
+    assert pow_.name() == "PowBackward0"
+    (acc, _), (add, _) = pow_.next_functions[0][0].next_functions
+    assert acc.name() == "torch::autograd::AccumulateGrad" and acc.variable is x1
+    assert add.name() == "AddBackward0" and add.next_functions[0][0].variable is x2
+    assert "grad_fn=<MeanBackward0>" in repr(out)
+
+
+def test_retain_grad_and_walkthrough_numbers():
+    x1 = cg.ones(2, 2, requires_grad=True)
+    x2 = cg.tensor(1.1, requires_grad=True)
+    y = x1 * (x2 + 2)
+    z = y.pow(2) * 3
+    y.retain_grad()
+    z.retain_grad()
+    z.mean().backward()
+    assert y.retains_grad and not x1.retains_grad
+    np.testing.assert_allclose(z.grad.numpy(), np.full((2, 2), 0.25))
+    np.testing.assert_allclose(y.grad.numpy(), np.full((2, 2), 4.65), rtol=1e-6)
+    np.testing.assert_allclose(x1.grad.numpy(), np.full((2, 2), 14.415), rtol=1e-6)
+    np.testing.assert_allclose(x2.grad.numpy(), 18.6, rtol=1e-6)
+
+
+def test_tensor_used_twice():
+    x = leaf()
+    (x * x + x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * A + 1)
+
+
+def test_broadcasting_is_summed_back():
+    a = leaf(np.arange(3, dtype=np.float32).reshape(3, 1))
+    b = leaf(np.arange(4, dtype=np.float32))
+    s = cg.tensor(2.0, requires_grad=True)
+    ((a + b) * s).sum().backward()
+    assert a.grad.shape == (3, 1) and b.grad.shape == (4,) and s.grad.shape == ()
+    np.testing.assert_allclose(a.grad.numpy(), np.full((3, 1), 8))
+    np.testing.assert_allclose(b.grad.numpy(), np.full(4, 6))
+    np.testing.assert_allclose(s.grad.numpy(), (np.arange(3)[:, None] + np.arange(4)).sum())
+
+
+def test_two_leaves_with_equal_values_get_their_own_gradients():
+    a = cg.zeros(3, requires_grad=True)
+    b = cg.zeros(3, requires_grad=True)
+    ((a + 1) * (b + 2)).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [2, 2, 2])
+    np.testing.assert_allclose(b.grad.numpy(), [1, 1, 1])
+
+
+def test_autograd_grad_leaves_dot_grad_alone():
+    x, w = leaf(), leaf(W)
+    out = x.mm(w).sum()
+    gx, gw = cg.autograd.grad(out, (x, w))
+    np.testing.assert_allclose(gx.numpy(), np.tile(W.sum(1), (2, 1)))
+    np.testing.assert_allclose(gw.numpy(), np.tile(A.sum(0)[:, None], (1, 2)))
+    assert x.grad is None and w.grad is None
+    unused = leaf()
+    with pytest.raises(RuntimeError, match="allow_unused=True"):
+        cg.autograd.grad(x.sum(), (x, unused))
+    assert cg.autograd.grad(x.sum(), (x, unused), allow_unused=True)[1] is None
+
+
+def test_second_and_third_derivatives():
+    x = leaf()
+    y = x.pow(3).sum()
+    (g,) = cg.autograd.grad(y, x, create_graph=True)
+    assert g.requires_grad
+    (gg,) = cg.autograd.grad(g.sum(), x, create_graph=True)
+    (ggg,) = cg.autograd.grad(gg.sum(), x)
+    np.testing.assert_allclose(g.numpy(), 3 * A ** 2, rtol=1e-6)
+    np.testing.assert_allclose(gg.numpy(), 6 * A, rtol=1e-6)
+    np.testing.assert_allclose(ggg.numpy(), np.full_like(A, 6), rtol=1e-5)
+
+
+def test_backward_with_create_graph_then_grad_of_grad():
+    x = leaf()
+    (x.sin() * x).sum().backward(create_graph=True)
+    (h,) = cg.autograd.grad(x.grad.sum(), x)
+    np.testing.assert_allclose(h.numpy(), 2 * np.cos(A) - A * np.sin(A), rtol=1e-5, atol=1e-6)
+
+
+def test_gradcheck():
+    x = leaf(A.astype(np.float64), dtype=cg.float64)
+    w = leaf(W.astype(np.float64), dtype=cg.float64)
+    assert cg.autograd.gradcheck(lambda a, b: (a.mm(b).tanh() * 2).softmax(1), (x, w))
+    with pytest.raises(ValueError, match="float64"):
+        cg.autograd.gradcheck(lambda a: a * 2, (leaf(),))
+
+
+def test_saved_input_modified_in_place():
+    x = leaf()
+    a = x * 1
+    y = a.sin()
+    a.mul_(2)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation.*SinBackward0.*"
+                                           r"version 1; expected version 0"):
+        y.sum().backward()
+
+
+def test_in_place_on_unsaved_input_is_fine():
+    x = leaf()
+    a = x * 1
+    y = a + 1                      # add's gradient does not read a
+    a.mul_(2)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.ones_like(A))
+
+
+def test_in_place_on_leaf_that_requires_grad():
+    x = leaf()
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.add_(1)
+    with cg.no_grad():
+        x.sub_(1)
+        x[x < 0] = 0
+    assert x._version == 2
+    np.testing.assert_allclose(x.numpy(), np.maximum(A - 1, 0))
+
+
+def test_in_place_records_into_the_graph():
+    x = leaf()
+    y = x * 1
+    y.mul_(3)
+    y[0] = 0
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 0, 0], [3, 3, 3]])
+
+
+def test_backward_of_elementwise_chain_is_one_kernel():
+    x = cg.randn(4096, requires_grad=True)
+    out = (((((x * 0.5 + 1).sin() * x).tanh() - 0.5).sigmoid() / 3).exp())
+    assert len(cg.compile(out)) == 1
+    (g,) = cg.autograd.grad(out.sum(), x)
+    step = cg.compile(g)
+    assert len(step) == 1 and step[0].kind == "elementwise"
+    a = x.detach().numpy().astype(np.float64)
+    f = lambda v: np.exp(1 / (1 + np.exp(-(np.tanh(np.sin(v * 0.5 + 1) * v) - 0.5))) / 3)
+    eps = 1e-6
+    np.testing.assert_allclose(g.numpy(), (f(a + eps) - f(a - eps)) / (2 * eps), rtol=1e-4, atol=1e-5)
