@@ -31,9 +31,8 @@ def infer_shape(op: str, numel: int, shape: tuple, old_shape: tuple) -> tuple[in
     return shape
 
 
-def reshape(x, shape, grad_name):
-    shape = infer_shape("view" if grad_name == "ViewBackward0" else "reshape", x.numel(),
-                        _sizes(shape), x.shape)
+def reshape(x, shape, grad_name, op="view"):
+    shape = infer_shape(op, x.numel(), _sizes(shape), x.shape)
     return record(grad_name, ir.reshape(x.node, shape), x.device, [x])
 
 

@@ -498,7 +498,7 @@ class Tensor:
 
     # ---- movement ----
     def reshape(self, *shape):
-        return movement.reshape(self, shape, "ViewBackward0")    # as PyTorch 2 names it
+        return movement.reshape(self, shape, "ViewBackward0", "reshape")  # PyTorch 2's name
 
     def view(self, *shape):
         return movement.reshape(self, shape, "ViewBackward0")
