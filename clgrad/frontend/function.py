@@ -199,6 +199,7 @@ class CustomBackward(BackwardNode):
     def release(self) -> None:
         super().release()
         self.ctx._freed = True
+        self.ctx._saved, self.ctx._saved_named = [], {}     # let the saved values go
 
 
 def _zeros(meta):
