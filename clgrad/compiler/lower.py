@@ -17,7 +17,7 @@ from .indexing import Index, never_true, source_index
 from .ir import Node
 from .kernel import KernelSpec
 from .ops import BINARY, MOVEMENT, UNARY, Op
-from .render import Renderer, Value
+from .render import Renderer, Value, unaligned_typedefs
 
 
 
@@ -27,6 +27,25 @@ class LoweredKernel:
     source: str
     global_size: tuple[int, ...]
     params: list[tuple[Node, bool]]    # (node, is_output) in argument order
+    local_size: tuple[int, ...] | None = None   # work-group shape; None lets the driver pick
+
+
+@dataclass(frozen=True)
+class MatmulTile:
+    """The blocking of the CPU matmul kernel (see KernelWriter._matmul_blocked)."""
+    rows: int          # R: rows of the register tile
+    vectors: int       # vectors of `width` columns in the register tile
+    columns: int       # columns per work-item: vectors * width
+    block_rows: int    # rows per work-item, a multiple of R
+    k_block: int       # k steps per copied block of B
+
+    @staticmethod
+    def choose(mm: Node, width: int) -> "MatmulTile":
+        *_, m, n = mm.shape
+        rows = next(r for r in (4, 2, 1) if m % r == 0)
+        vectors = 2 if n % (2 * width) == 0 else 1
+        chunks = next(c for c in (16, 8, 4, 2, 1) if m % (rows * c) == 0)
+        return MatmulTile(rows, vectors, vectors * width, rows * chunks, 128)
 
 
 class KernelWriter:
@@ -42,6 +61,7 @@ class KernelWriter:
         self.lane: sym.Var | None = None
         self.ops_seen: list[str] = []
         self.counter = 0
+        self.local_size: tuple[int, ...] | None = None
 
     # ---- emission helpers ----
     def emit(self, line: str) -> None:
@@ -314,9 +334,15 @@ class KernelWriter:
         return Value(acc, dtype, False)
 
     def matmul(self) -> tuple[int, ...]:
-        spec = self.spec
-        (mm,) = spec.reductions
-        (out_node, _), = spec.outputs
+        (mm,) = self.spec.reductions
+        n = mm.shape[-1]
+        if self.width > 1 and n % self.width == 0 and mm.dtype.is_float:
+            return self._matmul_blocked(mm)
+        return self._matmul_simple(mm)
+
+    def _matmul_simple(self, mm: Node) -> tuple[int, ...]:
+        """One work-item per 4 rows x `width` columns, looping over all of k (GPU path)."""
+        (out_node, _), = self.spec.outputs
         a, b = mm.src
         *batch, m, n = mm.shape
         k_len = a.shape[-1]
@@ -361,6 +387,89 @@ class KernelWriter:
             body(None)
         return (n // width, m // rows_per_item, n_batch)
 
+    def _matmul_blocked(self, mm: Node) -> tuple[int, ...]:
+        """CPU matmul. A work-item owns a panel of MB rows x `vectors`*width columns and keeps
+        its sums in a private array. k goes in blocks: each block of B's panel is first copied
+        into a private, contiguous array (B's rows are far apart, so reading them in place
+        thrashes the cache), then every group of R rows runs a register tile of R x `vectors`
+        accumulators over it. The elementwise epilogue runs once the sums are complete."""
+        tile = MatmulTile.choose(mm, self.width)
+        a, b = mm.src
+        *batch, m, n = mm.shape
+        n_batch = math.prod(batch)
+        vt = self.r.ctype(mm.dtype, True)
+        self.emit("int j = get_global_id(0); int mb = get_global_id(1); int b = get_global_id(2);")
+        j = sym.var("j", 0, n // tile.columns - 1)
+        mb = sym.var("mb", 0, m // tile.block_rows - 1)
+        batch_dims = tuple(sym.delinearize(sym.var("b", 0, n_batch - 1), tuple(batch)))
+        self._saw(Op.MATMUL)
+        sums = f"{vt} sums[{tile.block_rows * tile.vectors}]"
+        self.emit(f"{sums}; {vt} panel[{tile.k_block * tile.vectors}];")
+        with self.block(f"for (int i = 0; i < {tile.block_rows * tile.vectors}; i++)"):
+            self.emit(f"sums[i] = ({vt})(0);")
+
+        def column(c: int, lane: sym.Lin) -> sym.Lin:
+            return j * tile.columns + c * self.width + lane
+
+        def k_block(k0: sym.Lin, length: int) -> None:
+            t = sym.var("t", 0, length - 1)
+            with self.block(f"for (int t = 0; t < {length}; t++)"):
+                with self.lanes_on() as lane:
+                    for c in range(tile.vectors):
+                        index = Index(b.shape, dims=batch_dims + (k0 + t, column(c, lane)))
+                        bv = self.value(b, index)
+                        self.emit(f"panel[t*{tile.vectors}+{c}] = {self.r.splat(bv)};")
+            chunks = tile.block_rows // tile.rows
+            with self.block(f"for (int rc = 0; rc < {chunks}; rc++)"):
+                self._matmul_tile(a, mm, tile, batch_dims, mb * tile.block_rows, k0, length)
+
+        full, tail = divmod(a.shape[-1], tile.k_block)
+        if full:
+            kb = sym.var("kb", 0, full - 1)
+            with self.block(f"for (int kb = 0; kb < {full}; kb++)"):
+                k_block(kb * tile.k_block, tile.k_block)
+        if tail:
+            k_block(sym.num(full * tile.k_block), tail)
+        self._matmul_epilogue(mm, tile, batch_dims, mb * tile.block_rows, column)
+        global_size = (n // tile.columns, m // tile.block_rows, n_batch)
+        # PoCL runs a work-group on one thread; its own choice (64 items and more) leaves too
+        # few groups to balance two cores. Pairs of neighbouring panels share A's rows in cache.
+        self.local_size = (2 if global_size[0] % 2 == 0 else 1, 1, 1)
+        return global_size
+
+    def _matmul_tile(self, a: Node, mm: Node, tile: "MatmulTile", batch_dims, row0: sym.Lin,
+                     k0: sym.Lin, length: int) -> None:
+        """R x `vectors` accumulators, loaded from `sums`, run over one k block and put back."""
+        vt = self.r.ctype(mm.dtype, True)
+        rc = sym.var("rc", 0, tile.block_rows // tile.rows - 1)
+        accs = {(r, c): f"acc{r}_{c}" for r in range(tile.rows) for c in range(tile.vectors)}
+        for (r, c), acc in accs.items():
+            self.emit(f"{vt} {acc} = sums[(rc*{tile.rows}+{r})*{tile.vectors}+{c}];")
+        t = sym.var("t", 0, length - 1)
+        with self.block(f"for (int t = 0; t < {length}; t++)"):
+            for c in range(tile.vectors):
+                self.emit(f"{vt} b{c} = panel[t*{tile.vectors}+{c}];")
+            for r in range(tile.rows):
+                row = row0 + rc * tile.rows + r
+                av = self.value(a, Index(a.shape, dims=batch_dims + (row, k0 + t)))
+                splat = self.tmp(self.r.splat(av), mm.dtype, True)
+                for c in range(tile.vectors):
+                    # written as a multiply-add (contracted to fma): PoCL calls fma() out of line
+                    self.emit(f"{accs[r, c]} = {accs[r, c]} + {splat.code}*b{c};")
+        for (r, c), acc in accs.items():
+            self.emit(f"sums[(rc*{tile.rows}+{r})*{tile.vectors}+{c}] = {acc};")
+
+    def _matmul_epilogue(self, mm: Node, tile: "MatmulTile", batch_dims, row0: sym.Lin,
+                         column) -> None:
+        (out_node, _), = self.spec.outputs
+        r = sym.var("r", 0, tile.block_rows - 1)
+        with self.block(f"for (int r = 0; r < {tile.block_rows}; r++)"):
+            with self.lanes_on() as lane:
+                for c in range(tile.vectors):
+                    self.fused[mm] = Value(f"sums[r*{tile.vectors}+{c}]", mm.dtype, True)
+                    index = Index(out_node.shape, dims=batch_dims + (row0 + r, column(c, lane)))
+                    self.store(out_node, index.as_flat(), self.value(out_node, index))
+
     # ---- the whole kernel ----
     def source(self, name: str) -> str:
         params = []
@@ -369,7 +478,7 @@ class KernelWriter:
             qual = "" if output else "const "
             params.append(f"__global {qual}{storage}* restrict {pname}")
         header = f"__kernel void {name}({', '.join(params)}) {{"
-        return "\n".join([header, *self.lines, "}"]) + "\n"
+        return unaligned_typedefs(self.width) + "\n".join([header, *self.lines, "}"]) + "\n"
 
 
 def lower(spec: KernelSpec, width: int) -> LoweredKernel:
@@ -385,4 +494,4 @@ def lower(spec: KernelSpec, width: int) -> LoweredKernel:
     shape = "x".join(map(str, spec.shape)) or "1"
     name = "_".join([prefix, shape, *writer.ops_seen[:3], digest])
     params = [(node, output) for _, node, output in writer.params.values()]
-    return LoweredKernel(name, writer.source(name), global_size, params)
+    return LoweredKernel(name, writer.source(name), global_size, params, writer.local_size)

@@ -153,7 +153,7 @@ def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> l
     written = [BufferRef(device, nbytes) for _, nbytes in plan.outputs]
     for kernel, code, args in plan.launches:
         buffers = [(leaves[i] if leaf else written[i]).ensure_allocated() for leaf, i in args]
-        kernel(code.global_size, None, buffers)
+        kernel(code.global_size, code.local_size, buffers)
     for (pos, _), ref in zip(plan.outputs, written):
         REALIZED[nodes[pos]] = ref
     return [leaves[i] if leaf else written[i] for leaf, i in plan.targets]

@@ -33,6 +33,27 @@ _INT_CALL = {Op.MAX: "max", Op.MIN: "min"}
 _BOOL_AS_LOGIC = {Op.MAX: "({0}|{1})", Op.MIN: "({0}&{1})", Op.CMPLT: "({2}{0}&{1})"}
 
 
+# Vector loads and stores go through pointers to these element-aligned vector types, not
+# vloadN/vstoreN: PoCL does not inline its builtins, and a call per vector costs more than the
+# arithmetic it feeds (matmul 4x, elementwise ~1.5x). Guarded, since a program joins kernels.
+_UNALIGNED_TYPES = ("uchar", "int", "long", "float", "double")
+
+
+def unaligned(storage: str, width: int) -> str:
+    return f"{storage}{width}_u"
+
+
+def unaligned_typedefs(width: int) -> str:
+    if width == 1:
+        return ""
+    lines = [f"#ifndef CLGRAD_UNALIGNED_{width}", f"#define CLGRAD_UNALIGNED_{width}"]
+    for t in _UNALIGNED_TYPES:
+        lines.append(f"typedef {t}{width} __attribute__((aligned(sizeof({t})))) "
+                     f"{unaligned(t, width)};")
+    lines.append("#endif")
+    return "\n".join(lines) + "\n"
+
+
 class Renderer:
     def __init__(self, width: int):
         self.width = width
@@ -125,7 +146,7 @@ class Renderer:
     def vload(self, buf: str, base: str, dtype: DType) -> str:
         if dtype == float16:
             return f"vload_half{self.width}(0,{buf}+{base})"
-        code = f"vload{self.width}(0,{buf}+{base})"
+        code = f"*(__global const {unaligned(dtype.storage, self.width)}*)({buf}+{base})"
         return f"(-convert_int{self.width}({code}))" if dtype == bool_ else code
 
     def pack(self, lanes: list[Value], dtype: DType) -> str:
@@ -146,7 +167,7 @@ class Renderer:
             return f"vstore_half{self.width}({code},0,{buf}+{base});"
         if v.dtype == bool_:
             code = f"convert_uchar{self.width}(-{code})"
-        return f"vstore{self.width}({code},0,{buf}+{base});"
+        return f"*(__global {unaligned(v.dtype.storage, self.width)}*)({buf}+{base}) = {code};"
 
     # ---- reductions ----
     def reduce_init(self, op: Op, dtype: DType) -> str:
