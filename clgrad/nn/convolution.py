@@ -93,6 +93,42 @@ def _same_padding(kernel, dilation, stride) -> tuple[int, int]:
     return totals[0] // 2, totals[1] // 2
 
 
+# Measured on PoCL (2 cores), LeNet-sized layers at batch 64, forward + backward: "rows" 41,
+# 39, 24 ms against "columns" 42, 75, 31 ms, so rows it is; both stay for other devices.
+LAYOUT = "rows"
+
+
+def _add_bias(out: ir.Node, bias: ir.Node | None, shape: tuple[int, ...]) -> ir.Node:
+    """out + bias viewed as shape, at the matmul's own shape so it runs as its epilogue."""
+    if bias is None:
+        return out
+    return ir.binary(Op.ADD, out, ir.expand(ir.reshape(bias, shape), out.shape))
+
+
+def _conv_rows(win: ir.Node, weight: ir.Node, bias, g: int, og: int) -> ir.Node:
+    """(N*Ho*Wo, C*kh*kw) windows @ (C*kh*kw, O) weight per group, then back to NCHW."""
+    n, c, ho, kh, wo, kw = win.shape
+    cg = c // g
+    win = ir.reshape(win, (n, g, cg, ho, kh, wo, kw))
+    cols = ir.permute(win, (1, 0, 3, 5, 2, 4, 6))                    # G N Ho Wo Cg kh kw
+    cols = ir.reshape(cols, (g, n * ho * wo, cg * kh * kw))
+    wmat = ir.permute(ir.reshape(weight, (g, og, cg * kh * kw)), (0, 2, 1))
+    out = _add_bias(ir.matmul(cols, wmat), bias, (g, 1, og))           # G NHW Og
+    out = ir.permute(ir.reshape(out, (g, n, ho, wo, og)), (1, 0, 4, 2, 3))
+    return ir.reshape(out, (n, g * og, ho, wo))
+
+
+def _conv_columns(win: ir.Node, weight: ir.Node, bias, g: int, og: int) -> ir.Node:
+    """Per image: (O, C*kh*kw) weight @ (C*kh*kw, Ho*Wo) windows, already NCHW."""
+    n, c, ho, kh, wo, kw = win.shape
+    cg = c // g
+    win = ir.reshape(win, (n, g, cg, ho, kh, wo, kw))
+    cols = ir.reshape(ir.permute(win, (0, 1, 2, 4, 6, 3, 5)), (n, g, cg * kh * kw, ho * wo))
+    wmat = ir.expand(ir.reshape(weight, (1, g, og, cg * kh * kw)), (n, g, og, cg * kh * kw))
+    out = _add_bias(ir.matmul(wmat, cols), bias, (1, g, og, 1))
+    return ir.reshape(out, (n, g * og, ho, wo))
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Cross-correlation of (N, C, H, W) input with (O, C/groups, kh, kw) weight, as a matmul
     of the input's windows (a view) with the flattened weight."""
@@ -120,17 +156,9 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     ho = out_size(h, kh, stride[0], dilation[0], padding[0], "conv2d")
     wo = out_size(w, kw, stride[1], dilation[1], padding[1], "conv2d")
     win = windows(_pad_spatial(x, padding), (kh, kw), stride, dilation)  # N C Ho kh Wo kw
-    g, og = groups, o // groups
-    win = ir.reshape(win, (n, g, cg, ho, kh, wo, kw))
-    cols = ir.permute(win, (1, 0, 3, 5, 2, 4, 6))                    # G N Ho Wo Cg kh kw
-    cols = ir.reshape(cols, (g, n * ho * wo, cg * kh * kw))
-    wmat = ir.permute(ir.reshape(weight.node, (g, og, cg * kh * kw)), (0, 2, 1))
-    out = ir.matmul(cols, wmat)                                        # G NHW Og
-    if bias is not None:
-        b = ir.reshape(bias.node, (g, 1, og))
-        out = ir.binary(Op.ADD, out, ir.expand(b, out.shape))
-    out = ir.permute(ir.reshape(out, (g, n, ho, wo, og)), (1, 0, 4, 2, 3))
-    out = ir.reshape(out, (n, o, ho, wo))
+    g = groups
+    layout = _conv_rows if LAYOUT == "rows" else _conv_columns
+    out = layout(win, weight.node, None if bias is None else bias.node, g, o // groups)
     if unbatched:
         out = ir.reshape(out, out.shape[1:])
     return record("ConvolutionBackward0", out, device, tensors)

@@ -234,8 +234,10 @@ def _update_running(running_mean, running_var, mean, var, count, momentum) -> No
     c = running_mean.shape[0]
     m = 0.1 if momentum is None else momentum
     with no_grad():
-        batch_mean = Tensor(ir.reshape(mean, (c,)), running_mean.device)
-        batch_var = Tensor(ir.reshape(var, (c,)), running_var.device) * (count / (count - 1))
+        # detached: the running statistics carry no gradient back to the batch
+        batch_mean = Tensor(ir.reshape(mean, (c,)), running_mean.device).detach()
+        batch_var = Tensor(ir.reshape(var, (c,)), running_var.device).detach() * (
+            count / (count - 1))
         running_mean.copy_(running_mean * (1 - m) + batch_mean * m)
         running_var.copy_(running_var * (1 - m) + batch_var * m)
 

@@ -240,12 +240,12 @@ class Module:
         unexpected = [k for k in state_dict if k not in own]
         errors = []
         if strict:
-            if unexpected:
-                errors.append("Unexpected key(s) in state_dict: " + ", ".join(
-                    f'"{k}"' for k in unexpected) + ". ")
             if missing:
                 errors.append("Missing key(s) in state_dict: " + ", ".join(
                     f'"{k}"' for k in missing) + ". ")
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " + ", ".join(
+                    f'"{k}"' for k in unexpected) + ". ")
         for key, target in own.items():
             if key not in state_dict:
                 continue
