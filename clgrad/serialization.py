@@ -26,10 +26,10 @@ def _encode(obj, path: str, tensors: dict):
     """A JSON-able description of obj; its tensors go into `tensors` under their path."""
     if isinstance(obj, Tensor):
         array = obj.detach().numpy()
-        tensors[path] = np.ascontiguousarray(array)
+        tensors[path] = np.asarray(array, order="C")   # ascontiguousarray makes 0-d 1-d
         return {"t": path, "dtype": obj.dtype.name}
     if isinstance(obj, np.ndarray):
-        tensors[path] = np.ascontiguousarray(obj)
+        tensors[path] = np.asarray(obj, order="C")
         return {"a": path}
     if isinstance(obj, dict):
         items = []
