@@ -1,0 +1,191 @@
+"""nn.functional and the layers' maths: forward and backward against PyTorch (or, without it,
+the float64 interpreter and finite differences), plus NumPy formulas that always run."""
+import numpy as np
+import pytest
+
+import clgrad as cg
+import clgrad.nn.functional as CF
+from helpers import check, make, torch
+
+
+def F(x):
+    """The functional module matching x's library, so one lambda runs on both."""
+    if torch is not None and isinstance(x, torch.Tensor):
+        return torch.nn.functional
+    return CF
+
+
+# ---- convolution and pooling ----------------------------------------------------------------
+
+@pytest.mark.parametrize("kw", [
+    {}, dict(stride=2, padding=1), dict(dilation=2, padding=(2, 1)), dict(groups=2),
+    dict(stride=(2, 1), padding=(0, 1), dilation=(1, 2)),
+])
+def test_conv2d(kw):
+    weight = (4, 2, 3, 3) if kw.get("groups") == 2 else (4, 4, 3, 3)
+    check(lambda x, w, b: F(x).conv2d(x, w, b, **kw), (2, 4, 7, 6), weight, (4,),
+          atol=1e-4, grad_atol=1e-3)
+
+
+def test_conv2d_no_bias_unbatched_and_kernel_equal_stride():
+    check(lambda x, w: F(x).conv2d(x, w, stride=2), (2, 5, 6), (3, 2, 2, 2), atol=1e-4)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=3, stride=1),
+    dict(kernel_size=2, dilation=2), dict(kernel_size=3, stride=2, ceil_mode=True),
+])
+def test_max_pool2d(kw):
+    x = np.random.default_rng(3).permutation(2 * 3 * 7 * 6).reshape(2, 3, 7, 6) / 10.0
+    check(lambda x: F(x).max_pool2d(x, **kw), x.astype(np.float32))   # no ties: one argmax
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=3, stride=2, padding=1,
+                                     count_include_pad=False)])
+def test_avg_pool2d(kw):
+    check(lambda x: F(x).avg_pool2d(x, **kw), (2, 3, 7, 6))
+
+
+def _conv_numpy(x, w, b, stride, padding):
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    ho = (h + 2 * padding - kh) // stride + 1
+    wo = (wd + 2 * padding - kw) // stride + 1
+    out = np.zeros((n, o, ho, wo))
+    for i in range(ho):
+        for j in range(wo):
+            patch = xp[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw]
+            out[:, :, i, j] = np.einsum("nckl,ockl->no", patch, w) + b
+    return out
+
+
+def test_conv2d_and_max_pool_match_numpy_formulas():
+    x, w, b = make((2, 3, 6, 5)), make((4, 3, 3, 3)), make((4,))
+    got = CF.conv2d(cg.tensor(x), cg.tensor(w), cg.tensor(b), stride=2, padding=1).numpy()
+    np.testing.assert_allclose(got, _conv_numpy(x, w, b, 2, 1), atol=1e-4)
+    pooled = CF.max_pool2d(cg.tensor(x), 2).numpy()
+    expect = x[:, :, :6, :4].reshape(2, 3, 3, 2, 2, 2).max(axis=(3, 5))
+    np.testing.assert_array_equal(pooled, expect)
+
+
+# ---- activations, linear, normalisation, embedding, dropout ---------------------------------
+
+def test_linear():
+    check(lambda x, w, b: F(x).linear(x, w, b), (5, 3, 4), (6, 4), (6,))
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu(approximate):
+    check(lambda x: F(x).gelu(x, approximate=approximate), (4, 5), low=-4, high=4)
+
+
+def test_activations_and_softmax():
+    check(lambda x: (F(x).relu(x), F(x).softmax(x, dim=1), F(x).log_softmax(x, dim=0),
+                     F(x).sigmoid(x), F(x).tanh(x)), (3, 5))
+
+
+def test_layer_norm():
+    check(lambda x, w, b: F(x).layer_norm(x, (4, 5), w, b), (3, 4, 5), (4, 5), (4, 5),
+          atol=1e-4)
+
+
+def test_batch_norm_training_and_eval():
+    def fn(x, w, b):
+        lib = F(x)
+        rm, rv = _like(x, np.zeros(3, np.float32)), _like(x, np.ones(3, np.float32))
+        train = lib.batch_norm(x, rm, rv, w, b, training=True, momentum=0.3)
+        evaluated = lib.batch_norm(x, rm, rv, w, b, training=False)
+        return train, evaluated, rm * 1.0, rv * 1.0
+    check(fn, (4, 3, 2, 2), (3,), (3,), atol=1e-4)
+
+
+def _like(x, array):
+    if torch is not None and isinstance(x, torch.Tensor):
+        return torch.tensor(array)
+    return cg.tensor(array)
+
+
+def test_batch_norm_matches_numpy_formula():
+    x = make((6, 3))
+    rm, rv = cg.zeros(3).realize(), cg.ones(3).realize()
+    y = CF.batch_norm(cg.tensor(x), rm, rv, training=True, momentum=0.1, eps=1e-5).numpy()
+    mean, var = x.mean(0), x.var(0)
+    np.testing.assert_allclose(y, (x - mean) / np.sqrt(var + 1e-5), atol=1e-5)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * mean, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), 0.9 + 0.1 * x.var(0, ddof=1), atol=1e-6)
+
+
+def test_embedding():
+    idx = np.array([[1, 3, 3], [0, 4, 1]], np.int64)
+    check(lambda w: F(w).embedding(_like(w, idx), w), (5, 4))
+    check(lambda w: F(w).embedding(_like(w, idx), w, padding_idx=3), (5, 4))
+
+
+def test_dropout_scales_kept_values_and_masks_gradient():
+    x = cg.ones(200, 50, requires_grad=True)
+    y = CF.dropout(x, p=0.3, training=True)
+    values = y.numpy()
+    assert set(np.unique(values)) <= {0.0, np.float32(1 / 0.7)}
+    assert 0.6 < (values != 0).mean() < 0.8
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), values)
+    assert CF.dropout(x, 0.3, training=False) is x
+
+
+# ---- losses ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss(reduction):
+    check(lambda a, b: F(a).mse_loss(a, b, reduction=reduction), (4, 3), (4, 3))
+
+
+@pytest.mark.parametrize("kw", [{}, dict(reduction="sum"), dict(reduction="none"),
+                                dict(ignore_index=2), dict(label_smoothing=0.1)])
+def test_cross_entropy_class_indices(kw):
+    target = np.array([0, 2, 4, 1, 2, 3], np.int64)
+    check(lambda x: F(x).cross_entropy(x, _like(x, target), **kw), (6, 5))
+
+
+def test_cross_entropy_weight_spatial_and_probabilities():
+    target = np.array([[[0, 2], [1, 1]], [[2, 0], [1, 2]]], np.int64)
+    weight = np.array([0.2, 1.0, 3.0], np.float32)
+    check(lambda x: F(x).cross_entropy(x, _like(x, target), weight=_like(x, weight)),
+          (2, 3, 2, 2))
+    probs = np.random.default_rng(1).dirichlet(np.ones(5), 4).astype(np.float32)
+    check(lambda x: F(x).cross_entropy(x, _like(x, probs)), (4, 5))
+
+
+def test_nll_loss_and_cross_entropy_match_numpy():
+    x, target = make((6, 5)), np.array([0, 2, 4, 1, 2, 3])
+    logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+    expect = -logp[np.arange(6), target].mean()
+    got = CF.cross_entropy(cg.tensor(x), cg.tensor(target)).item()
+    assert abs(got - expect) < 1e-5
+    assert abs(CF.nll_loss(cg.tensor(logp.astype(np.float32)), cg.tensor(target)).item()
+               - expect) < 1e-5
+    assert CF.cross_entropy(cg.tensor(x, requires_grad=True),
+                            cg.tensor(target)).grad_fn.name() == "NllLossBackward0"
+
+
+def test_bce_with_logits():
+    y = (make((4, 3), seed=5) > 0).astype(np.float32)
+    pos = np.array([1.0, 2.0, 0.5], np.float32)
+    check(lambda x: F(x).binary_cross_entropy_with_logits(x, _like(x, y)), (4, 3), low=-6,
+          high=6)
+    check(lambda x: F(x).binary_cross_entropy_with_logits(x, _like(x, y),
+                                                          pos_weight=_like(x, pos)), (4, 3))
+    x = make((4, 3), low=-30, high=30)
+    expect = np.mean(np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x))))
+    got = CF.binary_cross_entropy_with_logits(cg.tensor(x), cg.tensor(y)).item()
+    assert abs(got - expect) < 1e-5
+
+
+def test_loss_errors_name_the_problem():
+    with pytest.raises(ValueError, match="reduction"):
+        CF.mse_loss(cg.ones(2), cg.ones(2), reduction="avg")
+    with pytest.raises(IndexError, match="out of bounds"):
+        CF.cross_entropy(cg.ones(2, 3), cg.tensor([0, 3]))
+    with pytest.raises(RuntimeError, match="conv2d"):
+        CF.conv2d(cg.ones(1, 3, 5, 5), cg.ones(2, 2, 3, 3))

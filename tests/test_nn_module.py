@@ -1,0 +1,151 @@
+"""nn.Module bookkeeping, layer shapes/initialisation/names, state_dict round trips."""
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import clgrad as cg
+from clgrad import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from lenet import Net  # noqa: E402
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 2, 3, padding=1)
+        self.bn = nn.BatchNorm2d(2)
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(2 * 4 * 4, 3))
+        self.register_buffer("scale", cg.ones(1))
+        self.register_buffer("scratch", cg.zeros(1), persistent=False)
+        self.note = "plain attribute"
+
+    def forward(self, x):
+        return self.head(self.bn(self.conv(x)).relu() * self.scale)
+
+
+def test_lenet_names_shapes_and_repr():
+    net = Net()
+    shapes = {name: tuple(p.shape) for name, p in net.named_parameters()}
+    assert shapes == {"conv1.weight": (6, 1, 3, 3), "conv1.bias": (6,),
+                      "conv2.weight": (16, 6, 3, 3), "conv2.bias": (16,),
+                      "fc1.weight": (120, 576), "fc1.bias": (120,), "fc2.weight": (84, 120),
+                      "fc2.bias": (84,), "fc3.weight": (10, 84), "fc3.bias": (10,)}
+    assert all(isinstance(p, nn.Parameter) and p.requires_grad for p in net.parameters())
+    assert repr(net).splitlines()[1] == "  (conv1): Conv2d(1, 6, kernel_size=(3, 3), stride=(1, 1))"
+    assert "(fc1): Linear(in_features=576, out_features=120, bias=True)" in repr(net)
+    out = net(cg.randn(1, 1, 32, 32))
+    assert out.shape == (1, 10) and out.grad_fn.name() == "AddmmBackward0"
+    out.backward(cg.randn(1, 10))
+    assert all(p.grad is not None and p.grad.shape == p.shape for p in net.parameters())
+
+
+def test_registration_traversal_and_modes():
+    m = Block()
+    assert [n for n, _ in m.named_parameters()] == [
+        "conv.weight", "conv.bias", "bn.weight", "bn.bias", "head.1.weight", "head.1.bias"]
+    assert [n for n, _ in m.named_buffers()] == [
+        "scale", "scratch", "bn.running_mean", "bn.running_var", "bn.num_batches_tracked"]
+    assert [n for n, _ in m.named_children()] == ["conv", "bn", "head"]
+    assert len(list(m.modules())) == 6 and m.note == "plain attribute"
+    assert m.training and all(x.training for x in m.modules())
+    m.eval()
+    assert not any(x.training for x in m.modules())
+    m.train()
+    with pytest.raises(TypeError, match="parameter"):
+        m.conv.weight = cg.ones(2, 1, 3, 3)
+    m.conv.weight = nn.Parameter(cg.ones(2, 1, 3, 3))
+    assert m.conv.weight.numpy().sum() == 18
+    assert m(cg.randn(2, 1, 4, 4)).shape == (2, 3)
+    del m.scale
+    assert "scale" not in dict(m.named_buffers())
+
+
+def test_zero_grad_and_sequential_modulelist():
+    seq = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    assert isinstance(seq[0], nn.Linear) and len(seq) == 3 and len(seq[1:]) == 2
+    seq(cg.randn(5, 3)).sum().backward()
+    assert seq[0].weight.grad is not None
+    seq.zero_grad()
+    assert all(p.grad is None for p in seq.parameters())
+    ml = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+    ml.append(nn.Tanh())
+    assert len(ml) == 4 and len(list(ml.parameters())) == 6
+    assert [n for n, _ in ml.named_parameters()][:2] == ["0.weight", "0.bias"]
+
+
+def test_default_init_bounds_like_pytorch():
+    cg.manual_seed(0)
+    lin = nn.Linear(100, 50)
+    bound = 1 / math.sqrt(100)
+    w, b = lin.weight.numpy(), lin.bias.numpy()
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
+    assert np.abs(b).max() <= bound
+    conv = nn.Conv2d(4, 8, 3, groups=2)
+    assert conv.weight.shape == (8, 2, 3, 3)
+    assert np.abs(conv.weight.numpy()).max() <= 1 / math.sqrt(2 * 9)
+    bn = nn.BatchNorm1d(5)
+    assert bn.weight.numpy().tolist() == [1] * 5 and bn.running_var.numpy().tolist() == [1] * 5
+    emb = nn.Embedding(10, 4, padding_idx=2)
+    assert not emb.weight.numpy()[2].any()
+    w = cg.zeros(30, 20)
+    nn.init.xavier_uniform_(w)
+    assert np.abs(w.numpy()).max() <= math.sqrt(6 / 50)
+    nn.init.constant_(w, 0.5)
+    assert (w.numpy() == 0.5).all()
+
+
+def test_layer_reprs():
+    assert repr(nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False)) == \
+        "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False)"
+    assert repr(nn.MaxPool2d(2)) == \
+        "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    assert repr(nn.BatchNorm2d(16)) == \
+        "BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"
+    assert repr(nn.Dropout(0.2)) == "Dropout(p=0.2, inplace=False)"
+    assert repr(nn.ReLU()) == "ReLU()"
+    assert repr(nn.LayerNorm(10)) == "LayerNorm((10,), eps=1e-05, elementwise_affine=True)"
+
+
+def test_batchnorm_module_running_stats_and_eval():
+    bn = nn.BatchNorm1d(3, momentum=0.5)
+    x = np.random.default_rng(0).standard_normal((8, 3)).astype(np.float32)
+    for _ in range(2):
+        bn(cg.tensor(x))
+    assert int(bn.num_batches_tracked.item()) == 2
+    np.testing.assert_allclose(bn.running_mean.numpy(), 0.75 * x.mean(0), atol=1e-6)
+    bn.eval()
+    expect = (x - bn.running_mean.numpy()) / np.sqrt(bn.running_var.numpy() + 1e-5)
+    np.testing.assert_allclose(bn(cg.tensor(x)).numpy(), expect, atol=1e-5)
+    assert int(bn.num_batches_tracked.item()) == 2
+
+
+def test_state_dict_round_trip_and_errors():
+    a, b = Block(), Block()
+    a(cg.randn(2, 1, 4, 4))     # moves the running stats
+    state = a.state_dict()
+    assert "scratch" not in state and "bn.num_batches_tracked" in state
+    keep = b.conv.weight
+    result = b.load_state_dict(state)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert b.conv.weight is keep        # loaded in place
+    for key, value in a.state_dict().items():
+        np.testing.assert_array_equal(b.state_dict()[key].numpy(), value.numpy())
+    bad = dict(state)
+    bad["extra"] = cg.ones(1)
+    del bad["conv.bias"]
+    with pytest.raises(RuntimeError, match='(?s)Missing key.*"conv.bias".*Unexpected key.*"extra"'):
+        b.load_state_dict(bad)
+    assert b.load_state_dict(bad, strict=False).missing_keys == ["conv.bias"]
+    wrong = dict(state, **{"conv.weight": cg.ones(3, 1, 3, 3)})
+    with pytest.raises(RuntimeError, match="size mismatch for conv.weight"):
+        b.load_state_dict(wrong)
+
+
+def test_to_keeps_parameter_identity():
+    lin = nn.Linear(2, 2)
+    params = list(lin.parameters())
+    assert lin.to("cpu") is lin and list(lin.parameters()) == params

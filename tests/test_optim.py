@@ -1,0 +1,184 @@
+"""Optimizers step for step against PyTorch's update rules (written out in NumPy here, so the
+check holds without PyTorch too; with PyTorch installed its optimizers are compared as well)."""
+import numpy as np
+import pytest
+
+import clgrad as cg
+from clgrad import nn, optim
+from helpers import torch
+
+RNG = np.random.default_rng(0)
+W0 = RNG.standard_normal((4, 3)).astype(np.float32)
+GRADS = [RNG.standard_normal((4, 3)).astype(np.float32) for _ in range(4)]
+
+
+def sgd_rule(lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+    p, buf = W0.astype(np.float64), None
+    for g in GRADS:
+        g = g + weight_decay * p
+        if momentum:
+            buf = g.copy() if buf is None else momentum * buf + (1 - dampening) * g
+            g = g + momentum * buf if nesterov else buf
+        p = p - lr * g
+    return p
+
+
+def adam_rule(lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
+              decoupled=False):
+    p = W0.astype(np.float64)
+    m, v, vmax = np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
+    for t, g in enumerate(GRADS, 1):
+        if decoupled:
+            p = p * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * p
+        m = betas[0] * m + (1 - betas[0]) * g
+        v = betas[1] * v + (1 - betas[1]) * g * g
+        vmax = np.maximum(vmax, v)
+        denom = np.sqrt(vmax if amsgrad else v) / np.sqrt(1 - betas[1] ** t) + eps
+        p = p - lr / (1 - betas[0] ** t) * m / denom
+    return p
+
+
+def rmsprop_rule(lr, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False):
+    p = W0.astype(np.float64)
+    s, a, buf = np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
+    for g in GRADS:
+        g = g + weight_decay * p
+        s = alpha * s + (1 - alpha) * g * g
+        a = alpha * a + (1 - alpha) * g
+        avg = np.sqrt(s - a * a if centered else s) + eps
+        if momentum:
+            buf = momentum * buf + g / avg
+            p = p - lr * buf
+        else:
+            p = p - lr * g / avg
+    return p
+
+
+CASES = [
+    ("SGD", dict(lr=0.1), sgd_rule),
+    ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.01), sgd_rule),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True), sgd_rule),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.5), sgd_rule),
+    ("Adam", dict(lr=0.01), adam_rule),
+    ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True), adam_rule),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1), lambda **k: adam_rule(decoupled=True, **k)),
+    ("RMSprop", dict(lr=0.01), rmsprop_rule),
+    ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1), rmsprop_rule),
+]
+
+
+def _run(name, kwargs):
+    p = nn.Parameter(cg.tensor(W0))
+    opt = getattr(optim, name)([p], **kwargs)
+    for g in GRADS:
+        p.grad = cg.tensor(g)
+        opt.step()
+    return p, opt
+
+
+@pytest.mark.parametrize("name,kwargs,rule", CASES)
+def test_update_rules(name, kwargs, rule):
+    p, opt = _run(name, kwargs)
+    np.testing.assert_allclose(p.numpy(), rule(**kwargs), rtol=1e-5, atol=1e-6)
+    if torch is not None:
+        tp = torch.nn.Parameter(torch.tensor(W0))
+        topt = getattr(torch.optim, name)([tp], **kwargs)
+        for g in GRADS:
+            tp.grad = torch.tensor(g)
+            topt.step()
+        np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6)
+        assert sorted(opt.state[p]) == sorted(topt.state[tp])
+        for key, value in topt.state[tp].items():
+            np.testing.assert_allclose(np.asarray(opt.state[p][key].numpy()),
+                                       value.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_state_names():
+    assert sorted(_run("SGD", dict(lr=0.1, momentum=0.9))[1].state_dict()["state"][0]) == \
+        ["momentum_buffer"]
+    assert sorted(_run("Adam", dict(lr=0.1))[1].state_dict()["state"][0]) == \
+        ["exp_avg", "exp_avg_sq", "step"]
+    assert sorted(_run("RMSprop", dict(lr=0.1))[1].state_dict()["state"][0]) == \
+        ["square_avg", "step"]
+
+
+def test_invalid_arguments():
+    p = [nn.Parameter(cg.ones(2))]
+    for make in (lambda: optim.SGD(p, lr=-1), lambda: optim.SGD(p, lr=0.1, momentum=-0.5),
+                 lambda: optim.SGD(p, lr=0.1, nesterov=True),
+                 lambda: optim.Adam(p, betas=(1.0, 0.9)), lambda: optim.Adam(p, eps=-1),
+                 lambda: optim.AdamW(p, weight_decay=-1), lambda: optim.RMSprop(p, alpha=-1),
+                 lambda: optim.SGD([], lr=0.1)):
+        with pytest.raises(ValueError):
+            make()
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        optim.SGD([{"params": p}, {"params": p}], lr=0.1)
+
+
+def test_param_groups_zero_grad_closure_and_state_dict_round_trip():
+    a, b = nn.Parameter(cg.ones(3)), nn.Parameter(cg.ones(2))
+    opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1, momentum=0.9)
+    assert opt.param_groups[0]["lr"] == 0.1 and opt.param_groups[1]["lr"] == 0.5
+    assert opt.param_groups[1]["momentum"] == 0.9
+
+    def closure():
+        opt.zero_grad()
+        loss = (a * a).sum() + (b * 3).sum()
+        loss.backward()
+        return loss
+    assert opt.step(closure).item() == 9.0
+    np.testing.assert_allclose(a.numpy(), [0.8] * 3)
+    np.testing.assert_allclose(b.numpy(), [-0.5] * 2)
+    opt.zero_grad()
+    assert a.grad is None and b.grad is None
+    opt.step(closure)
+
+    c, d = nn.Parameter(cg.tensor(a.numpy())), nn.Parameter(cg.tensor(b.numpy()))
+    fresh = optim.SGD([{"params": [c]}, {"params": [d], "lr": 0.5}], lr=0.1, momentum=0.9)
+    fresh.load_state_dict(opt.state_dict())
+    np.testing.assert_allclose(fresh.state[c]["momentum_buffer"].numpy(),
+                               opt.state[a]["momentum_buffer"].numpy())
+    for _ in range(2):
+        opt.step(closure)
+        fresh.zero_grad()
+        ((c * c).sum() + (d * 3).sum()).backward()
+        fresh.step()
+    np.testing.assert_allclose(c.numpy(), a.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError):
+        optim.SGD([c], lr=0.1).load_state_dict(opt.state_dict())
+
+
+def test_step_is_one_schedule_and_adam_step_count_compiles_nothing_new():
+    from clgrad.compiler import realize as realize_module
+    p = nn.Parameter(cg.ones(8))
+    opt = optim.Adam([p], lr=0.1)
+    for _ in range(2):
+        p.grad = cg.ones(8) * 2
+        opt.step()
+    before = len(realize_module._lowered)
+    for _ in range(3):
+        p.grad = cg.ones(8) * 2
+        opt.step()
+    assert len(realize_module._lowered) == before      # bias corrections are data, not code
+
+
+def test_lr_schedulers():
+    p = [nn.Parameter(cg.ones(1))]
+    opt = optim.SGD(p, lr=1.0)
+    sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    lrs = []
+    for _ in range(5):
+        lrs.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert lrs == [1.0, 1.0, 0.5, 0.5, 0.25]
+    opt = optim.SGD(p, lr=1.0)
+    sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4, eta_min=0.1)
+    lrs = []
+    for _ in range(5):
+        lrs.append(opt.param_groups[0]["lr"])
+        sched.step()
+    expect = [0.1 + 0.9 * (1 + np.cos(np.pi * t / 4)) / 2 for t in range(5)]
+    np.testing.assert_allclose(lrs, expect, rtol=1e-9)
