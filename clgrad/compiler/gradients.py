@@ -157,22 +157,6 @@ RULES = {
 NO_GRADIENT = frozenset({Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.NOT, Op.DETACH})
 
 
-def _walk(out: Node, targets: set) -> tuple[list[Node], set]:
-    """Nodes under out (stopping at targets), each after its sources, and the set of them."""
-    order, seen = [], set()
-    stack = [(out, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-        elif node not in seen:
-            seen.add(node)
-            stack.append((node, True))
-            if node not in targets:
-                stack.extend((s, False) for s in node.src)
-    return order, seen
-
-
 def _folded(wrt, seen, targets) -> dict[Node, Node]:
     """Inputs that out's graph skips because a constructor folded a reshape of a reshape (or a
     permute of a permute) into one op over their source: {source: input}."""
@@ -184,11 +168,11 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node) -> list[Node | None]:
     """d out / d wrt[i], contracted with grad (out's shape), for each i; None where out
     does not depend on wrt[i] differentiably. A node listed twice gets its gradient once."""
     targets = set(wrt)
-    order, seen = _walk(out, targets)
-    folded = _folded(wrt, seen, targets)
+    order = ir.toposort([out], stop=targets.__contains__)
+    folded = _folded(wrt, set(order), targets)
     if folded:
         targets |= set(folded)
-        order, seen = _walk(out, targets)
+        order = ir.toposort([out], stop=targets.__contains__)
     reaches = set()
     for node in order:
         if node in targets or any(s in reaches for s in node.src if node not in targets):

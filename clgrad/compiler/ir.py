@@ -75,21 +75,21 @@ def _arg_key(op: Op, arg: Any):
     return arg
 
 
-def toposort(roots) -> list[Node]:
-    """Every node reachable from roots, each after its sources."""
+def toposort(roots, stop=None) -> list[Node]:
+    """Every node reachable from roots, each after its sources. Nodes for which stop(node)
+    holds are listed but not looked beneath."""
     order, seen = [], set()
     for root in roots:
         stack = [(root, False)]
         while stack:
-            node, expanded = stack.pop()
-            if expanded:
+            node, done = stack.pop()
+            if done:
                 order.append(node)
-                continue
-            if node in seen:
-                continue
-            seen.add(node)
-            stack.append((node, True))
-            stack.extend((s, False) for s in reversed(node.src) if s not in seen)
+            elif node not in seen:
+                seen.add(node)
+                stack.append((node, True))
+                if stop is None or not stop(node):
+                    stack.extend((s, False) for s in reversed(node.src) if s not in seen)
     return order
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import weakref
 from collections import defaultdict
 
-from .ir import BufferRef, Node, base_of
+from .ir import BufferRef, Node, base_of, toposort
 from .kernel import KernelSpec
 from .ops import ELEMENTWISE, REDUCE, SOURCE, Op
 
@@ -34,7 +34,7 @@ class Scheduler:
     def __init__(self, targets: list[Node], device):
         self.targets = list(dict.fromkeys(t for t in targets if buffer_of(t) is None))
         self.device = device
-        self.order = self._toposort()
+        self.order = toposort(self.targets, stop=lambda n: buffer_of(n) is not None)
         self.consumers: dict[Node, list[Node]] = defaultdict(list)
         for node in self.order:
             for s in node.src:
@@ -43,21 +43,6 @@ class Scheduler:
         self.epilogue_roots: set[Node] = set()
         self._fuse_matmul_epilogues()
         self._fuse_reductions()
-
-    def _toposort(self) -> list[Node]:
-        order, seen = [], set()
-        for root in self.targets:
-            stack = [(root, False)]
-            while stack:
-                node, done = stack.pop()
-                if done:
-                    order.append(node)
-                elif node not in seen:
-                    seen.add(node)
-                    stack.append((node, True))
-                    if buffer_of(node) is None:
-                        stack.extend((s, False) for s in reversed(node.src) if s not in seen)
-        return order
 
     def _initial_roots(self) -> set[Node]:
         roots = set(self.targets)

@@ -33,7 +33,9 @@ class Var(Atom):
 
 
 @dataclass(frozen=True, eq=True)
-class Div(Atom):
+class Quotient(Atom):
+    """arg / divisor (op "/") or arg % divisor (op "%"), floored, for a positive divisor."""
+    op: str
     arg: "Lin"
     divisor: int
     lo: int = field(compare=False)
@@ -43,21 +45,7 @@ class Div(Atom):
         return self.render()
 
     def render(self) -> str:
-        return f"({_operand(self.arg)}/{self.divisor})"
-
-
-@dataclass(frozen=True, eq=True)
-class Mod(Atom):
-    arg: "Lin"
-    divisor: int
-    lo: int = field(compare=False)
-    hi: int = field(compare=False)
-
-    def key(self) -> str:
-        return self.render()
-
-    def render(self) -> str:
-        return f"({_operand(self.arg)}%{self.divisor})"
+        return f"({_operand(self.arg)}{self.op}{self.divisor})"
 
 
 @dataclass(frozen=True, eq=True)
@@ -187,10 +175,10 @@ def floordiv(a, c: int) -> Lin:
         if split is not None:
             quotient, _ = split     # floor((g*q + r)/c) = floor(q/(c/g)) when 0 <= r < g
             return quotient if g == c else floordiv(quotient, c // g)
-    if len(a.terms) == 1 and a.const == 0 and a.terms[0][1] == 1 and isinstance(a.terms[0][0], Div):
+    if len(a.terms) == 1 and a.const == 0 and a.terms[0][1] == 1 and isinstance(a.terms[0][0], Quotient) and a.terms[0][0].op == "/":
         inner = a.terms[0][0]       # (x // m) // c == x // (m*c)
         return floordiv(inner.arg, inner.divisor * c)
-    return Lin(((Div(a, c, a.lo // c, a.hi // c), 1),), 0)
+    return Lin(((Quotient("/", a, c, a.lo // c, a.hi // c), 1),), 0)
 
 
 def mod(a, c: int) -> Lin:
@@ -210,10 +198,10 @@ def mod(a, c: int) -> Lin:
             return add(mul(mod(quotient, c // g), g), rest)
     if len(reduced.terms) == 1 and reduced.const == 0 and reduced.terms[0][1] == 1:
         atom = reduced.terms[0][0]
-        if isinstance(atom, Mod) and atom.divisor % c == 0:   # (x % (k*c)) % c == x % c
+        if isinstance(atom, Quotient) and atom.op == "%" and atom.divisor % c == 0:   # (x % (k*c)) % c == x % c
             return mod(atom.arg, c)
     lo, hi = (reduced.lo, reduced.hi) if reduced.lo >= 0 and reduced.hi < c else (0, c - 1)
-    return Lin(((Mod(reduced, c, lo, hi), 1),), 0)
+    return Lin(((Quotient("%", reduced, c, lo, hi), 1),), 0)
 
 
 def substitute(a: Lin, values: dict[Var, Lin]) -> Lin:
@@ -228,7 +216,7 @@ def _substitute_atom(atom: Atom, values: dict[Var, Lin]) -> Lin:
     if isinstance(atom, Var):
         return values.get(atom, Lin(((atom, 1),), 0))
     inner = substitute(atom.arg, values)
-    return floordiv(inner, atom.divisor) if isinstance(atom, Div) else mod(inner, atom.divisor)
+    return floordiv(inner, atom.divisor) if atom.op == "/" else mod(inner, atom.divisor)
 
 
 def variables(a: Lin) -> set[Var]:

@@ -12,16 +12,22 @@ def _tensors(args):
     return [a for a in args if is_tensor(a)]
 
 
-def binary(name: str, op: Op, a, b, grad_name: str, *, float_only=False, compare=False):
-    """a op b with broadcasting and PyTorch promotion; a or b may be a Python number."""
+def _operands(name: str, a, b, float_only=False):
+    """The tensors among a and b, their device, and a and b as nodes of the common dtype and
+    the broadcast shape."""
     tensors = _tensors((a, b))
     device = common_device(name, tensors)
     dtype = result_dtype(name, (a, b))
     if float_only and not dtype.is_float:
         dtype = dt.DEFAULT_FLOAT
     shape = broadcast_shape(name, *(t.shape for t in tensors))
-    node = ir.binary(op, lift(a, dtype, shape), lift(b, dtype, shape))
-    return record(grad_name, node, device, tensors)
+    return tensors, device, lift(a, dtype, shape), lift(b, dtype, shape)
+
+
+def binary(name: str, op: Op, a, b, grad_name: str, *, float_only=False):
+    """a op b with broadcasting and PyTorch promotion; a or b may be a Python number."""
+    tensors, device, na, nb = _operands(name, a, b, float_only)
+    return record(grad_name, ir.binary(op, na, nb), device, tensors)
 
 
 def unary(name: str, op: Op, x, grad_name: str):
@@ -128,38 +134,31 @@ def clamp(x, min=None, max=None):
     return record("ClampBackward1", node, x.device, [x])
 
 
+def _signs_differ(x: ir.Node, y: ir.Node) -> ir.Node:
+    zero = ir.const(0, x.dtype, x.shape)
+    return ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.CMPLT, x, zero),
+                                      ir.binary(Op.CMPLT, y, zero)))
+
+
 def floor_divide(a, b):
     """Python's // : rounds toward negative infinity."""
-    tensors = _tensors((a, b))
-    device = common_device("floor_divide", tensors)
-    dtype = result_dtype("floor_divide", (a, b))
-    shape = broadcast_shape("floor_divide", *(t.shape for t in tensors))
-    na, nb = lift(a, dtype, shape), lift(b, dtype, shape)
-    if dtype.is_float:
-        node = ir.unary(Op.FLOOR, ir.binary(Op.DIV, na, nb))
+    tensors, device, na, nb = _operands("floor_divide", a, b)
+    q = ir.binary(Op.DIV, na, nb)
+    if na.dtype.is_float:
+        node = ir.unary(Op.FLOOR, q)
     else:       # C truncates; step down where the signs differ and it did not divide evenly
-        q = ir.binary(Op.DIV, na, nb)
-        zero = ir.const(0, dtype, shape)
         inexact = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.MUL, q, nb), na))
-        signs_differ = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.CMPLT, na, zero),
-                                                  ir.binary(Op.CMPLT, nb, zero)))
-        adjust = ir.binary(Op.AND, inexact, signs_differ)
-        node = ir.binary(Op.SUB, q, ir.cast(adjust, dtype))
+        adjust = ir.binary(Op.AND, inexact, _signs_differ(na, nb))
+        node = ir.binary(Op.SUB, q, ir.cast(adjust, na.dtype))
     return record("DivBackward0", node, device, tensors)
 
 
 def remainder(a, b):
     """Python's % : the result takes the sign of the divisor."""
-    tensors = _tensors((a, b))
-    device = common_device("remainder", tensors)
-    dtype = result_dtype("remainder", (a, b))
-    shape = broadcast_shape("remainder", *(t.shape for t in tensors))
-    na, nb = lift(a, dtype, shape), lift(b, dtype, shape)
+    tensors, device, na, nb = _operands("remainder", a, b)
     r = ir.binary(Op.MOD, na, nb)
-    zero = ir.const(0, dtype, shape)
-    signs_differ = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.CMPLT, r, zero),
-                                              ir.binary(Op.CMPLT, nb, zero)))
-    fix = ir.binary(Op.AND, signs_differ, ir.unary(Op.NOT, ir.binary(Op.CMPEQ, r, zero)))
+    nonzero = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, r, ir.const(0, r.dtype, r.shape)))
+    fix = ir.binary(Op.AND, _signs_differ(r, nb), nonzero)
     node = ir.where(fix, ir.binary(Op.ADD, r, nb), r)
     return record("RemainderBackward0", node, device, tensors)
 
