@@ -1,6 +1,7 @@
-"""Median wall-clock times of several runners measured side by side: warm-up calls first
-(compiles, fills the buffer pool), then rounds in which every runner runs once, so that a
-busy machine slows them all alike. Each runner forces its own completion."""
+"""Median wall-clock times of several runners, one after another: each gets warm-up calls
+first (compiles, fills the buffer pool, and lets the previous runner's worker threads stop
+spinning: OpenMP and OpenBLAS pools busy-wait after a call, which would steal the cores from
+whatever runs next), then several timed calls. Each runner forces its own completion."""
 from __future__ import annotations
 
 import statistics
@@ -8,20 +9,21 @@ import time
 
 
 def median_seconds(runners: dict[str, object], repeats: int, warmup: int = 2,
-                   budget_s: float = 6.0) -> dict[str, float]:
-    for run in runners.values():
+                   budget_s: float = 5.0) -> dict[str, float]:
+    result = {}
+    for name, run in runners.items():
         for _ in range(warmup):
             run()
-    times: dict[str, list[float]] = {name: [] for name in runners}
-    deadline = time.perf_counter() + budget_s
-    for i in range(repeats):
-        for name, run in runners.items():
+        times = []
+        deadline = time.perf_counter() + budget_s
+        for i in range(repeats):
             start = time.perf_counter()
             run()
-            times[name].append(time.perf_counter() - start)
-        if i >= 2 and time.perf_counter() > deadline:
-            break
-    return {name: statistics.median(ts) for name, ts in times.items()}
+            times.append(time.perf_counter() - start)
+            if i >= 2 and time.perf_counter() > deadline:
+                break
+        result[name] = statistics.median(times)
+    return result
 
 
 def synced(tensor) -> None:
