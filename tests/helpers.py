@@ -23,6 +23,7 @@ except ImportError:
     torch = None
 
 SEED = 1234
+FD_MAX_ELEMENTS = 256       # finite differences check at most this many elements per input
 
 
 def make(shape, dtype=np.float32, low=-2.0, high=2.0, seed=SEED) -> np.ndarray:
@@ -99,12 +100,13 @@ def check(fn, *inputs, dtype=np.float32, grad=True, atol=1e-5, rtol=1e-4, low=-2
             continue
         got = None if t.grad is None else t.grad.numpy()
         if expected[k] is None or got is None:    # no path: the other side must be zero
-            other = got if expected[k] is None else expected[k]
+            other = got if expected[k] is None else np.ma.filled(expected[k], 0)
             assert other is None or not np.any(other), f"input {k}: gradient {got} vs {expected[k]}"
             continue
         assert got.shape == expected[k].shape, (k, got.shape, expected[k].shape)
-        np.testing.assert_allclose(got, expected[k], atol=grad_atol, rtol=grad_rtol,
-                                   err_msg=f"gradient of input {k}")
+        want, mask = expected[k], np.ma.getmaskarray(expected[k])
+        np.testing.assert_allclose(got[~mask], np.ma.getdata(want)[~mask], atol=grad_atol,
+                                   rtol=grad_rtol, err_msg=f"gradient of input {k}")
     return outs
 
 
@@ -137,8 +139,12 @@ def _float64_graph(fn, arrays):
     return [v.astype(n.dtype.np) for v, n in zip(values, nodes)], nodes, leaves
 
 
-def _finite_differences(nodes, leaves, float_outs, cotangents, eps=1e-6) -> list:
-    """Central differences of sum(cotangent * output) in float64, one input element at a time."""
+def _finite_differences(nodes, leaves, float_outs, cotangents, eps=1e-3) -> list:
+    """Central differences of sum(cotangent * output) in float64, one input element at a time.
+    Elements where the one-sided slopes disagree sit on a kink or a jump (relu at 0, ties of
+    max, round at .5), where the reference's choice of subgradient is a convention: those
+    elements are left out (masked), as are all but a sample of a large input's. eps is large
+    enough that a float32 cast inside the graph does not swamp it."""
     current = dict(leaf for leaf in leaves if leaf is not None)
     roots = [nodes[k] for k in float_outs]
 
@@ -146,20 +152,24 @@ def _finite_differences(nodes, leaves, float_outs, cotangents, eps=1e-6) -> list
         values = interpret.evaluate(roots, current)
         return sum(float(np.sum(v * c)) for v, c in zip(values, cotangents))
 
+    base = loss()
     expected = []
     for leaf in leaves:
         if leaf is None:
             expected.append(None)
             continue
         x = current[leaf[0]]
-        g = np.zeros_like(x)
-        for i in np.ndindex(x.shape):
+        g = np.ma.masked_all(x.shape, np.float64)
+        everything = list(np.ndindex(x.shape))
+        picks = np.random.default_rng(SEED).permutation(len(everything))[:FD_MAX_ELEMENTS]
+        for i in (everything[p] for p in sorted(picks)):
             saved = x[i]
             x[i] = saved + eps
-            up = loss()
+            up = (loss() - base) / eps
             x[i] = saved - eps
-            down = loss()
+            down = (base - loss()) / eps
             x[i] = saved
-            g[i] = (up - down) / (2 * eps)
+            if abs(up - down) <= 1e-2 * (1 + abs(up)):
+                g[i] = (up + down) / 2
         expected.append(g)
     return expected
