@@ -71,6 +71,8 @@ def _load(node: Node, buffers: dict[BufferRef, np.ndarray]) -> np.ndarray:
     ref, dtype = node.arg, node.dtype
     if ref in buffers:
         return np.asarray(buffers[ref], dtype=dtype.np).reshape(node.shape)
+    if ref.buffer is None and node.numel == 0:
+        return np.empty(node.shape, dtype.np)
     if ref.buffer is None:
         raise ValueError(f"buffer @{ref.id} ({dtype.short}{list(node.shape)}) holds no data: "
                          f"pass its contents in `buffers`")
