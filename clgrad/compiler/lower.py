@@ -16,7 +16,7 @@ from . import symbolic as sym
 from .indexing import Index, never_true, source_index
 from .ir import Node
 from .kernel import KernelSpec
-from .ops import BINARY, MOVEMENT, UNARY, Op
+from .ops import BINARY, ELEMENTWISE, MOVEMENT, UNARY, Op
 from .render import Renderer, Value, unaligned_typedefs
 
 
@@ -281,20 +281,48 @@ class KernelWriter:
                                            for i in range(len(shape))))
 
         width = self.width if trailing and length >= self.width else 1
+        element_outputs = [n for n, _ in spec.outputs if n.shape == shape]
+        kept = self._kept_source(element_outputs) if trailing else None
         for red in spec.reductions:
             self._saw(red.op)
-            self.fused[red] = self._reduction(red, at, length, width)
+            keep_in = kept[1] if kept and red is spec.reductions[-1] else None
+            self.fused[red] = self._reduction(red, at, length, width, keep_in)
         for node, _ in spec.outputs:
             if node.shape != shape:
                 self.store(node, row, self.value(node, Index(node.shape, flat=row)))
-        element_outputs = [n for n, _ in spec.outputs if n.shape == shape]
         if element_outputs:
             def write(r: sym.Lin) -> None:
+                index = at(r)
+                if kept:
+                    source, out = kept
+                    self.scopes[-1][(source, index.key())] = self._reload(source, out, index)
                 for node in element_outputs:
-                    index = at(r)
                     self.store(node, index.as_flat(), self.value(node, index))
             self._row_loop(length, width, write)
         return (rows,)
+
+    def _kept_source(self, element_outputs: list[Node]) -> tuple[Node, Node] | None:
+        """(source, output) when the last reduction's source is costly to compute and the
+        row's element output uses it again at the same index: the reduction's loop then also
+        stores the source into the output's buffer and the final loop reads it back, instead of
+        computing it twice (softmax: one exp per element, not two)."""
+        if not self.spec.reductions or len(element_outputs) != 1:
+            return None
+        source, out = self.spec.reductions[-1].src[0], element_outputs[0]
+        if out is source or source.dtype != out.dtype or source.dtype.itemsize < 4:
+            return None
+        if not source.dtype.is_float or not _reads_at_same_index(out, source, self.spec):
+            return None
+        return (source, out) if _is_costly(source, self.spec) else None
+
+    def _reload(self, node: Node, buffer_node: Node, index: Index) -> Value:
+        """node's value, stored earlier into buffer_node's buffer at index, loaded back."""
+        buf = self.param(buffer_node, output=True)
+        flat = index.as_flat()
+        base = self.lane_base(flat)
+        if base is not None:
+            return self.tmp(self.r.vload(buf, self.index_code(base), node.dtype), node.dtype, True)
+        return self.tmp(self.r.load(buf, self.index_code(flat), node.dtype), node.dtype, False)
 
     def _row_loop(self, length: int, width: int, body) -> None:
         """Runs body(r) over r in [0, length): vectors of `width` lanes, then a scalar tail."""
@@ -310,7 +338,8 @@ class KernelWriter:
             with self.block(f"for (int t = 0; t < {tail}; t++)"):
                 body(sym.num(n_vec * width) + sym.var("t", 0, tail - 1))
 
-    def _reduction(self, red: Node, at, length: int, width: int) -> Value:
+    def _reduction(self, red: Node, at, length: int, width: int,
+                   keep_in: Node | None = None) -> Value:
         r, dtype = self.r, red.dtype
         init = r.reduce_init(red.op, dtype)
         n = self.counter
@@ -322,6 +351,8 @@ class KernelWriter:
 
         def step(pos: sym.Lin) -> None:
             v = self.value(red.src[0], at(pos))
+            if keep_in is not None:
+                self.store(keep_in, at(pos).as_flat(), v)
             if self.lane is not None:
                 v = Value(r.splat(v), dtype, True)
                 self.emit(f"{acc_vec} = {r.reduce_step(red.op, acc_vec, v)};")
@@ -479,6 +510,33 @@ class KernelWriter:
             params.append(f"__global {qual}{storage}* restrict {pname}")
         header = f"__kernel void {name}({', '.join(params)}) {{"
         return unaligned_typedefs(self.width) + "\n".join([header, *self.lines, "}"]) + "\n"
+
+
+_COSTLY = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW})
+
+
+def _kernel_graph(root: Node, spec: KernelSpec, through) -> list[Node]:
+    """Nodes computed in the kernel reachable from root, walking only into nodes where
+    through(node) holds and stopping at inputs and fused reductions."""
+    seen, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if node in spec.inputs or node in spec.reductions or not through(node):
+            continue
+        stack.extend(node.src)
+    return list(seen)
+
+
+def _reads_at_same_index(out: Node, source: Node, spec: KernelSpec) -> bool:
+    """Whether out's value uses source through elementwise ops only (so at out's own index)."""
+    return source in _kernel_graph(out, spec, lambda n: n.op in ELEMENTWISE)
+
+
+def _is_costly(node: Node, spec: KernelSpec) -> bool:
+    return any(n.op in _COSTLY for n in _kernel_graph(node, spec, lambda n: True))
 
 
 def lower(spec: KernelSpec, width: int) -> LoweredKernel:
