@@ -96,7 +96,8 @@ def test_batch_norm_training_and_eval():
         lib = F(x)
         rm, rv = _like(x, np.zeros(3, np.float32)), _like(x, np.ones(3, np.float32))
         train = lib.batch_norm(x, rm, rv, w, b, training=True, momentum=0.3)
-        evaluated = lib.batch_norm(x, rm, rv, w, b, training=False)
+        stats = _like(x, np.full(3, 0.5, np.float32)), _like(x, np.full(3, 2.0, np.float32))
+        evaluated = lib.batch_norm(x, *stats, w, b, training=False)
         return train, evaluated, rm * 1.0, rv * 1.0
     check(fn, (4, 3, 2, 2), (3,), (3,), atol=1e-4)
 
@@ -189,3 +190,14 @@ def test_loss_errors_name_the_problem():
         CF.cross_entropy(cg.ones(2, 3), cg.tensor([0, 3]))
     with pytest.raises(RuntimeError, match="conv2d"):
         CF.conv2d(cg.ones(1, 3, 5, 5), cg.ones(2, 2, 3, 3))
+
+
+@pytest.mark.parametrize("kw", [dict(stride=2, padding=1), dict(dilation=2, groups=2)])
+def test_conv2d_written_out_gradients(kw, monkeypatch):
+    """The transposed-convolution gradients (off by default, see nn/convolution.py) stay right."""
+    import clgrad.nn.convolution as conv
+    monkeypatch.setattr(conv, "GRADIENT_KERNELS", True)
+    weight = (4, 2, 3, 3) if kw.get("groups") == 2 else (4, 4, 3, 3)
+    out = check(lambda x, w, b: F(x).conv2d(x, w, b, **kw), (2, 4, 7, 6), weight, (4,),
+                atol=1e-4, grad_atol=1e-3)
+    assert out[0].grad_fn.name() == "ConvolutionBackward0"
