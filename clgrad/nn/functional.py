@@ -67,7 +67,8 @@ def _erf(z: ir.Node) -> ir.Node:
     """erf from Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7)."""
     a = _bin(Op.MUL, z, ir.unary(Op.RECIP, ir.unary(Op.ABS, z)))   # sign, NaN at 0 (masked)
     sign = ir.where(_bin(Op.CMPEQ, z, _c(0, z)), _c(0, z), a)
-    t = ir.unary(Op.RECIP, _bin(Op.ADD, _c(1, z), _bin(Op.MUL, _c(0.3275911, z), ir.unary(Op.ABS, z))))
+    scaled = _bin(Op.MUL, _c(0.3275911, z), ir.unary(Op.ABS, z))
+    t = ir.unary(Op.RECIP, _bin(Op.ADD, _c(1, z), scaled))
     poly = _c(1.061405429, z)
     for coef in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
         poly = _bin(Op.ADD, _bin(Op.MUL, poly, t), _c(coef, z))
@@ -178,7 +179,8 @@ def _normalize(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node]
     kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
     mean = _bin(Op.MUL, ir.reduce(Op.SUM, x, axes), ir.const(1 / count, x.dtype, kept))
     centered = _bin(Op.SUB, x, ir.expand(mean, x.shape))
-    var = _bin(Op.MUL, ir.reduce(Op.SUM, _bin(Op.MUL, centered, centered), axes), _c(1 / count, mean))
+    squares = ir.reduce(Op.SUM, _bin(Op.MUL, centered, centered), axes)
+    var = _bin(Op.MUL, squares, _c(1 / count, mean))
     inv = ir.unary(Op.RECIP, ir.unary(Op.SQRT, _bin(Op.ADD, var, _c(eps, var))))
     return _bin(Op.MUL, centered, ir.expand(inv, x.shape)), mean, var
 

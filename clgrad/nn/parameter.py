@@ -21,10 +21,3 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
-
-class Buffer:
-    """Marks a tensor assigned to a Module as a buffer (saved in state_dict, not trained)."""
-
-    def __init__(self, data: Tensor, persistent: bool = True):
-        self.data = data
-        self.persistent = persistent
