@@ -13,7 +13,9 @@ class Parameter(Tensor):
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter: expected a Tensor, got {type(data).__name__}")
-        data = data.detach().realize()      # a buffer: views of it stay traceable to it
+        # shares data's buffer, as PyTorch's Parameter shares storage; a lazy data is computed
+        # first, so the parameter is a buffer node of its own, not a graph autograd walks into
+        data.realize()
         super().__init__(data.node, data.device)
         if requires_grad:
             self.requires_grad_()
