@@ -6,11 +6,12 @@ import argparse
 import importlib
 import sys
 
+from . import coldstart
 from .registry import WORKLOADS, try_torch
 from .timing import median_seconds
 
 # Each module registers its workloads on import; a new group is one more name here.
-MODULES = ["ops"]
+MODULES = ["ops", "train"]
 
 
 def _ms(seconds: float | None) -> str:
@@ -28,14 +29,14 @@ def _gflops(flop: float | None, seconds: float | None) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--only", action="append", default=[],
-                        help="run only these workload ids (W3, W4, ...); repeatable")
+                        help="run only these workload ids (W1 ... W6, COLD); repeatable")
     parser.add_argument("--quick", action="store_true", help="fewer timed repeats")
     args = parser.parse_args(argv)
     for module in MODULES:
         importlib.import_module(f".{module}", __package__)
     wanted = {w.upper() for w in args.only}
     chosen = [w for w in WORKLOADS if not wanted or w.id in wanted]
-    if not chosen:
+    if not chosen and "COLD" not in wanted:
         parser.error(f"no workload matches {sorted(wanted)}")
 
     has_torch = try_torch() is not None
@@ -61,6 +62,10 @@ def main(argv=None) -> int:
         print(f"  done {w.id} {w.name}", file=sys.stderr, flush=True)
         del case
     _print_table(header, rows)
+    if not wanted or "COLD" in wanted:
+        print("\ncold start: first W1 step in a fresh process")
+        cold = [[what, f"{imp:.2f}", f"{first:.2f}"] for what, imp, first in coldstart.rows(has_torch)]
+        _print_table(["process", "import s", "first step s"], cold)
     return 0
 
 

@@ -1,0 +1,199 @@
+"""Training-step workloads: W1 the seed two-layer net with a custom ReLU, W2 a LeNet step
+with SGD, W6 one Adam step over 10M parameters. The same model code runs on clgrad and on
+PyTorch: only the module namespaces differ."""
+from __future__ import annotations
+
+import numpy as np
+
+import clgrad as cg
+
+from .registry import Case, try_torch, workload
+
+_rng = np.random.default_rng(0)
+
+
+def _randn(*shape) -> np.ndarray:
+    return _rng.standard_normal(shape, dtype=np.float32)
+
+
+def _finish(*tensors) -> None:
+    cg.realize(*tensors)
+    tensors[0].device.synchronize()
+
+
+# ---- W1: the seed program ------------------------------------------------------------------
+
+def _relu_function(autograd):
+    class MyReLU(autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return input.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (input,) = ctx.saved_tensors
+            grad_input = grad_output.clone()
+            grad_input[input < 0] = 0
+            return grad_input
+    return MyReLU
+
+
+def seed_step(x, y, w1, w2, relu, no_grad, lr=1e-6):
+    """One step of the seed program: forward, loss, backward, hand-written SGD."""
+    loss = (relu(x.mm(w1)).mm(w2) - y).pow(2).sum()
+    loss.backward()
+    with no_grad():
+        w1 -= lr * w1.grad
+        w2 -= lr * w2.grad
+        w1.grad.zero_()
+        w2.grad.zero_()
+    return loss
+
+
+def seed_arrays():
+    return _randn(64, 1000), _randn(64, 10), _randn(1000, 100), _randn(100, 10)
+
+
+def _seed_numpy(x, y, w1, w2, lr=1e-6):
+    h = x @ w1
+    h_relu = np.maximum(h, 0)
+    grad_y = 2 * (h_relu @ w2 - y)
+    grad_w2 = h_relu.T @ grad_y
+    grad_h = grad_y @ w2.T
+    grad_h[h < 0] = 0
+    w1 -= lr * (x.T @ grad_h)
+    w2 -= lr * grad_w2
+
+
+@workload("W1", "seed MLP step (custom ReLU) 64x1000x100x10")
+def seed_mlp(quick: bool) -> Case:
+    x, y, w1, w2 = seed_arrays()
+    cx, cy = cg.from_numpy(x), cg.from_numpy(y)
+    cw1, cw2 = cg.from_numpy(w1, requires_grad=True), cg.from_numpy(w2, requires_grad=True)
+    relu = _relu_function(cg.autograd).apply
+
+    def run_clgrad():
+        loss = seed_step(cx, cy, cw1, cw2, relu, cg.no_grad)
+        _finish(loss, cw1, cw2)
+
+    torch = try_torch()
+    run_torch = None
+    if torch:
+        tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+        tw1 = torch.from_numpy(w1.copy()).requires_grad_()
+        tw2 = torch.from_numpy(w2.copy()).requires_grad_()
+        trelu = _relu_function(torch.autograd).apply
+
+        def run_torch():
+            with torch.enable_grad():
+                seed_step(tx, ty, tw1, tw2, trelu, torch.no_grad)
+    nw1, nw2 = w1.copy(), w2.copy()
+    return Case(clgrad=run_clgrad, numpy=lambda: _seed_numpy(x, y, nw1, nw2), torch=run_torch,
+                flop=2.0 * 3 * (64 * 1000 * 100 + 64 * 100 * 10))
+
+
+# ---- W2: LeNet ---------------------------------------------------------------------------
+
+def lenet(nn, F):
+    class LeNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 6, 3)
+            self.conv2 = nn.Conv2d(6, 16, 3)
+            self.fc1 = nn.Linear(16 * 6 * 6, 120)
+            self.fc2 = nn.Linear(120, 84)
+            self.fc3 = nn.Linear(84, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+            x = x.flatten(1)
+            return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+    return LeNet()
+
+
+def lenet_step(net, optimizer, x, target, F):
+    optimizer.zero_grad()
+    loss = F.cross_entropy(net(x), target)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+@workload("W2", "LeNet train step, batch 64, 1x32x32, SGD")
+def lenet_train(quick: bool) -> Case:
+    from clgrad import nn, optim
+    import clgrad.nn.functional as F
+    x = _randn(64, 1, 32, 32)
+    target = _rng.integers(0, 10, 64)
+    net = lenet(nn, F)
+    opt = optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    cx, ct = cg.from_numpy(x), cg.from_numpy(target)
+
+    def run_clgrad():
+        loss = lenet_step(net, opt, cx, ct, F)
+        _finish(loss, *net.parameters())
+
+    torch = try_torch()
+    run_torch = None
+    if torch:
+        import torch.nn.functional as TF
+        tnet = lenet(torch.nn, TF)
+        topt = torch.optim.SGD(tnet.parameters(), lr=0.01, momentum=0.9)
+        tx, tt = torch.from_numpy(x), torch.from_numpy(target)
+
+        def run_torch():
+            with torch.enable_grad():
+                lenet_step(tnet, topt, tx, tt, TF)
+    return Case(clgrad=run_clgrad, torch=run_torch)
+
+
+# ---- W6: Adam ----------------------------------------------------------------------------
+
+_ADAM_TENSORS, _ADAM_SIZE = 10, 1_000_000
+
+
+def _adam_case(torch_fused: bool) -> Case:
+    from clgrad import optim
+    values = [_randn(_ADAM_SIZE) for _ in range(_ADAM_TENSORS)]
+    grads = [_randn(_ADAM_SIZE) for _ in range(_ADAM_TENSORS)]
+    params = [cg.from_numpy(v, requires_grad=True) for v in values]
+    for p, g in zip(params, grads):
+        p.grad = cg.from_numpy(g)
+    opt = optim.Adam(params, lr=1e-3)
+
+    def run_clgrad():
+        opt.step()
+        params[0].device.synchronize()
+
+    torch = try_torch()
+    run_torch = None
+    if torch:
+        tparams = [torch.from_numpy(v.copy()).requires_grad_() for v in values]
+        for p, g in zip(tparams, grads):
+            p.grad = torch.from_numpy(g)
+        topt = torch.optim.Adam(tparams, lr=1e-3, fused=torch_fused)
+        run_torch = topt.step
+    state = [(v.copy(), np.zeros_like(v), np.zeros_like(v)) for v in values]
+    step = [0]
+
+    def run_numpy(lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
+        step[0] += 1
+        for (p, m, v), g in zip(state, grads):
+            m *= b1
+            m += (1 - b1) * g
+            v *= b2
+            v += (1 - b2) * g * g
+            p -= lr / (1 - b1 ** step[0]) * m / (np.sqrt(v / (1 - b2 ** step[0])) + eps)
+    return Case(clgrad=run_clgrad, numpy=run_numpy, torch=run_torch)
+
+
+@workload("W6", "Adam step, 10M params in 10 tensors (torch default)")
+def adam_default(quick: bool) -> Case:
+    return _adam_case(torch_fused=False)
+
+
+@workload("W6", "Adam step, 10M params in 10 tensors (torch fused=True)")
+def adam_fused(quick: bool) -> Case:
+    return _adam_case(torch_fused=True)
