@@ -90,3 +90,27 @@ def test_several_outputs_realize_in_one_schedule():
 def test_detached_values_compute_nothing_extra():
     x = cg.randn(1000)
     assert len(cg.compile((x.detach() * 2).exp() + x)) == 1
+
+
+def test_kernels_reading_each_others_results_merge_into_one():
+    from clgrad import optim
+    params = [cg.randn(1000, requires_grad=True) for _ in range(2)]
+    for p in params:
+        p.grad = cg.randn(1000)
+    opt = optim.Adam(params, lr=1e-2)
+    opt.step()                      # the first step also fills the zero state buffers
+    with cg.profile() as prof:
+        opt.step()
+    # parameter, exp_avg and exp_avg_sq of each parameter come out of one kernel
+    assert sum(row.calls for row in prof.rows) == len(params)
+
+
+def test_a_merged_kernel_still_computes_every_output():
+    x = cg.randn(50)
+    a = x.exp()
+    b = a * 2 + x
+    a2, b2 = a.clone(), b.clone()
+    assert len(cg.compile(a, b)) == 1
+    cg.realize(a2, b2)
+    np.testing.assert_allclose(a2.numpy(), np.exp(x.numpy()), rtol=1e-6)
+    np.testing.assert_allclose(b2.numpy(), 2 * np.exp(x.numpy()) + x.numpy(), rtol=1e-6)

@@ -137,7 +137,7 @@ class Scheduler:
             if root.numel:              # an empty tensor needs a buffer but no kernel
                 specs.append(self._kernel(root, ref, outputs))
             outputs[root] = ref
-        return specs, outputs
+        return _merge_elementwise(specs), outputs
 
     def _kernel(self, root: Node, ref: BufferRef, outputs: dict[Node, BufferRef]) -> KernelSpec:
         inputs, fused, seen = {}, [], set()
@@ -163,6 +163,67 @@ class Scheduler:
             return KernelSpec("reduce", fused[-1].src[0].shape, fused[-1].arg, [(root, ref)],
                               inputs, fused)
         return KernelSpec("elementwise", root.shape, (), [(root, ref)], inputs)
+
+
+def _merge_elementwise(specs: list[KernelSpec]) -> list[KernelSpec]:
+    """An elementwise kernel that reads other elementwise kernels' results of its own shape at
+    its own index (an optimizer's parameter reading its new state) joins them: one kernel with
+    several outputs, in which those results are computed, stored, and reused, not reloaded."""
+    merged: list[KernelSpec] = []
+    writer: dict[Node, int] = {}        # output node -> index in merged of its kernel
+    for spec in specs:
+        groups = _same_index_producers(spec, merged, writer)
+        moving = [spec] + [merged[g] for g in groups]
+        if groups and all(_movable(m, writer, min(groups), groups) for m in moving):
+            first = min(groups)
+            target = merged[first]
+            for g in sorted(groups - {first}):
+                _absorb(target, merged[g])
+                merged[g] = None
+            _absorb(target, spec)
+            for node, _ in target.outputs:
+                writer[node] = first
+            continue
+        merged.append(spec)
+        for node, _ in spec.outputs:
+            writer[node] = len(merged) - 1
+    return [m for m in merged if m is not None]
+
+
+def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
+    """Kernels of spec's kind and shape whose outputs spec reads only at its own index."""
+    if spec.kind != "elementwise":
+        return set()
+    same, elsewhere = set(), set()
+    for (node, _) in spec.outputs:
+        stack, seen = [(node, True)], set()
+        while stack:
+            n, aligned = stack.pop()
+            if (n, aligned) in seen:
+                continue
+            seen.add((n, aligned))
+            if n in spec.inputs:
+                (same if aligned else elsewhere).add(n)
+                continue
+            stack.extend((s, aligned and n.op in ELEMENTWISE) for s in n.src)
+    groups = {writer[n] for n in same if n in writer}
+    return {g for g in groups if merged[g] is not None and merged[g].kind == "elementwise"
+            and merged[g].shape == spec.shape
+            and not any(writer.get(n) == g for n in elsewhere)}
+
+
+def _movable(spec: KernelSpec, writer, first: int, merging: set[int]) -> bool:
+    """Whether spec can run at position `first`: everything it reads is written before that,
+    or by the kernels merging with it."""
+    return all(writer.get(n, -1) <= first or writer.get(n) in merging for n in spec.inputs)
+
+
+def _absorb(target: KernelSpec, spec: KernelSpec) -> None:
+    """Moves spec's outputs into target; what target now computes is no longer read."""
+    target.outputs += spec.outputs
+    target.inputs.update(spec.inputs)
+    for node, _ in target.outputs:
+        target.inputs.pop(node, None)
 
 
 def schedule(targets: list[Node], device) -> tuple[list[KernelSpec], dict[Node, BufferRef]]:
