@@ -44,6 +44,20 @@ def test_matmul_epilogue_fuses_bias_and_relu():
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)
 
 
+def test_transposed_matmul_epilogue_stores_per_lane():
+    # N = 6 is no multiple of 8 and M = 64 is: on the CPU the kernel computes C^T = B^T A^T,
+    # its lanes run down C's columns and every epilogue output is stored lane by lane
+    x, w, c = cg.randn(64, 37), cg.randn(37, 6), cg.randn(64, 6)
+    y = (x @ w) * 2 + c
+    above, half = (x @ w) * 2 + c > 0, (x.half() @ w.half())
+    assert len(cg.compile(y)) == len(cg.compile(above)) == 1
+    ref = x.numpy() @ w.numpy() * 2 + c.numpy()
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(above.numpy(), y.numpy() > 0)
+    np.testing.assert_allclose(half.numpy().astype(np.float32), x.numpy() @ w.numpy(),
+                               rtol=2e-2, atol=5e-2)
+
+
 def test_concatenation_is_one_kernel():
     parts = [cg.randn(3, 5), cg.randn(2, 5), cg.randn(4, 5)]
     out = cg.cat(parts)

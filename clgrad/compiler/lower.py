@@ -12,6 +12,7 @@ import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from . import ir
 from . import symbolic as sym
 from .indexing import Index, never_true, source_index
 from .ir import Node
@@ -40,20 +41,20 @@ class MatmulTile:
     k_block: int       # k steps per copied block of B
 
     @staticmethod
-    def choose(mm: Node, width: int) -> "MatmulTile":
+    def choose(m: int, n: int, width: int) -> "MatmulTile":
         """Eight accumulators, as wide as the columns allow (2 x 32 beat 4 x 16 by ~10-25%
         in CPU time at 1024 and 2048), over panels of up to 64 rows."""
-        *_, m, n = mm.shape
-        vectors = next(v for v in (4, 2, 1) if n % (v * width) == 0)
+        vectors = next(v for v in (4, 5, 3, 2, 1) if n % (v * width) == 0)
         rows = next(r for r in (4, 2, 1) if r * vectors <= 8 and m % r == 0)
-        chunks = next(c for c in (32, 16, 8, 4, 2, 1) if rows * c <= 64 and m % (rows * c) == 0)
+        chunks = max(c for c in range(1, 33) if rows * c <= 64 and m % (rows * c) == 0)
         return MatmulTile(rows, vectors, vectors * width, rows * chunks, 128)
 
 
 class KernelWriter:
-    def __init__(self, spec: KernelSpec, width: int):
+    def __init__(self, spec: KernelSpec, width: int, transposed: bool = False):
         self.spec = spec
         self.width = width
+        self.transposed = transposed    # a matmul computed as C^T = B^T A^T (see lower())
         self.r = Renderer(width)
         self.lines: list[str] = []
         self.depth = 1
@@ -233,9 +234,20 @@ class KernelWriter:
         base = self.lane_base(flat)
         if self.lane is not None and base is not None:
             self.emit(self.r.vstore(buf, self.index_code(base), v))
+        elif self.lane is not None:
+            assert flat.depends_on(self.lane), "a vector stored to one address"
+            self._store_lanes(buf, flat, v)
         else:
-            assert self.lane is None, "output index must walk the lanes contiguously"
             self.emit(self.r.store(buf, self.index_code(flat), v))
+
+    def _store_lanes(self, buf: str, flat: sym.Lin, v: Value) -> None:
+        """One scalar store per lane, for outputs whose lanes are not contiguous (the transposed
+        matmul's lanes run down a column of its output)."""
+        if v.vec:
+            v = self.tmp(v.code, v.dtype, True)
+        for k in range(self.width):
+            index = sym.substitute(flat, {self.lane: sym.num(k)})
+            self.emit(self.r.store_lane(buf, self.index_code(index), v, k))
 
     # ---- kernel bodies ----
     def elementwise(self) -> tuple[int, ...]:
@@ -369,7 +381,7 @@ class KernelWriter:
     def matmul(self) -> tuple[int, ...]:
         (mm,) = self.spec.reductions
         n = mm.shape[-1]
-        if self.width > 1 and n % self.width == 0 and mm.dtype.is_float:
+        if self.width > 1 and (self.transposed or n % self.width == 0) and mm.dtype.is_float:
             return self._matmul_blocked(mm)
         return self._matmul_simple(mm)
 
@@ -425,10 +437,15 @@ class KernelWriter:
         its sums in a private array. k goes in blocks: each block of B's panel is first copied
         into a private, contiguous array (B's rows are far apart, so reading them in place
         thrashes the cache), then every group of R rows runs a register tile of R x `vectors`
-        accumulators over it. The elementwise epilogue runs once the sums are complete."""
-        tile = MatmulTile.choose(mm, self.width)
+        accumulators over it. The elementwise epilogue runs once the sums are complete.
+
+        Transposed, it computes C^T = B^T A^T: the same loops over permuted views of the
+        operands (index arithmetic, no copies), with the epilogue at the swapped index."""
         a, b = mm.src
-        *batch, m, n = mm.shape
+        if self.transposed:
+            a, b = _swap_last(b), _swap_last(a)
+        *batch, m, n = mm.shape[:-2] + (a.shape[-2], b.shape[-1])
+        tile = MatmulTile.choose(m, n, self.width)
         n_batch = math.prod(batch)
         vt = self.r.ctype(mm.dtype, True)
         self.emit("int j = get_global_id(0); int mb = get_global_id(1); int b = get_global_id(2);")
@@ -500,7 +517,9 @@ class KernelWriter:
             with self.lanes_on() as lane:
                 for c in range(tile.vectors):
                     self.fused[mm] = Value(f"sums[r*{tile.vectors}+{c}]", mm.dtype, True)
-                    index = Index(out_node.shape, dims=batch_dims + (row0 + r, column(c, lane)))
+                    at = (row0 + r, column(c, lane))
+                    at = at[::-1] if self.transposed else at
+                    index = Index(out_node.shape, dims=batch_dims + at)
                     self.store(out_node, index.as_flat(), self.value(out_node, index))
 
     # ---- the whole kernel ----
@@ -515,6 +534,21 @@ class KernelWriter:
 
 
 _COSTLY = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW})
+
+
+def _swap_last(node: Node) -> Node:
+    """node with its last two axes swapped, as a view."""
+    order = tuple(range(len(node.shape)))
+    return ir.permute(node, order[:-2] + (order[-1], order[-2]))
+
+
+def _transpose_matmul(spec: KernelSpec, width: int) -> bool:
+    """Whether a CPU matmul should run as C^T = B^T A^T, its vector lanes down M, not along N:
+    when N is narrow or no multiple of 8 (conv channels 6 and 16, the seed MLP's 100) and M is
+    a multiple of 8 that offers more columns than N does."""
+    (mm,) = spec.reductions
+    *_, m, n = mm.shape
+    return width > 1 and mm.dtype.is_float and n % 8 != 0 and m % 8 == 0
 
 
 def _kernel_graph(root: Node, spec: KernelSpec, through) -> list[Node]:
@@ -542,11 +576,13 @@ def _is_costly(node: Node, spec: KernelSpec) -> bool:
 
 
 def lower(spec: KernelSpec, width: int) -> LoweredKernel:
+    transposed = spec.kind == "matmul" and _transpose_matmul(spec, width)
     if spec.kind == "matmul":
-        # a matmul's lanes are output columns: take the widest vector that tiles them
-        columns = spec.shape[-1]
+        # a matmul's lanes are output columns (rows when transposed): the widest vector that
+        # tiles them
+        columns = spec.reductions[0].shape[-2 if transposed else -1]
         width = next(w for w in (width, 8, 4, 2, 1) if w <= width and columns % w == 0)
-    writer = KernelWriter(spec, width)
+    writer = KernelWriter(spec, width, transposed)
     global_size = getattr(writer, spec.kind)()
     body = writer.source("KERNEL")
     digest = hashlib.sha256(body.encode()).hexdigest()[:6]

@@ -161,6 +161,14 @@ class Renderer:
         code = f"(uchar)({v.code})" if v.dtype == bool_ else v.code
         return f"{buf}[{index}] = {code};"
 
+    def store_lane(self, buf: str, index: str, v: Value, k: int) -> str:
+        """Lane k of v stored alone (v a variable); a vector bool lane is a 0/-1 mask."""
+        if not v.vec:
+            return self.store(buf, index, v)
+        lane = f"{v.code}.s{k:x}"
+        lane = f"(-{lane})" if v.dtype == bool_ else lane
+        return self.store(buf, index, Value(lane, v.dtype, False))
+
     def vstore(self, buf: str, base: str, v: Value) -> str:
         code = self.splat(v)
         if v.dtype == float16:
