@@ -77,7 +77,8 @@ def every_op_graph():
     both = ir.binary(Op.AND, lt, ir.unary(Op.NOT, eq))
     either = ir.binary(Op.OR, lt, eq)
     roots += [ir.where(both, x, ir.const(-math.inf, float32, (2, 3))), either,
-              ir.cast(x, int64), ir.cast(i, bool_), ir.cast(eq, float16), ir.detach(x)]
+              ir.cast(x, int64), ir.cast(i, bool_), ir.cast(eq, float16), ir.detach(x),
+              ir.window(x, 1, 2, 1, 1)]
     roots += [ir.reduce(Op.SUM, x, (0, 1)), ir.reduce(Op.RMAX, i, (0,)),
               ir.reduce(Op.PROD, y, (1,)), ir.gather(x, ir.reshape(ir.iota(2, int32), (2, 1)))]
     roots += [ir.reshape(x, (3, 2)), ir.reshape(scalar, (1, 1)), ir.permute(x, (1, 0)),

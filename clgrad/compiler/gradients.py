@@ -63,6 +63,29 @@ def _unstride(g: Node, steps: tuple[int, ...], shape: tuple[int, ...]) -> Node:
     return g
 
 
+def _window_rule(node: Node, g: Node):
+    """Each element gets the sum of the window slots that read it: for every slot kk, the
+    (o,) slice of g is spread with stride s and shifted by kk*d, and the k pieces add up
+    (one kernel, no index division)."""
+    axis, k, s, d = node.arg
+    shape = node.src[0].shape
+    o = node.shape[axis]
+    total = None
+    for kk in range(k):
+        bounds = tuple((kk, kk + 1) if a == axis + 1 else (0, n) for a, n in enumerate(g.shape))
+        piece = ir.reshape(ir.shrink(g, bounds), shape[:axis] + (o,) + shape[axis + 1:])
+        spread = shape[:axis] + ((o - 1) * s + 1,) + shape[axis + 1:]
+        piece = _unstride(piece, tuple(s if a == axis else 1 for a in range(len(shape))), spread)
+        lo = kk * d
+        pads = tuple((lo, shape[axis] - lo - spread[axis]) if a == axis else (0, 0)
+                     for a in range(len(shape)))
+        piece = ir.pad(piece, pads)
+        total = piece if total is None else ir.binary(Op.ADD, total, piece)
+    # a kernel of its own: inlined into its consumers, the k shifted reads would be repeated
+    # for every element of whatever comes next (a pooling or activation backward)
+    return (ir.contiguous(total),)
+
+
 def _max_rule(node: Node, g: Node):
     a, b = node.src
     tie_half = _mask(ir.binary(Op.CMPEQ, a, b), _mul(g, _c(0.5, g)))
@@ -148,6 +171,7 @@ RULES = {
     Op.PAD: lambda n, g: (ir.shrink(g, tuple((b, b + s) for (b, _), s in zip(n.arg[0], n.src[0].shape))),),
     Op.SHRINK: lambda n, g: (ir.pad(g, tuple((b, s - e) for (b, e), s in zip(n.arg, n.src[0].shape))),),
     Op.STRIDE: lambda n, g: (_unstride(g, n.arg, n.src[0].shape),),
+    Op.WINDOW: _window_rule,
     Op.MATMUL: lambda n, g: (ir.matmul(g, _transpose_last(n.src[1])),
                              ir.matmul(_transpose_last(n.src[0]), g)),
     Op.CONTIGUOUS: lambda n, g: (g,),

@@ -190,6 +190,11 @@ def _movement(node: Node, x: np.ndarray) -> np.ndarray:
         return out
     if op is Op.SHRINK:
         return x[tuple(slice(b, e) for b, e in arg)]
+    if op is Op.WINDOW:
+        axis, k, s, d = arg
+        o = node.shape[axis]
+        picks = np.arange(o)[:, None] * s + np.arange(k)[None, :] * d   # (o, k) source positions
+        return np.take(x, picks, axis=axis)
     if op is Op.STRIDE:                      # a negative step starts from the last element
         return x[tuple(slice(None, None, s) for s in arg)]
     raise AssertionError(op)

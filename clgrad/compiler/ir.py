@@ -150,9 +150,34 @@ def reduce(op: Op, x: Node, axes: tuple[int, ...]) -> Node:
     return Node(op, x.dtype, shape, (x,), axes)
 
 
+# A product this long into this few outputs is split over k, so that every core has work
+# (a convolution's weight gradient: 9 x 6 outputs, each a sum of 57,600 products).
+_SPLIT_K_MIN_LENGTH = 4096
+_SPLIT_K_MAX_OUTPUTS = 4096
+
+
 def matmul(a: Node, b: Node) -> Node:
     assert a.shape[:-2] == b.shape[:-2] and a.shape[-1] == b.shape[-2], (a.shape, b.shape)
+    *batch, m, k = a.shape
+    n = b.shape[-1]
+    if k >= _SPLIT_K_MIN_LENGTH and math.prod(batch) * m * n <= _SPLIT_K_MAX_OUTPUTS:
+        chunks = next((c for c in (64, 32, 16, 8) if k % c == 0 and k // c >= 128), None)
+        if chunks is not None:
+            return _split_k_matmul(a, b, chunks)
     return Node(Op.MATMUL, a.dtype, a.shape[:-1] + b.shape[-1:], (a, b))
+
+
+def _split_k_matmul(a: Node, b: Node, chunks: int) -> Node:
+    """a @ b as `chunks` products over slices of k, summed: (..., c, m, n) then sum over c."""
+    *batch, m, k = a.shape
+    n = b.shape[-1]
+    nb = len(batch)
+    batch = tuple(batch)
+    a_chunks = permute(reshape(a, batch + (m, chunks, k // chunks)),
+                       tuple(range(nb)) + (nb + 1, nb, nb + 2))
+    b_chunks = reshape(b, batch + (chunks, k // chunks, n))
+    partial = Node(Op.MATMUL, a.dtype, batch + (chunks, m, n), (a_chunks, b_chunks))
+    return reshape(reduce(Op.SUM, partial, (nb,)), batch + (m, n))
 
 
 def gather(src: Node, index: Node) -> Node:
@@ -231,6 +256,17 @@ def stride(x: Node, steps: tuple[int, ...]) -> Node:
     return Node(Op.STRIDE, x.dtype, shape, (x,), steps)
 
 
+def window(x: Node, axis: int, k: int, s: int = 1, d: int = 1) -> Node:
+    """Sliding windows along axis (size i): it becomes two axes (o, k) with
+    out[.., o, kk, ..] = x[.., o*s + kk*d, ..], o = (i - d*(k-1) - 1) // s + 1. Convolution
+    and pooling read their inputs through it: plain index arithmetic, no copy."""
+    i = x.shape[axis]
+    o = (i - d * (k - 1) - 1) // s + 1
+    assert o >= 1 and k >= 1 and s >= 1 and d >= 1, (x.shape, axis, k, s, d)
+    shape = x.shape[:axis] + (o, k) + x.shape[axis + 1:]
+    return Node(Op.WINDOW, x.dtype, shape, (x,), (axis, k, s, d))
+
+
 def base_of(node: Node) -> Node:
     """The node beneath a chain of movement ops."""
     while node.op in MOVEMENT:
@@ -239,5 +275,5 @@ def base_of(node: Node) -> Node:
 
 
 __all__ = ["Node", "BufferRef", "Op", "toposort", "buffer", "const", "unary", "cast", "binary",
-           "where", "reduce", "matmul", "iota", "gather", "detach", "contiguous", "reshape", "permute", "expand", "pad",
+           "where", "reduce", "matmul", "iota", "gather", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
            "shrink", "stride", "base_of", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

@@ -49,6 +49,7 @@ class Op(Enum):
     PAD = auto()         # arg = ((before, after), ...), fill value
     SHRINK = auto()      # arg = ((begin, end), ...)
     STRIDE = auto()      # arg = step per dim (negative flips)
+    WINDOW = auto()      # arg = (axis, k, s, d): axis becomes (o, k), reading [o*s + k*d]
     # whole-kernel operations
     MATMUL = auto()      # (..., M, K) @ (..., K, N), batch dims already broadcast
     CONTIGUOUS = auto()  # forces its source into a buffer
@@ -62,5 +63,6 @@ BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.M
 COMPARISON = frozenset({Op.CMPLT, Op.CMPEQ})
 ELEMENTWISE = UNARY | BINARY | {Op.WHERE}
 REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})
-MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.STRIDE})
+MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.STRIDE,
+                      Op.WINDOW})
 SOURCE = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})

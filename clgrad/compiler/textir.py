@@ -27,7 +27,7 @@ from .ops import BINARY, MOVEMENT, REDUCE, SOURCE, UNARY, Op
 # The keyword each op's arg is written under; ops missing here take no arg.
 _ARG_NAME = {op: "axes" for op in REDUCE}
 _ARG_NAME.update({Op.RESHAPE: "shape", Op.EXPAND: "shape", Op.PERMUTE: "order",
-                  Op.SHRINK: "bounds", Op.STRIDE: "steps"})
+                  Op.SHRINK: "bounds", Op.STRIDE: "steps", Op.WINDOW: "window"})
 _GENERIC = "arg"      # an arg on an op that normally has none still round-trips
 
 _OPS = {op.name.lower(): op for op in Op}

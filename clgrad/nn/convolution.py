@@ -34,36 +34,7 @@ def out_size(i: int, k: int, s: int, d: int, p: int, op: str) -> int:
 
 def window_axis(node: ir.Node, axis: int, k: int, s: int, d: int) -> ir.Node:
     """Replaces axis (size i) by two axes (o, k): [oo, kk] = node[oo*s + kk*d]."""
-    i = node.shape[axis]
-    o = (i - d * (k - 1) - 1) // s + 1
-    before, after = node.shape[:axis], node.shape[axis + 1:]
-    span = [(0, n) for n in node.shape]
-    if d == 1 and s >= k:
-        # non-overlapping windows: split the axis into (o, s) and keep the first k of each
-        if o * s > i:
-            pads = [(0, 0)] * len(node.shape)
-            pads[axis] = (0, o * s - i)
-            node = ir.pad(node, tuple(pads))
-        span[axis] = (0, o * s)
-        node = ir.reshape(ir.shrink(node, tuple(span)), before + (o, s) + after)
-        span = [(0, n) for n in node.shape]
-        span[axis + 1] = (0, k)
-        return ir.shrink(node, tuple(span))
-    # overlapping or dilated: repeat the axis e times, then rows of length i + d start each
-    # window d further along; the stride picks every s-th window start
-    e = math.ceil(k * (i + d) / i)
-    node = ir.reshape(node, before + (1, i) + after)
-    node = ir.expand(node, before + (e, i) + after)
-    node = ir.reshape(node, before + (e * i,) + after)
-    span[axis] = (0, k * (i + d))
-    node = ir.reshape(ir.shrink(node, tuple(span)), before + (k, i + d) + after)
-    span = [(0, n) for n in node.shape]
-    span[axis + 1] = (0, (o - 1) * s + 1)
-    node = ir.shrink(node, tuple(span))
-    node = ir.stride(node, tuple(s if a == axis + 1 else 1 for a in range(len(node.shape))))
-    order = list(range(len(node.shape)))
-    order[axis], order[axis + 1] = axis + 1, axis
-    return ir.permute(node, tuple(order))
+    return ir.window(node, axis, k, s, d)
 
 
 def windows(node: ir.Node, kernel, stride, dilation) -> ir.Node:
