@@ -45,6 +45,11 @@ def source_index(node: Node, index: Index) -> tuple[Index, list[Bound]]:
     whether it reads it at all (PAD: outside them the value is the fill)."""
     src_shape = node.src[0].shape
     if node.op is Op.RESHAPE:
+        if index.dims is not None and _non_unit(src_shape) == _non_unit(index.shape):
+            # only size-1 axes come or go: the other dims map one to one, no flat detour
+            kept = iter(d for d, n in zip(index.dims, index.shape) if n != 1)
+            return Index(src_shape, dims=tuple(next(kept) if n != 1 else sym.num(0)
+                                               for n in src_shape)), []
         return Index(src_shape, flat=index.as_flat()), []
     dims = index.as_dims()
     if node.op is Op.PERMUTE:
@@ -61,12 +66,20 @@ def source_index(node: Node, index: Index) -> tuple[Index, list[Bound]]:
         return Index(src_shape, dims=tuple(
             d * s if s > 0 else sym.num(n - 1) + d * s
             for d, s, n in zip(dims, node.arg, src_shape))), []
+    if node.op is Op.WINDOW:
+        axis, _, s, d = node.arg
+        at = dims[axis] * s + dims[axis + 1] * d
+        return Index(src_shape, dims=dims[:axis] + (at,) + dims[axis + 2:]), []
     if node.op is Op.PAD:
         pads, _ = node.arg
         shifted = tuple(d + (-b) for d, (b, _) in zip(dims, pads))
         bounds = [(d, 0, n) for d, n in zip(shifted, src_shape)]
         return Index(src_shape, dims=shifted), [b for b in bounds if not always_true(b)]
     raise ValueError(f"{node.op} is not a movement op")
+
+
+def _non_unit(shape: Shape) -> tuple[int, ...]:
+    return tuple(n for n in shape if n != 1)
 
 
 def always_true(bound: Bound) -> bool:

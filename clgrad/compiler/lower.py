@@ -250,14 +250,37 @@ class KernelWriter:
             self.emit(self.r.store_lane(buf, self.index_code(index), v, k))
 
     # ---- kernel bodies ----
+    def dim_vars(self, flat: str, shape: tuple[int, ...]) -> tuple[sym.Lin, ...]:
+        """The dimensions of the flat index `flat` into shape, each declared once as a C
+        variable with its exact range. Index arithmetic over them simplifies (a reshape's
+        divisions cancel) where arithmetic on the flat index would nest divisions of divisions
+        in every load."""
+        dims, stride, first = [], math.prod(shape), True
+        for axis, n in enumerate(shape):
+            stride //= n
+            if n == 1:
+                dims.append(sym.num(0))
+                continue
+            code = f"{flat}/{stride}" if stride > 1 else flat
+            self.emit(f"int {flat}{axis} = {code if first else f'({code})%{n}'};")
+            dims.append(sym.var(f"{flat}{axis}", 0, n - 1))
+            first = False
+        return tuple(dims)
+
     def elementwise(self) -> tuple[int, ...]:
-        n = math.prod(self.spec.shape)
+        shape = self.spec.shape
+        n = math.prod(shape)
         width = self.width
         self.emit("int gid = get_global_id(0);")
         if width == 1 or n < width:
-            self._elementwise_body(sym.var("gid", 0, n - 1))
+            self._elementwise_body(sym.linearize(list(self.dim_vars("gid", shape)), shape))
             return (n,)
         n_vec, tail = divmod(n, width)
+        if shape[-1] % width == 0:      # whole vectors per row: name every dimension
+            *outer, last = self.dim_vars("gid", shape[:-1] + (shape[-1] // width,))
+            with self.lanes_on() as lane:
+                self._elementwise_body(sym.linearize(outer + [last * width + lane], shape))
+            return (n_vec,)
         gid = sym.var("gid", 0, n_vec - 1)
         if tail:
             with self.block(f"if (gid < {n_vec})"):
@@ -285,13 +308,13 @@ class KernelWriter:
         trailing = axes == tuple(range(len(shape) - len(axes), len(shape)))
         row = sym.var("row", 0, rows - 1)
         self.emit("int row = get_global_id(0);")
+        outer_dims = self.dim_vars("row", outer)
+        row_index = sym.linearize(list(outer_dims), outer)
 
         def at(r: sym.Lin) -> Index:
-            if trailing:
-                return Index(shape, flat=row * length + r)
-            outer_dims = iter(sym.delinearize(row, outer))
-            inner_dims = iter(sym.delinearize(r, inner))
-            return Index(shape, dims=tuple(next(inner_dims) if i in axes else next(outer_dims)
+            outer_it = iter(outer_dims)
+            inner_it = iter(sym.delinearize(r, inner))
+            return Index(shape, dims=tuple(next(inner_it) if i in axes else next(outer_it)
                                            for i in range(len(shape))))
 
         width = self.width if trailing and length >= self.width else 1
@@ -303,7 +326,7 @@ class KernelWriter:
             self.fused[red] = self._reduction(red, at, length, width, keep_in)
         for node, _ in spec.outputs:
             if node.shape != shape:
-                self.store(node, row, self.value(node, Index(node.shape, flat=row)))
+                self.store(node, row, self.value(node, Index(node.shape, flat=row_index)))
         if element_outputs:
             def write(r: sym.Lin) -> None:
                 index = at(r)
