@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from ..compiler import gradients, ir
 from ..compiler.ir import Node
-from ..compiler.ops import Op
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "

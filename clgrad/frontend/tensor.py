@@ -11,7 +11,7 @@ from ..compiler.ops import Op
 from ..compiler.realize import realize as realize_nodes
 from . import elementwise as ew
 from . import indexing, movement, reductions
-from .autograd import record, run_backward
+from .autograd import record
 from .grad_mode import is_grad_enabled
 
 

@@ -6,7 +6,6 @@ matmul kernel reads the input through that index map. Backward comes from the pr
 """
 from __future__ import annotations
 
-import math
 
 from ..compiler import ir
 from ..compiler.ops import Op
@@ -126,8 +125,8 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if isinstance(padding, str):
         padding = (0, 0) if padding == "valid" else _same_padding((kh, kw), dilation, stride)
     padding = pair(padding, "padding")
-    ho = out_size(h, kh, stride[0], dilation[0], padding[0], "conv2d")
-    wo = out_size(w, kw, stride[1], dilation[1], padding[1], "conv2d")
+    for size, k, a in ((h, kh, 0), (w, kw, 1)):    # raises, naming the shapes, if k does not fit
+        out_size(size, k, stride[a], dilation[a], padding[a], "conv2d")
     conf = (stride, padding, dilation, groups, unbatched)
     if not GRADIENT_KERNELS:
         out = _conv_node(x, weight.node, None if bias is None else bias.node, conf)

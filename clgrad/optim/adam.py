@@ -37,7 +37,7 @@ class Adam(Optimizer):
 
     def _update(self, group: dict, params: list) -> list:
         beta1, beta2 = group["betas"]
-        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        lr, wd = group["lr"], group["weight_decay"]
         touched = []
         by_step: dict[int, list] = {}
         for p in params:
