@@ -150,34 +150,9 @@ def reduce(op: Op, x: Node, axes: tuple[int, ...]) -> Node:
     return Node(op, x.dtype, shape, (x,), axes)
 
 
-# A product this long into this few outputs is split over k, so that every core has work
-# (a convolution's weight gradient: 9 x 6 outputs, each a sum of 57,600 products).
-_SPLIT_K_MIN_LENGTH = 4096
-_SPLIT_K_MAX_OUTPUTS = 4096
-
-
 def matmul(a: Node, b: Node) -> Node:
     assert a.shape[:-2] == b.shape[:-2] and a.shape[-1] == b.shape[-2], (a.shape, b.shape)
-    *batch, m, k = a.shape
-    n = b.shape[-1]
-    if k >= _SPLIT_K_MIN_LENGTH and math.prod(batch) * m * n <= _SPLIT_K_MAX_OUTPUTS:
-        chunks = next((c for c in (64, 32, 16, 8) if k % c == 0 and k // c >= 128), None)
-        if chunks is not None:
-            return _split_k_matmul(a, b, chunks)
     return Node(Op.MATMUL, a.dtype, a.shape[:-1] + b.shape[-1:], (a, b))
-
-
-def _split_k_matmul(a: Node, b: Node, chunks: int) -> Node:
-    """a @ b as `chunks` products over slices of k, summed: (..., c, m, n) then sum over c."""
-    *batch, m, k = a.shape
-    n = b.shape[-1]
-    nb = len(batch)
-    batch = tuple(batch)
-    a_chunks = permute(reshape(a, batch + (m, chunks, k // chunks)),
-                       tuple(range(nb)) + (nb + 1, nb, nb + 2))
-    b_chunks = reshape(b, batch + (chunks, k // chunks, n))
-    partial = Node(Op.MATMUL, a.dtype, batch + (chunks, m, n), (a_chunks, b_chunks))
-    return reshape(reduce(Op.SUM, partial, (nb,)), batch + (m, n))
 
 
 def gather(src: Node, index: Node) -> Node:
