@@ -7,6 +7,7 @@ import numpy as np
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
+from . import views
 from .autograd import record
 from .operands import broadcast_shape, broadcast_to, is_tensor, lift, result_dtype
 
@@ -160,7 +161,7 @@ def getitem(x, index):
     if not advanced:
         ints = index if isinstance(index, tuple) else (index,)
         name = "SelectBackward0" if all(type(i) is int for i in ints) else "SliceBackward0"
-        return record(name, node, x.device, [x])
+        return views.indexed(record(name, node, x.device, [x]), x, index)
     axes, indices = _advanced_positions(x, node, advanced)
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
     picked = ir.gather(ir.contiguous(rows), row)     # index_shape + (rest,)

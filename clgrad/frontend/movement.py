@@ -5,6 +5,7 @@ import math
 
 from ..compiler import ir
 from ..compiler.ops import Op
+from . import views
 from .autograd import record
 from .operands import (broadcast_shape, broadcast_to, common_device, normalize_dim,
                        normalize_dims, result_dtype)
@@ -33,7 +34,7 @@ def infer_shape(op: str, numel: int, shape: tuple, old_shape: tuple) -> tuple[in
 
 def reshape(x, shape, grad_name, op="view"):
     shape = infer_shape(op, x.numel(), _sizes(shape), x.shape)
-    return record(grad_name, ir.reshape(x.node, shape), x.device, [x])
+    return views.reshaped(record(grad_name, ir.reshape(x.node, shape), x.device, [x]), x)
 
 
 def permute(x, dims):
@@ -42,7 +43,8 @@ def permute(x, dims):
     if sorted(order) != list(range(x.ndim)):
         raise RuntimeError(f"permute: dims {dims} are not a permutation of the {x.ndim} "
                            f"dimensions of a tensor of shape {x.shape}")
-    return record("PermuteBackward0", ir.permute(x.node, order), x.device, [x])
+    return views.permuted(record("PermuteBackward0", ir.permute(x.node, order), x.device, [x]),
+                          x, order)
 
 
 def transpose(x, dim0, dim1):
@@ -51,7 +53,8 @@ def transpose(x, dim0, dim1):
     a, b = normalize_dim("transpose", dim0, x.ndim), normalize_dim("transpose", dim1, x.ndim)
     order = list(range(x.ndim))
     order[a], order[b] = order[b], order[a]
-    return record("TransposeBackward0", ir.permute(x.node, tuple(order)), x.device, [x])
+    out = record("TransposeBackward0", ir.permute(x.node, tuple(order)), x.device, [x])
+    return views.permuted(out, x, tuple(order))
 
 
 def t(x):
@@ -59,7 +62,7 @@ def t(x):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
     if x.ndim < 2:
         return x
-    return record("TBackward0", ir.permute(x.node, (1, 0)), x.device, [x])
+    return views.permuted(record("TBackward0", ir.permute(x.node, (1, 0)), x.device, [x]), x, (1, 0))
 
 
 def expand(x, sizes):
@@ -73,20 +76,20 @@ def expand(x, sizes):
         if o != 1 and s != o:
             raise RuntimeError(f"expand: the expanded size {s} must match the existing size {o} "
                                f"at a non-singleton dimension (shape {x.shape} to {sizes})")
-    return record("ExpandBackward0", broadcast_to(x.node, shape), x.device, [x])
+    return views.expanded(record("ExpandBackward0", broadcast_to(x.node, shape), x.device, [x]), x)
 
 
 def unsqueeze(x, dim):
     axis = normalize_dim("unsqueeze", dim, x.ndim + 1)
     shape = x.shape[:axis] + (1,) + x.shape[axis:]
-    return record("UnsqueezeBackward0", ir.reshape(x.node, shape), x.device, [x])
+    return views.reshaped(record("UnsqueezeBackward0", ir.reshape(x.node, shape), x.device, [x]), x)
 
 
 def squeeze(x, dim=None):
     axes = normalize_dims("squeeze", dim, x.ndim)
     shape = tuple(s for i, s in enumerate(x.shape) if not (i in axes and s == 1))
     name = "SqueezeBackward0" if dim is None else "SqueezeBackward1"
-    return record(name, ir.reshape(x.node, shape), x.device, [x])
+    return views.reshaped(record(name, ir.reshape(x.node, shape), x.device, [x]), x)
 
 
 def flatten(x, start_dim=0, end_dim=-1):

@@ -10,7 +10,7 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from ..compiler.realize import realize as realize_nodes
 from . import elementwise as ew
-from . import indexing, movement, reductions
+from . import indexing, movement, reductions, views
 from .autograd import record
 from .grad_mode import is_grad_enabled
 
@@ -32,6 +32,7 @@ class Tensor:
         self._version = 0
         self._accumulator = None
         self._retains_grad = False
+        self._view = None         # (base, write_back) when this tensor is a view of base
         self._output_nr = 0             # which output of grad_fn this is
 
     # ---- metadata ----
@@ -144,7 +145,7 @@ class Tensor:
         return self._retains_grad and not self.is_leaf
 
     def detach(self) -> Tensor:
-        return Tensor(ir.detach(self.node), self.device)
+        return views.detached(Tensor(ir.detach(self.node), self.device), self)
 
     def detach_(self) -> Tensor:
         self.node = ir.detach(self.node)
@@ -173,7 +174,19 @@ class Tensor:
         self._version += 1
         if self.node.op is not Op.CONST:
             _PENDING[id(self)] = weakref.ref(self)
+        if self._view is not None:
+            base, write_back = self._view
+            write_back(base, self)
         return self
+
+    def _overwrite(self, value: Tensor) -> None:
+        """Takes value without autograd seeing it: an in-place write through detach()."""
+        self.node = ir.detach(ir.cast(value.node, self.dtype))
+        self._version += 1
+        if self.is_leaf and self.requires_grad:
+            self.realize()      # a leaf's gradient is found by its node: give it its own
+        else:
+            _PENDING[id(self)] = weakref.ref(self)
 
     def _snapshot(self) -> Tensor:
         """A tensor standing for self's current value, for ops that are about to replace it."""
