@@ -128,3 +128,9 @@ def test_a_merged_kernel_still_computes_every_output():
     cg.realize(a2, b2)
     np.testing.assert_allclose(a2.numpy(), np.exp(x.numpy()), rtol=1e-6)
     np.testing.assert_allclose(b2.numpy(), 2 * np.exp(x.numpy()) + x.numpy(), rtol=1e-6)
+
+
+def test_kernels_differing_only_in_a_constant_sign_of_zero_are_not_shared():
+    x = cg.ones(3)
+    np.testing.assert_array_equal((1 / (x * 0.0)).numpy(), [np.inf] * 3)
+    np.testing.assert_array_equal((1 / (x * -0.0)).numpy(), [-np.inf] * 3)

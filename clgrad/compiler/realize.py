@@ -25,32 +25,51 @@ def vector_width(device) -> int:
     return 1 if device.kind == "gpu" else 8
 
 
+def structural_key(roots: list[Node], leaf_of) -> tuple[tuple, list[Node], list]:
+    """A key equal for graphs that differ only in their leaves; the nodes in walk order; and
+    the leaves, numbered in order of first use. leaf_of(node) names the leaf a node reads
+    (several nodes may name one), or gives None for a node computed from its sources."""
+    ids: dict[Node, int] = {}
+    numbers: dict = {}
+    leaves: list = []
+    parts: list = []
+    nodes: list[Node] = []
+    for root in roots:
+        stack = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if node in ids:
+                continue
+            leaf = leaf_of(node)
+            if leaf is None and not done:
+                stack.append((node, True))
+                stack.extend((s, False) for s in reversed(node.src) if s not in ids)
+                continue
+            if leaf is not None:
+                if leaf not in numbers:
+                    numbers[leaf] = len(leaves)
+                    leaves.append(leaf)
+                parts.append((node.dtype, node.shape, numbers[leaf]))
+            else:
+                parts.append((node.op, node.dtype, node.shape, _arg_key(node),
+                              tuple(ids[s] for s in node.src)))
+            ids[node] = len(nodes)
+            nodes.append(node)
+    parts.append(tuple(ids[r] for r in roots))
+    return tuple(parts), nodes, leaves
+
+
+def _arg_key(node: Node):
+    # as the IR interns them: 0.0 and -0.0 are different constants, and NaN equals itself
+    return (type(node.arg), repr(node.arg)) if node.op is Op.CONST else node.arg
+
+
 def structure(spec: KernelSpec) -> tuple[tuple, list[Node]]:
     """A key equal for kernels that differ only in which buffers they read, and the input
     nodes in the order the key numbers them."""
-    ids: dict[Node, int] = {}
-    inputs: list[Node] = []
-    parts = [spec.kind, spec.shape, spec.axes]
-    for node, _ in spec.outputs:
-        parts.append(("out", _number(node, spec, ids, inputs, parts)))
-    return tuple(parts), inputs
-
-
-def _number(node: Node, spec: KernelSpec, ids: dict, inputs: list, parts: list) -> int:
-    """node's number in the structure key, appending its part (and its sources') first.
-    A module function, not a closure: a recursive closure is a reference cycle that would
-    keep the graph (and the buffers of its realized nodes) alive until the next gc pass."""
-    if node in ids:
-        return ids[node]
-    if node in spec.inputs:
-        inputs.append(node)
-        parts.append(("in", node.dtype, node.shape))
-    else:
-        srcs = tuple(_number(s, spec, ids, inputs, parts) for s in node.src)
-        arg = node.arg if node.op is not Op.BUFFER else None
-        parts.append((node.op, node.dtype, node.shape, arg, srcs))
-    ids[node] = len(ids)
-    return ids[node]
+    outputs = [node for node, _ in spec.outputs]
+    key, _, inputs = structural_key(outputs, lambda n: n if n in spec.inputs else None)
+    return (spec.kind, spec.shape, spec.axes, key), inputs
 
 
 def lowered(spec: KernelSpec, width: int) -> tuple[LoweredKernel, list]:
@@ -82,38 +101,7 @@ class Plan:
 def graph_key(targets: list[Node]) -> tuple[tuple, list[Node], list[BufferRef]]:
     """A key equal for graphs that differ only in the buffers they read; the graph's nodes in
     walk order; and the buffers read, in order of first use."""
-    ids: dict[Node, int] = {}
-    leaves: dict[int, int] = {}
-    refs: list[BufferRef] = []
-    parts: list = []
-    nodes: list[Node] = []
-    for target in targets:
-        stack = [(target, False)]
-        while stack:
-            node, done = stack.pop()
-            if node in ids:
-                continue
-            ref = buffer_of(node)
-            if ref is None and not done:
-                stack.append((node, True))
-                stack.extend((s, False) for s in reversed(node.src) if s not in ids)
-                continue
-            if ref is not None:
-                if ref.id not in leaves:
-                    leaves[ref.id] = len(refs)
-                    refs.append(ref)
-                parts.append((node.dtype, node.shape, leaves[ref.id]))
-            else:
-                parts.append((node.op, node.dtype, node.shape, _arg_key(node),
-                              tuple(ids[s] for s in node.src)))
-            ids[node] = len(nodes)
-            nodes.append(node)
-    parts.append(tuple(ids[t] for t in targets))
-    return tuple(parts), nodes, refs
-
-
-def _arg_key(node: Node):
-    return (type(node.arg), repr(node.arg)) if node.op is Op.CONST else node.arg
+    return structural_key(targets, buffer_of)
 
 
 def _record(specs, outputs, nodes, leaves, targets, device) -> Plan:
