@@ -604,7 +604,7 @@ def lower(spec: KernelSpec, width: int) -> LoweredKernel:
         # a matmul's lanes are output columns (rows when transposed): the widest vector that
         # tiles them
         columns = spec.reductions[0].shape[-2 if transposed else -1]
-        width = next(w for w in (width, 8, 4, 2, 1) if w <= width and columns % w == 0)
+        width = next(w for w in (8, 4, 2, 1) if w <= width and columns % w == 0)
     writer = KernelWriter(spec, width, transposed)
     global_size = getattr(writer, spec.kind)()
     body = writer.source("KERNEL")

@@ -115,7 +115,7 @@ class AccumulateGrad:
 
 def output_nr(t) -> int:
     """Which output of its grad_fn t is (custom Functions may have several)."""
-    return getattr(t, "_output_nr", 0)
+    return t._output_nr
 
 
 def edge_of(t):

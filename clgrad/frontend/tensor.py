@@ -193,13 +193,7 @@ class Tensor:
         snap = Tensor(self.node, self.device, self.requires_grad)
         snap.grad_fn, snap._accumulator, snap._version = self.grad_fn, self._accumulator, self._version
         snap._output_nr = self._output_nr
-        if self.is_leaf and self.requires_grad:
-            snap._accumulator = self._accumulator or self._make_accumulator()
         return snap
-
-    def _make_accumulator(self):
-        from .autograd import edge_of
-        return edge_of(self)
 
     def add_(self, other, alpha=1) -> Tensor:
         return self._assign(self._snapshot() + (other * alpha if alpha != 1 else other), "add_")
