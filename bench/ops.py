@@ -6,18 +6,11 @@ import numpy as np
 
 import clgrad as cg
 
-from .registry import Case, try_torch, workload
+from .registry import Case, randn, try_torch, workload
 from .timing import synced
 
-_rng = np.random.default_rng(0)
-
-
-def _randn(*shape) -> np.ndarray:
-    return _rng.standard_normal(shape, dtype=np.float32)
-
-
 def _matmul(n: int) -> Case:
-    a, b = _randn(n, n), _randn(n, n)
+    a, b = randn(n, n), randn(n, n)
     ca, cb = cg.from_numpy(a), cg.from_numpy(b)
     torch = try_torch()
     ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
@@ -43,7 +36,7 @@ def _chain(x, relu, exp, sqrt, abs_):
 
 @workload("W4", "8-op chain, 2^24 f32")
 def chain(quick: bool) -> Case:
-    a = _randn(1 << 24)
+    a = randn(1 << 24)
     x = cg.from_numpy(a)
     torch = try_torch()
     t = torch.from_numpy(a) if torch else None
@@ -57,7 +50,7 @@ def chain(quick: bool) -> Case:
 
 @workload("W5", "sum, 2^24 f32")
 def long_sum(quick: bool) -> Case:
-    a = _randn(1 << 24)
+    a = randn(1 << 24)
     x = cg.from_numpy(a)
     torch = try_torch()
     t = torch.from_numpy(a) if torch else None
@@ -73,7 +66,7 @@ def _np_softmax(a: np.ndarray) -> np.ndarray:
 
 @workload("W5", "softmax (4096,1024) dim -1")
 def softmax(quick: bool) -> Case:
-    a = _randn(4096, 1024)
+    a = randn(4096, 1024)
     x = cg.from_numpy(a)
     torch = try_torch()
     t = torch.from_numpy(a) if torch else None

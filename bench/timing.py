@@ -7,6 +7,8 @@ from __future__ import annotations
 import statistics
 import time
 
+import clgrad as cg
+
 
 def median_seconds(runners: dict[str, object], repeats: int, warmup: int = 2,
                    budget_s: float = 5.0) -> dict[str, float]:
@@ -26,7 +28,8 @@ def median_seconds(runners: dict[str, object], repeats: int, warmup: int = 2,
     return result
 
 
-def synced(tensor) -> None:
-    """Realizes a clgrad tensor and waits for its device, without copying it back."""
-    tensor.realize()
-    tensor.device.synchronize()
+def synced(*tensors) -> None:
+    """Realizes clgrad tensors in one schedule and waits for their device, without copying
+    them back."""
+    cg.realize(*tensors)
+    tensors[0].device.synchronize()

@@ -7,19 +7,8 @@ import numpy as np
 
 import clgrad as cg
 
-from .registry import Case, try_torch, workload
-
-_rng = np.random.default_rng(0)
-
-
-def _randn(*shape) -> np.ndarray:
-    return _rng.standard_normal(shape, dtype=np.float32)
-
-
-def _finish(*tensors) -> None:
-    cg.realize(*tensors)
-    tensors[0].device.synchronize()
-
+from .registry import Case, randn, rng, try_torch, workload
+from .timing import synced
 
 # ---- W1: the seed program ------------------------------------------------------------------
 
@@ -52,7 +41,7 @@ def seed_step(x, y, w1, w2, relu, no_grad, lr=1e-6):
 
 
 def seed_arrays():
-    return _randn(64, 1000), _randn(64, 10), _randn(1000, 100), _randn(100, 10)
+    return randn(64, 1000), randn(64, 10), randn(1000, 100), randn(100, 10)
 
 
 def _seed_numpy(x, y, w1, w2, lr=1e-6):
@@ -75,7 +64,7 @@ def seed_mlp(quick: bool) -> Case:
 
     def run_clgrad():
         loss = seed_step(cx, cy, cw1, cw2, relu, cg.no_grad)
-        _finish(loss, cw1, cw2)
+        synced(loss, cw1, cw2)
 
     torch = try_torch()
     run_torch = None
@@ -125,15 +114,15 @@ def lenet_step(net, optimizer, x, target, F):
 def lenet_train(quick: bool) -> Case:
     from clgrad import nn, optim
     import clgrad.nn.functional as F
-    x = _randn(64, 1, 32, 32)
-    target = _rng.integers(0, 10, 64)
+    x = randn(64, 1, 32, 32)
+    target = rng.integers(0, 10, 64)
     net = lenet(nn, F)
     opt = optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     cx, ct = cg.from_numpy(x), cg.from_numpy(target)
 
     def run_clgrad():
         loss = lenet_step(net, opt, cx, ct, F)
-        _finish(loss, *net.parameters())
+        synced(loss, *net.parameters())
 
     torch = try_torch()
     run_torch = None
@@ -156,8 +145,8 @@ _ADAM_TENSORS, _ADAM_SIZE = 10, 1_000_000
 
 def _adam_case(torch_fused: bool) -> Case:
     from clgrad import optim
-    values = [_randn(_ADAM_SIZE) for _ in range(_ADAM_TENSORS)]
-    grads = [_randn(_ADAM_SIZE) for _ in range(_ADAM_TENSORS)]
+    values = [randn(_ADAM_SIZE) for _ in range(_ADAM_TENSORS)]
+    grads = [randn(_ADAM_SIZE) for _ in range(_ADAM_TENSORS)]
     params = [cg.from_numpy(v, requires_grad=True) for v in values]
     for p, g in zip(params, grads):
         p.grad = cg.from_numpy(g)
