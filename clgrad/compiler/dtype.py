@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)     # the six dtypes are singletons: identity hashes fast
 class DType:
     name: str          # the user-facing name: float32
     short: str         # the IR's name: f32
@@ -22,6 +22,9 @@ class DType:
 
     def __repr__(self) -> str:
         return f"clgrad.{self.name}"
+
+    def __reduce__(self):       # copies and pickles are the module's singleton itself
+        return "bool_" if self.name == "bool" else self.name
 
 
 bool_ = DType("bool", "b8", "int", "uchar", 1, "b", np.bool_)

@@ -3,6 +3,7 @@ from enum import Enum, auto
 
 
 class Op(Enum):
+    __hash__ = object.__hash__      # Enum hashes the name in Python; members are singletons
     # sources
     BUFFER = auto()      # a realized device buffer; arg = buffer id
     CONST = auto()       # a scalar broadcast to the node's shape; arg = value
