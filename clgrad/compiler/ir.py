@@ -37,24 +37,21 @@ class BufferRef:
 
 
 class Node:
-    __slots__ = ("op", "dtype", "shape", "src", "arg", "_hash", "__weakref__")
-    _interned: "weakref.WeakValueDictionary[tuple, Node]" = weakref.WeakValueDictionary()
+    """Interned: constructing an equal node returns the live one, so nodes compare and hash
+    by identity. `buffer` is the buffer holding the node's value once one does (a BUFFER
+    node's own; a computed node's after a schedule wrote it), else None."""
+    __slots__ = ("op", "dtype", "shape", "src", "arg", "buffer", "__weakref__")
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None):
-        key = (op, dtype, shape, src, _arg_key(op, arg))
-        node = cls._interned.get(key)
+        key = (op, dtype, shape, src, _arg_key(op, arg) if op in _KEYED_ARGS else arg)
+        ref = _interned.get(key)
+        node = None if ref is None else ref()
         if node is None:
             node = object.__new__(cls)
             node.op, node.dtype, node.shape, node.src, node.arg = op, dtype, shape, src, arg
-            node._hash = hash(key)
-            cls._interned[key] = node
+            node.buffer = arg if op is Op.BUFFER else None
+            _interned[key] = weakref.ref(node, lambda dead, key=key: _forget(key, dead))
         return node
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other) -> bool:
-        return self is other
 
     def __reduce__(self):
         raise TypeError("IR nodes are not picklable; use clgrad.ir.dump for a text form")
@@ -65,6 +62,17 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.op.name.lower()} {self.dtype.short}{list(self.shape)}>"
+
+
+# key -> weak reference to the live node; a plain dict with the reference's callback removing
+# the entry is several times cheaper than a WeakValueDictionary (all of whose methods are Python)
+_interned: dict[tuple, "weakref.ref[Node]"] = {}
+_KEYED_ARGS = frozenset({Op.CONST, Op.BUFFER})
+
+
+def _forget(key: tuple, dead) -> None:
+    if _interned.get(key) is dead:      # not a newer node interned under the same key
+        del _interned[key]
 
 
 def _arg_key(op: Op, arg: Any):

@@ -12,7 +12,7 @@ from .ir import BufferRef, Node
 from .kernel import KernelSpec
 from .lower import LoweredKernel, lower
 from .ops import Op
-from .schedule import REALIZED, buffer_of, schedule
+from .schedule import buffer_of, schedule
 
 _lowered: dict[tuple, tuple[LoweredKernel, list[tuple[int, bool]]]] = {}
 _programs: dict[tuple[str, str], object] = {}     # (device spec, kernel name) -> Program
@@ -143,7 +143,7 @@ def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> l
         buffers = [(leaves[i] if leaf else written[i]).ensure_allocated() for leaf, i in args]
         kernel(code.global_size, code.local_size, buffers)
     for (pos, _), ref in zip(plan.outputs, written):
-        REALIZED[nodes[pos]] = ref
+        nodes[pos].buffer = ref
     return [leaves[i] if leaf else written[i] for leaf, i in plan.targets]
 
 

@@ -10,7 +10,6 @@ Then two rewrites remove roots:
 """
 from __future__ import annotations
 
-import weakref
 from collections import defaultdict
 
 from .ir import BufferRef, Node, base_of, toposort
@@ -20,14 +19,11 @@ from .ops import ELEMENTWISE, REDUCE, SOURCE, Op
 _MIN_ROWS = 16
 _MAX_ROW_LENGTH = 8192
 
-# Nodes computed by earlier schedules, so later graphs that still name them load the result.
-REALIZED: "weakref.WeakKeyDictionary[Node, BufferRef]" = weakref.WeakKeyDictionary()
-
 
 def buffer_of(node: Node) -> BufferRef | None:
-    if node.op is Op.BUFFER:
-        return node.arg
-    return REALIZED.get(node)
+    """Where node's value is, if a buffer holds it: a buffer node's own, or the result of an
+    earlier schedule (later graphs that still name the node load it)."""
+    return node.buffer
 
 
 class Scheduler:
