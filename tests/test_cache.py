@@ -1,5 +1,7 @@
 """Disk program cache, exercised across fresh processes (a corrupt binary could crash PoCL, so
-every build that reads the cache runs in a subprocess)."""
+every build that reads the cache runs in a subprocess). PoCL keeps its own disk cache, so
+clgrad stores binaries only for other drivers; the children here make the PoCL device store
+them too (CLGRAD_TEST_STORE_BINARIES) to exercise clgrad's entries."""
 
 import json
 import os
@@ -10,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from clgrad.config import config
-from clgrad.runtime import cache
+from clgrad.runtime import cache, get_device
 
 REPO = Path(__file__).resolve().parents[1]
 
 BUILD_AND_RUN = """
 import json
+import os
 import numpy as np
 from clgrad.runtime import cache, get_device
 
@@ -26,6 +29,7 @@ __kernel void scale_add(__global float *out, __global const float *x, float a, i
 }
 '''
 device = get_device("cpu")
+device.stores_binaries = device.stores_binaries or os.environ.get("CLGRAD_TEST_STORE_BINARIES") == "1"
 kernel = device.build("scale_add", SOURCE)["scale_add"]
 x = np.arange(100, dtype=np.float32)
 x_buf = device.alloc(x.nbytes).write(x)
@@ -47,7 +51,8 @@ def shared_pocl_cache(tmp_path_factory):
 def child_env(cache_dir, **env_extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLGRAD_", "POCL_"))}
     env.update(CLGRAD_CACHE_DIR=str(cache_dir), POCL_CACHE_DIR=POCL_CACHE_DIR,
-               PYTHONPATH=str(REPO), **env_extra)
+               PYTHONPATH=str(REPO), CLGRAD_TEST_STORE_BINARIES="1")
+    env.update(env_extra)
     return env
 
 
@@ -70,6 +75,17 @@ def test_second_process_hits_disk_cache(tmp_path):
     assert len(entries(tmp_path)) == 1
     assert (tmp_path / "pocl").is_dir()  # PoCL's cache is put beside ours
     assert run_child(tmp_path, own_pocl_cache=True) == {"hits": 1, "misses": 0, "ok": True}
+
+
+@pytest.mark.skipif(get_device("cpu").stores_binaries, reason="the CPU device is not PoCL")
+def test_pocl_device_leaves_the_disk_level_to_pocl(tmp_path):
+    first = run_child(tmp_path, own_pocl_cache=True, CLGRAD_TEST_STORE_BINARIES="0")
+    assert first == {"hits": 0, "misses": 0, "ok": True}
+    assert entries(tmp_path) == []
+    assert any((tmp_path / "pocl").rglob("*"))  # PoCL cached the build beside ours
+    with config.override(CACHE_DIR=str(tmp_path)):
+        cache.clear()
+    assert not (tmp_path / "pocl").exists()
 
 
 def truncate(data):

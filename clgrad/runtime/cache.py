@@ -1,5 +1,11 @@
 """The program cache: built programs in memory, program binaries on disk.
 
+On PoCL the disk level is PoCL's own kernel cache, which runtime/__init__ places under
+CACHE_DIR/pocl: asking PoCL for a program's binary makes it compile every kernel once more
+for a generic work-group size (1-2 s for a training step's program, measured), while its own
+cache stores what it built anyway. Devices whose drivers hand binaries out cheaply
+(`Device.stores_binaries`) get clgrad's entries below.
+
 Disk entries are keyed by sha256 of everything that changes the binary (clgrad version,
 source, options, device name, driver and platform versions). Each file is a magic line, a
 header line "<payload length> <payload sha256>", then the payload. Entries are written to a
@@ -14,6 +20,7 @@ import functools
 import hashlib
 import importlib.metadata
 import os
+import shutil
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
@@ -69,7 +76,7 @@ def fetch(device: Device, source: str, options: Sequence[str],
     """Build through the disk cache: load the stored binary if valid, else build from source
     and store the result."""
     global hits, misses
-    if not config.CACHE:
+    if not (config.CACHE and device.stores_binaries):
         return build_source()
     path = os.path.join(cache_dir(), disk_key(device, source, options) + SUFFIX)
     binary = _read_entry(path)
@@ -87,8 +94,10 @@ def fetch(device: Device, source: str, options: Sequence[str],
 
 
 def clear() -> None:
-    """Delete every disk entry (and stray temp files) and forget the in-memory programs."""
+    """Delete every disk entry (and stray temp files), PoCL's cache when it lives in ours,
+    and forget the in-memory programs."""
     memory.clear()
+    shutil.rmtree(os.path.join(config.CACHE_DIR, "pocl"), ignore_errors=True)
     directory = cache_dir()
     if not os.path.isdir(directory):
         return

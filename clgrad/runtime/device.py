@@ -31,6 +31,8 @@ class Device:
         self.has_fp16 = "cl_khr_fp16" in extensions
         self.max_work_group_size = cl_device.max_work_group_size
         self.max_mem_alloc_size = cl_device.max_mem_alloc_size
+        # PoCL keeps its own disk cache and compiles everything again to hand out a binary
+        self.stores_binaries = cl_device.platform.name.strip() != "Portable Computing Language"
 
     @functools.cached_property
     def context(self) -> cl.Context:
