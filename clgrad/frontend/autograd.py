@@ -64,7 +64,6 @@ class GradFn(BackwardNode):
         grad = grads[0]
         nodes = gradients.derive(self.output, self.input_nodes, grad.node)
         self._check_versions(nodes)
-        from .tensor import Tensor
         results = []
         for t, node in zip(self.inputs, nodes):
             if node is None:
@@ -75,7 +74,7 @@ class GradFn(BackwardNode):
                 results.append(record(f"{self._name[:-1]}Backward", node, t.device,
                                       [grad, *self.inputs]))
             else:
-                results.append(Tensor(node, t.device))
+                results.append(tensor.Tensor(node, t.device))
         return results
 
     def _check_versions(self, grad_nodes) -> None:
@@ -131,11 +130,10 @@ def edge_of(t):
 
 def record(name: str, node: Node, device, inputs):
     """The tensor holding node, with a grad_fn when autograd should see this op."""
-    from .tensor import Tensor
     tracked = any(t.requires_grad for t in inputs)
     if tracked and not is_grad_enabled():
         node = ir.detach(node)      # else it would be the same node as its grad-mode twin
-    out = Tensor(node, device)
+    out = tensor.Tensor(node, device)
     if tracked and is_grad_enabled():
         out.requires_grad = True
         out.grad_fn = GradFn(name, list(inputs), node)
@@ -210,3 +208,7 @@ def _accumulate(t, g, create_graph: bool) -> None:
     if not create_graph:
         g = g.detach()
     t.grad = g if t.grad is None else (t.grad + g if create_graph else (t.grad + g).detach())
+
+
+# last: tensor.py imports this module, and a function-level import costs ~1 us per call
+from . import tensor

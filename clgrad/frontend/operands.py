@@ -8,8 +8,7 @@ from ..compiler.ir import Node
 
 
 def is_tensor(x) -> bool:
-    from .tensor import Tensor
-    return isinstance(x, Tensor)
+    return isinstance(x, tensor.Tensor)
 
 
 def common_device(op: str, tensors):
@@ -81,3 +80,7 @@ def normalize_dims(op: str, dims, ndim: int) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise RuntimeError(f"{op}: dimension appears more than once in {tuple(dims)}")
     return out if ndim else ()
+
+
+# last: tensor.py imports this module, and a function-level import costs ~1 us per call
+from . import tensor
