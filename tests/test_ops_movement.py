@@ -28,6 +28,8 @@ VIEWS = {
     "contiguous": lambda a: a.transpose(0, 1).contiguous() * 2,
     "T": lambda a: a.reshape(6, 4).T * 2,
     "chain": lambda a: a.permute(1, 0, 2).reshape(3, 8).flip(1)[:, 1::3].t() * 2,
+    "split_merge": lambda a: (a.permute(2, 0, 1).reshape(2, 1, 2, 3, 2, 1).flip(3)
+                              .reshape(4, 3, 2)[:, 1:] * 2),
 }
 
 

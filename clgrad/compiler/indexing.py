@@ -45,11 +45,8 @@ def source_index(node: Node, index: Index) -> tuple[Index, list[Bound]]:
     whether it reads it at all (PAD: outside them the value is the fill)."""
     src_shape = node.src[0].shape
     if node.op is Op.RESHAPE:
-        if index.dims is not None and _non_unit(src_shape) == _non_unit(index.shape):
-            # only size-1 axes come or go: the other dims map one to one, no flat detour
-            kept = iter(d for d, n in zip(index.dims, index.shape) if n != 1)
-            return Index(src_shape, dims=tuple(next(kept) if n != 1 else sym.num(0)
-                                               for n in src_shape)), []
+        if index.dims is not None and 0 not in src_shape:
+            return Index(src_shape, dims=_reshape_dims(index.dims, index.shape, src_shape)), []
         return Index(src_shape, flat=index.as_flat()), []
     dims = index.as_dims()
     if node.op is Op.PERMUTE:
@@ -78,8 +75,28 @@ def source_index(node: Node, index: Index) -> tuple[Index, list[Bound]]:
     raise ValueError(f"{node.op} is not a movement op")
 
 
-def _non_unit(shape: Shape) -> tuple[int, ...]:
-    return tuple(n for n in shape if n != 1)
+def _reshape_dims(dims, shape: Shape, src_shape: Shape) -> tuple[sym.Lin, ...]:
+    """Source dims of a reshape, group by group: axes split or merged only among themselves
+    (where the running sizes of both shapes meet), so (h, w) -> (h//2, h%2, w//2, w%2) keeps
+    each division to its own small axis instead of dividing one flat index of everything."""
+    out = [(d, n) for d, n in zip(dims, shape) if n != 1]
+    src = [n for n in src_shape if n != 1]
+    mapped, i, j = [], 0, 0
+    while i < len(out):
+        took, size, j0, src_size = [out[i]], out[i][1], j, src[j]
+        while size != src_size:
+            if size < src_size:
+                i += 1
+                took.append(out[i])
+                size *= out[i][1]
+            else:
+                j += 1
+                src_size *= src[j]
+        flat = sym.linearize([d for d, _ in took], tuple(n for _, n in took))
+        mapped += sym.delinearize(flat, tuple(src[j0:j + 1]))
+        i, j = i + 1, j + 1
+    kept = iter(mapped)
+    return tuple(next(kept) if n != 1 else sym.num(0) for n in src_shape)
 
 
 def always_true(bound: Bound) -> bool:
