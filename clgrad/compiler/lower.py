@@ -51,10 +51,12 @@ class MatmulTile:
 
 
 class KernelWriter:
-    def __init__(self, spec: KernelSpec, width: int, transposed: bool = False):
+    def __init__(self, spec: KernelSpec, width: int, transposed: bool = False,
+                 lane_axis: int | None = None):
         self.spec = spec
         self.width = width
         self.transposed = transposed    # a matmul computed as C^T = B^T A^T (see lower())
+        self.lane_axis = lane_axis      # an elementwise kernel's lanes down this axis (lower())
         self.r = Renderer(width)
         self.lines: list[str] = []
         self.depth = 1
@@ -276,6 +278,14 @@ class KernelWriter:
             self._elementwise_body(sym.linearize(list(self.dim_vars("gid", shape)), shape))
             return (n,)
         n_vec, tail = divmod(n, width)
+        if self.lane_axis is not None:  # lanes down another named axis, stored lane by lane
+            axis = self.lane_axis
+            grid = shape[:axis] + (shape[axis] // width,) + shape[axis + 1:]
+            dims = list(self.dim_vars("gid", grid))
+            with self.lanes_on() as lane:
+                dims[axis] = dims[axis] * width + lane
+                self._elementwise_body(sym.linearize(dims, shape), tuple(dims))
+            return (n_vec,)
         if shape[-1] % width == 0:      # whole vectors per row: name every dimension
             *outer, last = self.dim_vars("gid", shape[:-1] + (shape[-1] // width,))
             with self.lanes_on() as lane:
@@ -295,9 +305,10 @@ class KernelWriter:
         with self.lanes_on() as lane:
             self._elementwise_body(gid * self.width + lane)
 
-    def _elementwise_body(self, flat: sym.Lin) -> None:
+    def _elementwise_body(self, flat: sym.Lin, dims: tuple[sym.Lin, ...] | None = None) -> None:
         for node, _ in self.spec.outputs:
-            self.store(node, flat, self.value(node, Index(node.shape, flat=flat)))
+            index = Index(node.shape, flat=flat) if dims is None else Index(node.shape, dims=dims)
+            self.store(node, flat, self.value(node, index))
 
     def reduce(self) -> tuple[int, ...]:
         spec = self.spec
@@ -546,6 +557,10 @@ class KernelWriter:
                     self.store(out_node, index.as_flat(), self.value(out_node, index))
 
     # ---- the whole kernel ----
+    def divisions(self) -> int:
+        """Integer divisions and remainders in the body: the cost of its index arithmetic."""
+        return sum(line.count("/") + line.count("%") for line in self.lines)
+
     def source(self, name: str) -> str:
         params = []
         for pname, node, output in self.params.values():
@@ -598,6 +613,14 @@ def _is_costly(node: Node, spec: KernelSpec) -> bool:
     return any(n.op in _COSTLY for n in _kernel_graph(node, spec, lambda n: True))
 
 
+def _lane_axis(spec: KernelSpec, width: int) -> int | None:
+    """For an elementwise kernel whose last axis vectors do not tile, the innermost they do."""
+    shape = spec.shape
+    if spec.kind != "elementwise" or width == 1 or not shape or shape[-1] % width == 0:
+        return None
+    return next((a for a in reversed(range(len(shape))) if shape[a] % width == 0), None)
+
+
 def lower(spec: KernelSpec, width: int) -> LoweredKernel:
     transposed = spec.kind == "matmul" and _transpose_matmul(spec, width)
     if spec.kind == "matmul":
@@ -607,6 +630,16 @@ def lower(spec: KernelSpec, width: int) -> LoweredKernel:
         width = next(w for w in (8, 4, 2, 1) if w <= width and columns % w == 0)
     writer = KernelWriter(spec, width, transposed)
     global_size = getattr(writer, spec.kind)()
+    axis = _lane_axis(spec, width)
+    if axis is not None:
+        # rows that vectors do not tile (LeNet's 30, 15, 13): lanes down an axis they do tile,
+        # when that leaves less index arithmetic. Through windows, pads and permutes the flat
+        # form divides per lane; named dims divide once per vector. A plain contiguous kernel
+        # keeps its flat vector loads.
+        down = KernelWriter(spec, width, lane_axis=axis)
+        down_size = down.elementwise()
+        if down.divisions() < writer.divisions():
+            writer, global_size = down, down_size
     body = writer.source("KERNEL")
     digest = hashlib.sha256(body.encode()).hexdigest()[:6]
     prefix = {"elementwise": "E", "reduce": "R", "matmul": "M"}[spec.kind]
