@@ -34,10 +34,31 @@ def test_conv2d_no_bias_unbatched_and_kernel_equal_stride():
 @pytest.mark.parametrize("kw", [
     dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=3, stride=1),
     dict(kernel_size=2, dilation=2), dict(kernel_size=3, stride=2, ceil_mode=True),
+    dict(kernel_size=(5, 4), stride=1),
 ])
 def test_max_pool2d(kw):
     x = np.random.default_rng(3).permutation(2 * 3 * 7 * 6).reshape(2, 3, 7, 6) / 10.0
     check(lambda x: F(x).max_pool2d(x, **kw), x.astype(np.float32))   # no ties: one argmax
+
+
+@pytest.mark.parametrize("kw", [
+    dict(kernel_size=2), dict(kernel_size=(2, 3), padding=1), dict(kernel_size=3, ceil_mode=True),
+    dict(kernel_size=2, stride=1),
+])
+def test_max_pool2d_ties_go_to_the_first_max(kw):
+    """Windows full of equal values (and relu-like zeros): PyTorch gives each window's gradient
+    to its first largest element, row-major, for non-overlapping windows (the select chain)
+    as for overlapping ones."""
+    x = np.random.default_rng(4).integers(0, 3, (8, 2, 7, 9)).astype(np.float32)
+    check(lambda x: F(x).max_pool2d(x, **kw), x)
+
+
+def test_max_pool2d_non_overlapping_keeps_infinities_and_lanes():
+    """Batch 8: the pooling kernels run their lanes down the batch axis."""
+    x = np.random.default_rng(5).standard_normal((8, 3, 6, 10)).astype(np.float32)
+    x[0, 0, :2, :2] = -np.inf
+    x[1, 1, 2:4, 4:6] = np.inf
+    check(lambda x: F(x).max_pool2d(x, 2), x)
 
 
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),

@@ -270,12 +270,53 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                       for a in range(2))
     for a in range(2):
         out_size(x.shape[2 + a], kernel[a], stride[a], dilation[a], padding[a], "max_pool2d")
-    win = windows(_pad_spatial(x, padding, float("-inf"), extra), kernel, stride, dilation)
-    out = ir.reduce(Op.RMAX, win, (3, 5))
-    out = ir.reshape(out, (win.shape[0], win.shape[1], win.shape[2], win.shape[4]))
+    padded = _pad_spatial(x, padding, float("-inf"), extra)
+    if stride == kernel and dilation == (1, 1):
+        win = _blocks(padded, kernel)
+    else:
+        win = windows(padded, kernel, stride, dilation)
+    if kernel[0] * kernel[1] <= _MAX_SELECTS:
+        out = _max_select(win)
+    else:   # ties share the gradient here (the chain's backward would grow with the square)
+        out = ir.reduce(Op.RMAX, win, (3, 5))
+        out = ir.reshape(out, (win.shape[0], win.shape[1], win.shape[2], win.shape[4]))
     if unbatched:
         out = ir.reshape(out, out.shape[1:])
     return record("MaxPool2DWithIndicesBackward0", out, input.device, [input])
+
+
+def _blocks(node: ir.Node, kernel) -> ir.Node:
+    """(N, C, H, W) -> (N, C, Ho, kh, Wo, kw) non-overlapping windows (stride == kernel): the
+    rows and columns past the last whole window dropped, then each axis split in two, so the
+    index arithmetic is a plain reshape with no window offsets."""
+    n, c, h, w = node.shape
+    (kh, kw), ho, wo = kernel, h // kernel[0], w // kernel[1]
+    node = ir.shrink(node, ((0, n), (0, c), (0, ho * kh), (0, wo * kw)))
+    return ir.reshape(node, (n, c, ho, kh, wo, kw))
+
+
+# Windows up to this many elements take the max as a chain of selects (below).
+_MAX_SELECTS = 16
+
+
+def _max_select(win: ir.Node) -> ir.Node:
+    """The max of each (kh, kw) window of (N, C, Ho, kh, Wo, kw) as a chain of selects over its
+    kh*kw elements (views, so one elementwise kernel with no reduction loop): scanning from the
+    last, an element wins if it is at least the max of those after it. The first largest
+    (row-major) wins, so the derived gradient goes to that one element, as in PyTorch."""
+    n, c, ho, kh, wo, kw = win.shape
+
+    def element(a: int, b: int) -> ir.Node:
+        bounds = ((0, n), (0, c), (0, ho), (a, a + 1), (0, wo), (b, b + 1))
+        return ir.reshape(ir.shrink(win, bounds), (n, c, ho, wo))
+
+    slots = [element(a, b) for a in range(kh) for b in range(kw)]
+    out = after = slots[-1]
+    for v in reversed(slots[:-1]):
+        wins = ir.unary(Op.NOT, ir.binary(Op.CMPLT, v, after))
+        out = ir.where(wins, v, out)
+        after = ir.binary(Op.MAX, v, after)
+    return out
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
