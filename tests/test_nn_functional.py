@@ -54,11 +54,13 @@ def test_max_pool2d_ties_go_to_the_first_max(kw):
 
 
 def test_max_pool2d_non_overlapping_keeps_infinities_and_lanes():
-    """Batch 8: the pooling kernels run their lanes down the batch axis."""
+    """Batch 8: the pooling kernels run their lanes down the batch axis. The max and the
+    position of the first max are one kernel."""
     x = np.random.default_rng(5).standard_normal((8, 3, 6, 10)).astype(np.float32)
     x[0, 0, :2, :2] = -np.inf
     x[1, 1, 2:4, 4:6] = np.inf
     check(lambda x: F(x).max_pool2d(x, 2), x)
+    assert len(cg.compile(CF.max_pool2d(cg.tensor(x), 2))) == 1
 
 
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),

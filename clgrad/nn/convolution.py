@@ -7,7 +7,7 @@ matmul kernel reads the input through that index map. Backward comes from the pr
 from __future__ import annotations
 
 
-from ..compiler import ir
+from ..compiler import dtype as dtypes, ir
 from ..compiler.ops import Op
 from ..frontend.autograd import record
 from ..frontend.function import Function
@@ -300,22 +300,31 @@ _MAX_SELECTS = 16
 
 
 def _max_select(win: ir.Node) -> ir.Node:
-    """The max of each (kh, kw) window of (N, C, Ho, kh, Wo, kw) as a chain of selects over its
-    kh*kw elements (views, so one elementwise kernel with no reduction loop): scanning from the
-    last, an element wins if it is at least the max of those after it. The first largest
-    (row-major) wins, so the derived gradient goes to that one element, as in PyTorch."""
+    """The max of each (kh, kw) window of (N, C, Ho, kh, Wo, kw), picked by the position of
+    its first largest element (row-major), so the derived gradient goes to that one element as
+    PyTorch's does. Both are elementwise over the window's elements (views, no reduction
+    loop): scanning from the last, an element wins if it is at least the max of those after
+    it. The position gets a buffer of its own (one kernel with the max), so the backward
+    reads it instead of comparing the window again."""
     n, c, ho, kh, wo, kw = win.shape
 
     def element(a: int, b: int) -> ir.Node:
         bounds = ((0, n), (0, c), (0, ho), (a, a + 1), (0, wo), (b, b + 1))
         return ir.reshape(ir.shrink(win, bounds), (n, c, ho, wo))
 
+    def at(j: int) -> ir.Node:
+        return ir.const(j, dtypes.int32, (n, c, ho, wo))
+
     slots = [element(a, b) for a in range(kh) for b in range(kw)]
-    out = after = slots[-1]
-    for v in reversed(slots[:-1]):
-        wins = ir.unary(Op.NOT, ir.binary(Op.CMPLT, v, after))
-        out = ir.where(wins, v, out)
+    first, after = at(len(slots) - 1), slots[-1]
+    for j in reversed(range(len(slots) - 1)):
+        v = slots[j]
+        first = ir.where(ir.unary(Op.NOT, ir.binary(Op.CMPLT, v, after)), at(j), first)
         after = ir.binary(Op.MAX, v, after)
+    first = ir.contiguous(first)
+    out = slots[-1]
+    for j in reversed(range(len(slots) - 1)):
+        out = ir.where(ir.binary(Op.CMPEQ, first, at(j)), slots[j], out)
     return out
 
 
