@@ -1,0 +1,32 @@
+"""CPU matmul kernel variants: k blocking, transposed (C^T = B^T A^T) operands, long k."""
+import numpy as np
+from helpers import check
+
+import clgrad as cg
+
+
+def test_transposed_kernel_reads_a_realized_transpose():
+    # N = 6 makes the kernel transposed; swapping the operands' axes back must not fold
+    # a.t() into a, whose buffer the kernel does not have
+    a, b = cg.randn(13, 16), cg.randn(13, 6)
+    at = a.t()
+    product = at @ b
+    at.numpy()          # realized after the product's graph was built: the kernel loads it
+    np.testing.assert_allclose(product.numpy(), a.numpy().T @ b.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_long_k_over_image_rows_blocks_by_row():
+    # k runs over (batch, 30 x 30 pixels), as in a convolution's weight gradient: blocks of
+    # one 30-pixel row index the operands without divisions
+    def fn(x, g):
+        return x.permute(1, 0, 2, 3).reshape(3, -1) @ g.reshape(-1, 6)
+    check(fn, (2, 3, 30, 30), (2, 30, 30, 6), atol=1e-3)
+    x, g = cg.randn(2, 3, 30, 30), cg.randn(2, 30, 30, 6)
+    (kernel,) = cg.compile(fn(x, g)).kernels
+    assert "t < 30;" in kernel.source and "t < 128;" not in kernel.source
+
+
+def test_long_k_with_a_tail_block_and_epilogue():
+    # 131 is prime: a block of 128 and a tail of 3; the epilogue and batch ride along
+    check(lambda a, b, c: (a @ b) * 2 - c, (2, 16, 131), (2, 131, 24), (2, 16, 24), atol=1e-3)
+    check(lambda a, b: a.t() @ b, (1000, 8), (1000, 12), atol=1e-3)
