@@ -22,6 +22,7 @@ backward node named `<ClassName>Backward` that calls the user's backward.
 from __future__ import annotations
 
 import inspect
+import weakref
 
 from .autograd import _FREED, BackwardNode, edge_of, output_nr
 from .grad_mode import is_grad_enabled, no_grad
@@ -252,9 +253,27 @@ class Function:
         return outputs[0] if single else outputs
 
 
+# forward -> (its signature, its parameter names after ctx when all are plain positional
+# ones, else None): inspect.signature costs tens of microseconds a call
+_signatures: "weakref.WeakKeyDictionary[object, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _signature(forward) -> tuple[inspect.Signature, tuple[str, ...] | None]:
+    cached = _signatures.get(forward)
+    if cached is None:
+        signature = inspect.signature(forward)
+        params = list(signature.parameters.values())[1:]
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+                    for p in params)
+        cached = _signatures[forward] = (signature, tuple(p.name for p in params) if plain else None)
+    return cached
+
+
 def _bind(cls, args, kwargs) -> tuple[list[str], list]:
     """forward's arguments (after ctx) in order, with their names; *args are numbered."""
-    signature = inspect.signature(cls.forward)
+    signature, plain = _signature(cls.forward)
+    if plain is not None and not kwargs and len(args) == len(plain):
+        return list(plain), list(args)
     try:
         bound = signature.bind(None, *args, **kwargs)
     except TypeError as e:

@@ -12,6 +12,8 @@ def is_tensor(x) -> bool:
 
 
 def common_device(op: str, tensors):
+    if len(tensors) == 1:
+        return tensors[0].device
     devices = {t.device for t in tensors}
     if len(devices) > 1:
         names = ", ".join(sorted(d.spec for d in devices))
@@ -21,6 +23,8 @@ def common_device(op: str, tensors):
 
 
 def broadcast_shape(op: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    if len(shapes) == 1 or all(s == shapes[0] for s in shapes):
+        return tuple(shapes[0])
     ndim = max(len(s) for s in shapes)
     result = []
     for axis in range(ndim):
