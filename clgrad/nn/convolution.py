@@ -85,7 +85,14 @@ def _conv_rows(win: ir.Node, weight: ir.Node, bias, g: int, og: int) -> ir.Node:
     cols = ir.permute(win, (1, 0, 3, 5, 2, 4, 6))                    # G N Ho Wo Cg kh kw
     cols = ir.reshape(cols, (g, n * ho * wo, cg * kh * kw))
     wmat = ir.permute(ir.reshape(weight, (g, og, cg * kh * kw)), (0, 2, 1))
-    out = _add_bias(ir.matmul(cols, wmat), bias, (g, 1, og))           # G NHW Og
+    out = ir.matmul(cols, wmat)                                       # G NHW Og
+    if bias is not None:
+        # broadcast per image, then over its rows: the derived bias gradient sums each
+        # image's rows (G*N*Og rows to reduce), then the images, where one reduction would
+        # give only Og rows of N*Ho*Wo each
+        per_image = ir.expand(ir.reshape(bias, (g, 1, 1, og)), (g, n, 1, og))
+        full = ir.expand(per_image, (g, n, ho * wo, og))
+        out = ir.binary(Op.ADD, out, ir.reshape(full, out.shape))
     out = ir.permute(ir.reshape(out, (g, n, ho, wo, og)), (1, 0, 4, 2, 3))
     return ir.reshape(out, (n, g * og, ho, wo))
 
