@@ -101,6 +101,40 @@ def toposort(roots, stop=None) -> list[Node]:
     return order
 
 
+def structural_key(roots: list[Node], leaf_of) -> tuple[tuple, list[Node], list]:
+    """A key equal for graphs that differ only in their leaves; the nodes in walk order; and
+    the leaves, numbered in order of first use. leaf_of(node) names the leaf a node reads
+    (several nodes may name one), or gives None for a node computed from its sources."""
+    ids: dict[Node, int] = {}
+    numbers: dict = {}
+    leaves: list = []
+    parts: list = []
+    nodes: list[Node] = []
+    for root in roots:
+        stack = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if node in ids:
+                continue
+            leaf = leaf_of(node)
+            if leaf is None and not done:
+                stack.append((node, True))
+                stack.extend((s, False) for s in reversed(node.src) if s not in ids)
+                continue
+            if leaf is not None:
+                if leaf not in numbers:
+                    numbers[leaf] = len(leaves)
+                    leaves.append(leaf)
+                parts.append((node.dtype, node.shape, numbers[leaf]))
+            else:
+                parts.append((node.op, node.dtype, node.shape, _arg_key(node.op, node.arg),
+                              tuple(ids[s] for s in node.src)))
+            ids[node] = len(nodes)
+            nodes.append(node)
+    parts.append(tuple(ids[r] for r in roots))
+    return tuple(parts), nodes, leaves
+
+
 # ---- constructors -------------------------------------------------------------------------
 
 def buffer(ref: BufferRef, dtype: DType, shape: Shape) -> Node:
@@ -257,6 +291,6 @@ def base_of(node: Node) -> Node:
     return node
 
 
-__all__ = ["Node", "BufferRef", "Op", "toposort", "buffer", "const", "unary", "cast", "binary",
+__all__ = ["Node", "BufferRef", "Op", "toposort", "structural_key", "buffer", "const", "unary", "cast", "binary",
            "where", "reduce", "matmul", "iota", "gather", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
            "shrink", "stride", "base_of", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

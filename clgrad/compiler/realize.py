@@ -9,10 +9,9 @@ from dataclasses import dataclass, replace
 from ..config import config
 from ..runtime import dump_source
 from ..runtime.program import held
-from .ir import BufferRef, Node
+from .ir import BufferRef, Node, structural_key
 from .kernel import KernelSpec
 from .lower import LoweredKernel, lower
-from .ops import Op
 from .schedule import buffer_of, schedule
 
 _lowered: dict[tuple, tuple[LoweredKernel, list[tuple[int, bool]]]] = {}
@@ -24,45 +23,6 @@ def vector_width(device) -> int:
     """Lanes per work-item: CPUs need explicit vectors (PoCL does not recover them), GPUs
     get their parallelism from work-items."""
     return 1 if device.kind == "gpu" else 8
-
-
-def structural_key(roots: list[Node], leaf_of) -> tuple[tuple, list[Node], list]:
-    """A key equal for graphs that differ only in their leaves; the nodes in walk order; and
-    the leaves, numbered in order of first use. leaf_of(node) names the leaf a node reads
-    (several nodes may name one), or gives None for a node computed from its sources."""
-    ids: dict[Node, int] = {}
-    numbers: dict = {}
-    leaves: list = []
-    parts: list = []
-    nodes: list[Node] = []
-    for root in roots:
-        stack = [(root, False)]
-        while stack:
-            node, done = stack.pop()
-            if node in ids:
-                continue
-            leaf = leaf_of(node)
-            if leaf is None and not done:
-                stack.append((node, True))
-                stack.extend((s, False) for s in reversed(node.src) if s not in ids)
-                continue
-            if leaf is not None:
-                if leaf not in numbers:
-                    numbers[leaf] = len(leaves)
-                    leaves.append(leaf)
-                parts.append((node.dtype, node.shape, numbers[leaf]))
-            else:
-                parts.append((node.op, node.dtype, node.shape, _arg_key(node),
-                              tuple(ids[s] for s in node.src)))
-            ids[node] = len(nodes)
-            nodes.append(node)
-    parts.append(tuple(ids[r] for r in roots))
-    return tuple(parts), nodes, leaves
-
-
-def _arg_key(node: Node):
-    # as the IR interns them: 0.0 and -0.0 are different constants, and NaN equals itself
-    return (type(node.arg), repr(node.arg)) if node.op is Op.CONST else node.arg
 
 
 def structure(spec: KernelSpec) -> tuple[tuple, list[Node]]:
