@@ -30,3 +30,12 @@ def test_long_k_with_a_tail_block_and_epilogue():
     # 131 is prime: a block of 128 and a tail of 3; the epilogue and batch ride along
     check(lambda a, b, c: (a @ b) * 2 - c, (2, 16, 131), (2, 131, 24), (2, 16, 24), atol=1e-3)
     check(lambda a, b: a.t() @ b, (1000, 8), (1000, 12), atol=1e-3)
+
+
+def test_long_product_into_few_outputs_splits_k():
+    # 9 x 6 outputs of 8192 products each: partial products over 16 slices of k fill the
+    # result's buffer, and a second kernel sums them in place
+    check(lambda a, b: a.t() @ b, (8192, 9), (8192, 6), atol=1e-3)
+    a, b = cg.randn(2, 9, 8192), cg.randn(2, 8192, 6)
+    assert [k.name[0] for k in cg.compile(a @ b).kernels] == ["M", "R"]
+    np.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-3, atol=1e-3)

@@ -129,8 +129,20 @@ class Scheduler:
         for root in self.order:
             if root not in self.roots:
                 continue
+            split = _split_k(root) if root.op is Op.MATMUL else None
+            if split:
+                # the partial products fill the result's own buffer, made big enough; each
+                # work-item of the sum reads its element's partials, then overwrites the first
+                partial, total = split
+                ref = BufferRef(self.device, partial.numel * partial.dtype.itemsize)
+                specs.append(self._kernel(partial, ref, outputs))
+                outputs[partial] = ref
+                specs.append(self._kernel(total, ref, outputs))
+                del outputs[partial]        # plans name outputs by graph node; partial is none
+                outputs[root] = ref
+                continue
             ref = BufferRef(self.device, max(root.numel, 1) * root.dtype.itemsize)
-            if root.numel:              # an empty tensor needs a buffer but no kernel
+            if root.numel:            # an empty tensor needs a buffer but no kernel
                 specs.append(self._kernel(root, ref, outputs))
             outputs[root] = ref
         return _merge_elementwise(specs), outputs
@@ -159,6 +171,39 @@ class Scheduler:
             return KernelSpec("reduce", fused[-1].src[0].shape, fused[-1].arg, [(root, ref)],
                               inputs, fused)
         return KernelSpec("elementwise", root.shape, (), [(root, ref)], inputs)
+
+
+# A product this long into this few outputs runs as partial products over slices of k, then
+# their sum: else one or two work-items do all of it on one core (a convolution's weight
+# gradient: 9 x 6 outputs, each a sum of 57,600 products).
+_SPLIT_K_MIN_LENGTH = 4096
+_SPLIT_K_MAX_OUTPUTS = 4096
+_SPLIT_K_SLICE = 512
+
+
+def _split_k(mm: Node) -> tuple[Node, Node] | None:
+    """(partial, total) for a matmul worth splitting: partial[..., s, m, n] is the product
+    over the s-th slice of k, total (mm's shape) their sum."""
+    a, b = mm.src
+    *batch, m, k = a.shape
+    n = b.shape[-1]
+    if k < _SPLIT_K_MIN_LENGTH or not 0 < mm.numel <= _SPLIT_K_MAX_OUTPUTS:
+        return None
+    slices = next((s for s in (16, 8, 4, 2) if k % s == 0 and k // s >= _SPLIT_K_SLICE), None)
+    if slices is None:
+        return None
+    batch, nb = tuple(batch), len(batch)
+    # views built as nodes of their own: ir's constructors fold a view of a view into its
+    # source, which may not be the operand the kernel loads
+    a_split = Node(Op.RESHAPE, a.dtype, batch + (m, slices, k // slices), (a,),
+                   batch + (m, slices, k // slices))
+    order = tuple(range(nb)) + (nb + 1, nb, nb + 2)
+    a_split = Node(Op.PERMUTE, a.dtype, batch + (slices, m, k // slices), (a_split,), order)
+    shape = batch + (slices, k // slices, n)
+    b_split = Node(Op.RESHAPE, b.dtype, shape, (b,), shape)
+    partial = Node(Op.MATMUL, mm.dtype, batch + (slices, m, n), (a_split, b_split))
+    summed = Node(Op.SUM, mm.dtype, batch + (1, m, n), (partial,), (nb,))
+    return partial, Node(Op.RESHAPE, mm.dtype, mm.shape, (summed,), mm.shape)
 
 
 def _merge_elementwise(specs: list[KernelSpec]) -> list[KernelSpec]:
