@@ -27,6 +27,19 @@ def test_conv2d(kw):
           atol=1e-4, grad_atol=1e-3)
 
 
+def test_conv2d_input_gradient_sums_both_window_axes_in_one_kernel():
+    x = cg.randn(2, 3, 8, 8, requires_grad=True)
+    w = cg.randn(4, 3, 3, 3)
+    (dx,) = cg.autograd.grad(CF.conv2d(x, w, padding=1).sum(), [x])
+    # the columns' gradient (a matmul), its 3x3 shifted pieces summed (one kernel, not one per
+    # axis), the padding cropped off
+    assert len(cg.compile(dx)) == 3
+    if torch is not None:
+        tx = torch.tensor(x.numpy(), requires_grad=True)
+        torch.nn.functional.conv2d(tx, torch.tensor(w.numpy()), padding=1).sum().backward()
+        np.testing.assert_allclose(dx.numpy(), tx.grad.numpy(), atol=1e-4)
+
+
 def test_conv2d_no_bias_unbatched_and_kernel_equal_stride():
     check(lambda x, w: F(x).conv2d(x, w, stride=2), (2, 5, 6), (3, 2, 2, 2), atol=1e-4)
 

@@ -69,6 +69,10 @@ def _window_rule(node: Node, g: Node):
     (one kernel, no index division)."""
     axis, k, s, d = node.arg
     shape = node.src[0].shape
+    if g.op is Op.CONTIGUOUS:
+        # the other axis's window gradient: both sum their pieces in one kernel (a conv's
+        # k*k shifted reads per element, with no intermediate written and read back)
+        g = g.src[0]
     o = node.shape[axis]
     total = None
     for kk in range(k):
