@@ -86,18 +86,24 @@ def _arg_key(op: Op, arg: Any):
 def toposort(roots, stop=None) -> list[Node]:
     """Every node reachable from roots, each after its sources. Nodes for which stop(node)
     holds are listed but not looked beneath."""
-    order, seen = [], set()
+    # a node stays on the stack until its sources are done: no (node, state) pairs to build
+    order, done = [], set()
     for root in roots:
-        stack = [(root, False)]
+        stack = [root]
         while stack:
-            node, done = stack.pop()
-            if done:
-                order.append(node)
-            elif node not in seen:
-                seen.add(node)
-                stack.append((node, True))
-                if stop is None or not stop(node):
-                    stack.extend((s, False) for s in reversed(node.src) if s not in seen)
+            node = stack[-1]
+            if node in done:
+                stack.pop()
+                continue
+            if stop is None or not stop(node):
+                missing = [s for s in node.src if s not in done]
+                if missing:
+                    missing.reverse()
+                    stack += missing
+                    continue
+            stack.pop()
+            done.add(node)
+            order.append(node)
     return order
 
 
@@ -111,24 +117,31 @@ def structural_key(roots: list[Node], leaf_of) -> tuple[tuple, list[Node], list]
     parts: list = []
     nodes: list[Node] = []
     for root in roots:
-        stack = [(root, False)]
+        stack = [root]          # as in toposort
         while stack:
-            node, done = stack.pop()
+            node = stack[-1]
             if node in ids:
+                stack.pop()
                 continue
             leaf = leaf_of(node)
-            if leaf is None and not done:
-                stack.append((node, True))
-                stack.extend((s, False) for s in reversed(node.src) if s not in ids)
-                continue
-            if leaf is not None:
-                if leaf not in numbers:
-                    numbers[leaf] = len(leaves)
-                    leaves.append(leaf)
-                parts.append((node.dtype, node.shape, numbers[leaf]))
+            if leaf is None:
+                src = node.src
+                missing = [s for s in src if s not in ids]
+                if missing:
+                    missing.reverse()
+                    stack += missing
+                    continue
+                op = node.op
+                parts.append((op, node.dtype, node.shape,
+                              _arg_key(op, node.arg) if op in _KEYED_ARGS else node.arg,
+                              tuple([ids[s] for s in src])))
             else:
-                parts.append((node.op, node.dtype, node.shape, _arg_key(node.op, node.arg),
-                              tuple(ids[s] for s in node.src)))
+                number = numbers.get(leaf)
+                if number is None:
+                    number = numbers[leaf] = len(leaves)
+                    leaves.append(leaf)
+                parts.append((node.dtype, node.shape, number))
+            stack.pop()
             ids[node] = len(nodes)
             nodes.append(node)
     parts.append(tuple(ids[r] for r in roots))
