@@ -39,3 +39,10 @@ def test_long_product_into_few_outputs_splits_k():
     a, b = cg.randn(2, 9, 8192), cg.randn(2, 8192, 6)
     assert [k.name[0] for k in cg.compile(a @ b).kernels] == ["M", "R"]
     np.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-3, atol=1e-3)
+
+
+def test_tile_of_two_rows_by_five_vectors():
+    # N = 40 is five vectors of 8: a 2 x 5 register tile, over an odd number of row pairs
+    check(lambda a, b: (a @ b).relu(), (18, 70), (70, 40), atol=1e-3)
+    (kernel,) = cg.compile(cg.randn(18, 70) @ cg.randn(70, 40)).kernels
+    assert "acc1_4" in kernel.source

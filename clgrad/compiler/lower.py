@@ -41,9 +41,10 @@ class MatmulTile:
     @staticmethod
     def choose(m: int, n: int, width: int) -> "MatmulTile":
         """Eight accumulators, as wide as the columns allow (2 x 32 beat 4 x 16 by ~10-25%
-        in CPU time at 1024 and 2048), over panels of up to 64 rows."""
+        in CPU time at 1024 and 2048), or ten for 2 x 5 vectors (1.4x faster than 1 x 5 at
+        200x640x40), over panels of up to 64 rows."""
         vectors = next(v for v in (4, 5, 3, 2, 1) if n % (v * width) == 0)
-        rows = next(r for r in (4, 2, 1) if r * vectors <= 8 and m % r == 0)
+        rows = next(r for r in (4, 2, 1) if r * vectors <= 10 and m % r == 0)
         chunks = max(c for c in range(1, 33) if rows * c <= 64 and m % (rows * c) == 0)
         return MatmulTile(rows, vectors, vectors * width, rows * chunks)
 
