@@ -24,10 +24,11 @@ def sgd_rule(lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
 
 
 def adam_rule(lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
-              decoupled=False):
+              decoupled=False, maximize=False):
     p = W0.astype(np.float64)
     m, v, vmax = np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
     for t, g in enumerate(GRADS, 1):
+        g = -g if maximize else g
         if decoupled:
             p = p * (1 - lr * weight_decay)
         else:
@@ -63,6 +64,7 @@ CASES = [
     ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.5), sgd_rule),
     ("Adam", dict(lr=0.01), adam_rule),
     ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True), adam_rule),
+    ("Adam", dict(lr=0.01, maximize=True), adam_rule),
     ("AdamW", dict(lr=0.01, weight_decay=0.1), lambda **k: adam_rule(decoupled=True, **k)),
     ("RMSprop", dict(lr=0.01), rmsprop_rule),
     ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, weight_decay=0.1), rmsprop_rule),
