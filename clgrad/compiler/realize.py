@@ -8,7 +8,6 @@ from dataclasses import dataclass, replace
 
 from ..config import config
 from ..runtime import dump_source
-from ..runtime.program import held
 from .ir import BufferRef, Node, structural_key
 from .kernel import KernelSpec
 from .lower import LoweredKernel, lower
@@ -100,12 +99,9 @@ def _build_new(device, kernels: list[LoweredKernel]) -> None:
 
 def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> list[BufferRef]:
     written = [BufferRef(device, nbytes) for _, nbytes in plan.outputs]
-    calls = [(kernel, code, [(leaves[i] if leaf else written[i]).ensure_allocated()
-                             for leaf, i in args]) for kernel, code, args in plan.launches]
-    with held(device) as gate:
-        for kernel, code, buffers in calls:
-            kernel(code.global_size, code.local_size, buffers, gate)
-            gate = None
+    for kernel, code, args in plan.launches:
+        buffers = [(leaves[i] if leaf else written[i]).ensure_allocated() for leaf, i in args]
+        kernel(code.global_size, code.local_size, buffers)
     for (pos, _), ref in zip(plan.outputs, written):
         nodes[pos].buffer = ref
     return [leaves[i] if leaf else written[i] for leaf, i in plan.targets]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import pyopencl as cl
@@ -38,22 +37,6 @@ def get_program(device: Device, name: str, source: str, options: Sequence[str] =
     if program is None:
         program = cache.memory[key] = Program(device, name, source, options)
     return program
-
-
-@contextlib.contextmanager
-def held(device: Device) -> Iterator[list[cl.Event]]:
-    """Kernels launched inside (the first with the yielded wait list) start only when it
-    ends. PoCL runs one worker per core, so a kernel that starts at once takes the cores from
-    the Python thread still enqueueing the rest (a launch then stalls for up to milliseconds);
-    held back, the whole batch is enqueued first. Not under DEBUG, which waits per kernel."""
-    if config.DEBUG >= 1:
-        yield []
-        return
-    gate = cl.UserEvent(device.context)
-    try:
-        yield [gate]
-    finally:
-        gate.set_status(cl.command_execution_status.COMPLETE)
 
 
 class Program:
@@ -115,7 +98,7 @@ class Kernel:
         self._queue = program.device.queue
 
     def __call__(self, global_size: Sequence[int], local_size: Sequence[int] | None = None,
-                 args: Sequence[object] = (), wait_for: list[cl.Event] | None = None) -> cl.Event:
+                 args: Sequence[object] = ()) -> cl.Event:
         """Enqueue without waiting; args are Buffers or numpy scalars (np.int32, ...)."""
         if isinstance(global_size, int):
             global_size = (global_size,)
@@ -125,7 +108,7 @@ class Kernel:
         try:
             self.cl_kernel.set_args(*raw)
             event = cl.enqueue_nd_range_kernel(self._queue, self.cl_kernel,
-                                               global_size, local_size, wait_for=wait_for)
+                                               global_size, local_size)
         except (cl.Error, TypeError, ValueError) as error:
             raise RuntimeError(f"launch of kernel {self.name!r} failed (global={global_size}, "
                                f"local={local_size}, {len(raw)} args): {error}") from error
