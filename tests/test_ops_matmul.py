@@ -46,3 +46,12 @@ def test_tile_of_two_rows_by_five_vectors():
     check(lambda a, b: (a @ b).relu(), (18, 70), (70, 40), atol=1e-3)
     (kernel,) = cg.compile(cg.randn(18, 70) @ cg.randn(70, 40)).kernels
     assert "acc1_4" in kernel.source
+
+
+def test_split_k_on_the_vectorless_gpu_path(monkeypatch):
+    # GPUs lower matmuls with one lane per work-item (_matmul_simple); split k must hold there
+    from clgrad.compiler import realize
+    monkeypatch.setattr(realize, "vector_width", lambda device: 1)
+    a, b = cg.randn(2, 5, 8200), cg.randn(2, 8200, 3)
+    assert [k.name[0] for k in cg.compile(a @ b).kernels] == ["M", "R"]
+    np.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-3, atol=1e-3)
