@@ -182,8 +182,9 @@ _SPLIT_K_SLICE = 512
 
 
 def _split_k(mm: Node) -> tuple[Node, Node] | None:
-    """(partial, total) for a matmul worth splitting: partial[..., s, m, n] is the product
-    over the s-th slice of k, total (mm's shape) their sum."""
+    """(partial, total) for a matmul worth splitting: partial[s, ...] is the product over the
+    s-th slice of k, total (mm's shape) their sum. The slice axis leads, so that slice 0 lies
+    exactly where total goes: summing in place, each element overwrites only its own partial."""
     a, b = mm.src
     *batch, m, k = a.shape
     n = b.shape[-1]
@@ -192,18 +193,23 @@ def _split_k(mm: Node) -> tuple[Node, Node] | None:
     slices = next((s for s in (16, 8, 4, 2) if k % s == 0 and k // s >= _SPLIT_K_SLICE), None)
     if slices is None:
         return None
-    batch, nb = tuple(batch), len(batch)
+    batch, nb, part = tuple(batch), len(batch), k // slices
+    kept = tuple(range(nb))
     # views built as nodes of their own: ir's constructors fold a view of a view into its
     # source, which may not be the operand the kernel loads
-    a_split = Node(Op.RESHAPE, a.dtype, batch + (m, slices, k // slices), (a,),
-                   batch + (m, slices, k // slices))
-    order = tuple(range(nb)) + (nb + 1, nb, nb + 2)
-    a_split = Node(Op.PERMUTE, a.dtype, batch + (slices, m, k // slices), (a_split,), order)
-    shape = batch + (slices, k // slices, n)
-    b_split = Node(Op.RESHAPE, b.dtype, shape, (b,), shape)
-    partial = Node(Op.MATMUL, mm.dtype, batch + (slices, m, n), (a_split, b_split))
-    summed = Node(Op.SUM, mm.dtype, batch + (1, m, n), (partial,), (nb,))
-    return partial, Node(Op.RESHAPE, mm.dtype, mm.shape, (summed,), mm.shape)
+    shape = batch + (m, slices, part)
+    a_split = _view(_view(a, Op.RESHAPE, shape, shape), Op.PERMUTE,
+                    (slices,) + batch + (m, part), (nb + 1,) + kept + (nb, nb + 2))
+    shape = batch + (slices, part, n)
+    b_split = _view(_view(b, Op.RESHAPE, shape, shape), Op.PERMUTE,
+                    (slices,) + batch + (part, n), (nb,) + kept + (nb + 1, nb + 2))
+    partial = Node(Op.MATMUL, mm.dtype, (slices,) + mm.shape, (a_split, b_split))
+    summed = Node(Op.SUM, mm.dtype, (1,) + mm.shape, (partial,), (0,))
+    return partial, _view(summed, Op.RESHAPE, mm.shape, mm.shape)
+
+
+def _view(x: Node, op: Op, shape: tuple[int, ...], arg) -> Node:
+    return Node(op, x.dtype, shape, (x,), arg)
 
 
 def _merge_elementwise(specs: list[KernelSpec]) -> list[KernelSpec]:
