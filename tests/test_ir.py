@@ -367,3 +367,13 @@ def test_compiler_matches_interpreter(cpu, name):
     (expected,) = evaluate([root])            # reads the uploaded device buffers
     (ref,) = realize([root], cpu)
     np.testing.assert_allclose(read(ref, root), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_interning_returns_the_live_node_and_forgets_dead_ones():
+    x = buf((5,))
+    n = ir.unary(Op.EXP, x)
+    assert ir.unary(Op.EXP, x) is n and ir.unary(Op.EXP, buf((5,))) is not n
+    count = len(ir._interned)
+    del n
+    assert len(ir._interned) == count - 1       # the entry went with the node
+    assert ir.unary(Op.EXP, x).src == (x,)

@@ -50,7 +50,8 @@ class Node:
             node = object.__new__(cls)
             node.op, node.dtype, node.shape, node.src, node.arg = op, dtype, shape, src, arg
             node.buffer = arg if op is Op.BUFFER else None
-            _interned[key] = weakref.ref(node, lambda dead, key=key: _forget(key, dead))
+            ref = _interned[key] = _Ref(node, _forget)
+            ref.key = key
         return node
 
     def __reduce__(self):
@@ -64,15 +65,20 @@ class Node:
         return f"<{self.op.name.lower()} {self.dtype.short}{list(self.shape)}>"
 
 
+class _Ref(weakref.ref):
+    """A weak reference that knows its key: one callback serves every node (no closure each)."""
+    __slots__ = ("key",)
+
+
 # key -> weak reference to the live node; a plain dict with the reference's callback removing
 # the entry is several times cheaper than a WeakValueDictionary (all of whose methods are Python)
-_interned: dict[tuple, "weakref.ref[Node]"] = {}
+_interned: dict[tuple, _Ref] = {}
 _KEYED_ARGS = frozenset({Op.CONST, Op.BUFFER})
 
 
-def _forget(key: tuple, dead) -> None:
-    if _interned.get(key) is dead:      # not a newer node interned under the same key
-        del _interned[key]
+def _forget(dead: _Ref) -> None:
+    if _interned.get(dead.key) is dead:     # not a newer node interned under the same key
+        del _interned[dead.key]
 
 
 def _arg_key(op: Op, arg: Any):
