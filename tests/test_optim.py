@@ -184,3 +184,39 @@ def test_lr_schedulers():
         sched.step()
     expect = [0.1 + 0.9 * (1 + np.cos(np.pi * t / 4)) / 2 for t in range(5)]
     np.testing.assert_allclose(lrs, expect, rtol=1e-9)
+
+
+def test_steps_write_over_parameters_and_state_only_when_nothing_else_reads_them():
+    p = nn.Parameter(cg.tensor(W0))
+    opt = optim.Adam([p], lr=0.01)
+    buffers = []
+    for g in GRADS:
+        p.grad = cg.tensor(g)
+        opt.step()
+        # ids: holding the buffers themselves would keep them from being overwritten
+        buffers.append([t.node.arg.id for t in (p, opt.state[p]["exp_avg"],
+                                                opt.state[p]["exp_avg_sq"])])
+    # from the second step on, each step's kernel overwrites the buffers it reads
+    assert buffers[1] == buffers[-1]
+    np.testing.assert_allclose(p.numpy(), adam_rule(lr=0.01), rtol=1e-5, atol=1e-6)
+
+    before, m_before = p.numpy(), opt.state[p]["exp_avg"].numpy()
+    lazy = p * 2                        # reads the parameter's current buffer later
+    moment = opt.state[p]["exp_avg"] + 0
+    grad_alias = p.grad                 # the gradient is read, never written
+    p.grad = grad_alias
+    opt.step()
+    np.testing.assert_array_equal(lazy.numpy(), before * 2)
+    np.testing.assert_array_equal(moment.numpy(), m_before)
+    np.testing.assert_array_equal(grad_alias.numpy(), GRADS[-1])
+    assert not np.array_equal(p.numpy(), before)
+
+
+def test_in_place_update_keeps_lazy_readers_of_the_old_value():
+    x = cg.tensor([1.0, 2.0, 3.0]).realize()
+    for old in ([1.0, 2.0, 3.0], [3.0, 6.0, 9.0]):   # the second pass replays the plan
+        y = x * 2
+        x.mul_(3)
+        x.realize()                     # without y: the old buffer must survive for it
+        np.testing.assert_array_equal(y.numpy(), np.multiply(old, 2))
+        np.testing.assert_array_equal(x.numpy(), np.multiply(old, 3))

@@ -4,13 +4,14 @@ cached by graph structure too, so a training loop's repeated steps only bind new
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..config import config
 from ..runtime import dump_source
 from .ir import BufferRef, Node, structural_key
 from .kernel import KernelSpec
 from .lower import LoweredKernel, lower
+from .ops import ELEMENTWISE, Op
 from .schedule import buffer_of, schedule
 
 _lowered: dict[tuple, tuple[LoweredKernel, list[tuple[int, bool]]]] = {}
@@ -56,6 +57,9 @@ class Plan:
     launches: list[tuple[object, LoweredKernel, list[tuple[bool, int]]]]  # (kernel, code, args)
     outputs: list[tuple[int, int]]          # (node position, nbytes) per written buffer
     targets: list[tuple[bool, int]]         # where each target's value ends up
+    # (output j, leaf i, position of the one node reading leaf i, its uses in the graph):
+    # output j may overwrite leaf i, when nothing outside the graph still reads the leaf
+    donors: list[tuple[int, int, int, int]] = field(default_factory=list)
 
 
 def graph_key(targets: list[Node]) -> tuple[tuple, list[Node], list[BufferRef]]:
@@ -80,7 +84,67 @@ def _record(specs, outputs, nodes, leaves, targets, device) -> Plan:
     launches = [(_programs[(device.spec, k.name)][k.name], k, [where(r) for r in refs])
                 for k, refs in work]
     written = [(position[node], ref.nbytes) for node, ref in outputs.items()]
-    return Plan(launches, written, [where(outputs.get(t) or buffer_of(t)) for t in targets])
+    return Plan(launches, written, [where(outputs.get(t) or buffer_of(t)) for t in targets],
+                _donors(specs, list(outputs), nodes, leaves, targets))
+
+
+def _donors(specs, written: list[Node], nodes, leaves, targets) -> list[tuple[int, int, int, int]]:
+    """Leaves whose buffers outputs may take: an elementwise kernel's output of the leaf's size,
+    computed from the leaf read at its own index, where no other node reads the leaf (no
+    other kernel, no other view of it). Writing results over their inputs (an optimizer's
+    p, m and v) moves 40% fewer bytes than writing fresh buffers, whose lines the CPU reads
+    before it writes them. The leaf is loaded before the store that depends on it, so the
+    kernel's restrict pointers stay correct. Candidates in order of preference."""
+    readers: dict[int, list[int]] = {}          # leaf id -> positions of the nodes reading it
+    uses: dict[Node, int] = {}                  # node -> references to it from graph nodes
+    sources = set()                             # (nodes may share one tuple of sources)
+    for pos, node in enumerate(nodes):
+        ref = buffer_of(node)
+        if ref is not None:
+            readers.setdefault(ref.id, []).append(pos)
+        elif id(node.src) not in sources:
+            sources.add(id(node.src))
+            for s in node.src:
+                uses[s] = uses.get(s, 0) + 1
+    kernels_reading: dict[int, int] = {}
+    for spec in specs:
+        for ref_id in {r.id for r in spec.inputs.values()}:
+            kernels_reading[ref_id] = kernels_reading.get(ref_id, 0) + 1
+    leaf_index = {ref.id: i for i, ref in enumerate(leaves)}
+    out_index = {node: j for j, node in enumerate(written)}
+    donors = []
+    for spec in specs:
+        if spec.kind != "elementwise":
+            continue
+        for out, ref in spec.outputs:
+            for leaf in _aligned_inputs(spec, out) if out in out_index else ():
+                lref = spec.inputs[leaf]
+                pos = readers.get(lref.id, ())   # none: another kernel's output, not a leaf
+                if (len(pos) == 1 and lref.nbytes == ref.nbytes and leaf not in targets
+                        and kernels_reading[lref.id] == 1):
+                    donors.append((out_index[out], leaf_index[lref.id], pos[0], uses[leaf]))
+    return donors
+
+
+def _aligned_inputs(spec: KernelSpec, out: Node) -> list[Node]:
+    """The inputs of spec that out is computed from at out's own index (through elementwise
+    ops only), when no output of spec reads them at any other index."""
+    aligned, elsewhere = [], set()
+    for root, _ in spec.outputs:
+        stack, seen = [(root, True)], set()
+        while stack:
+            node, at_index = stack.pop()
+            if (node, at_index) in seen:
+                continue
+            seen.add((node, at_index))
+            if node in spec.inputs:
+                if not at_index:
+                    elsewhere.add(node)
+                elif root is out and node not in aligned:
+                    aligned.append(node)
+                continue
+            stack.extend((s, at_index and node.op in ELEMENTWISE) for s in node.src)
+    return [n for n in aligned if n not in elsewhere]
 
 
 def _build_new(device, kernels: list[LoweredKernel]) -> None:
@@ -98,13 +162,28 @@ def _build_new(device, kernels: list[LoweredKernel]) -> None:
 
 
 def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> list[BufferRef]:
-    written = [BufferRef(device, nbytes) for _, nbytes in plan.outputs]
+    donated: dict[int, BufferRef] = {}
+    for j, i, pos, uses in plan.donors:
+        if j not in donated and leaves[i] not in donated.values() \
+                and _unshared(nodes[pos], uses, leaves[i]):
+            donated[j] = leaves[i]
+    written = [donated.get(j) or BufferRef(device, nbytes)
+               for j, (_, nbytes) in enumerate(plan.outputs)]
     for kernel, code, args in plan.launches:
         buffers = [(leaves[i] if leaf else written[i]).ensure_allocated() for leaf, i in args]
         kernel(code.global_size, code.local_size, buffers)
     for (pos, _), ref in zip(plan.outputs, written):
         nodes[pos].buffer = ref
     return [leaves[i] if leaf else written[i] for leaf, i in plan.targets]
+
+
+def _unshared(node: Node, uses: int, ref: BufferRef) -> bool:
+    """Whether the graph holds the only references to node and its buffer: no tensor, view
+    or other lazy graph could read the old value after a kernel overwrites it. Counted
+    references: node's uses in the graph, the graph's node list and this call; the buffer's
+    own node (its arg and buffer), the graph's leaf list and this call."""
+    held_by_node = 2 if node.op is Op.BUFFER else 1
+    return sys.getrefcount(node) == uses + 3 and sys.getrefcount(ref) == held_by_node + 3
 
 
 def describe(specs: list[KernelSpec], kernels: list[LoweredKernel], level: int) -> str:
