@@ -61,17 +61,17 @@ class Adam(Optimizer):
         state = self.state[p]
         g = self._grad(p, group["maximize"])
         wd = group["weight_decay"]
-        param = p.detach()
+        param = self._value(p)
         if wd != 0 and self._decoupled:
             param = param * decay
         elif wd != 0:
             g = g + param * wd
-        m = self._assign(state["exp_avg"], state["exp_avg"] * beta1 + g * (1 - beta1))
-        v = self._assign(state["exp_avg_sq"], state["exp_avg_sq"] * beta2 + g * g * (1 - beta2))
-        touched = [m, v]
+        m = self._value(state["exp_avg"]) * beta1 + g * (1 - beta1)
+        v = self._value(state["exp_avg_sq"]) * beta2 + g * g * (1 - beta2)
+        touched = [self._assign(state["exp_avg"], m), self._assign(state["exp_avg_sq"], v)]
         if group["amsgrad"]:
-            v = self._assign(state["max_exp_avg_sq"], state["max_exp_avg_sq"].maximum(v))
-            touched.append(v)
+            v = self._value(state["max_exp_avg_sq"]).maximum(v)
+            touched.append(self._assign(state["max_exp_avg_sq"], v))
         denom = v.sqrt() / bc2_sqrt + group["eps"]
         touched.append(self._assign(p, param - step_size * (m / denom)))
         return touched

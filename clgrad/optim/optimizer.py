@@ -1,7 +1,7 @@
 """Optimizer: parameter groups, per-parameter state, zero_grad, state_dict.
 
-Subclasses implement `_update(group, scalars)`, which writes the new values of the group's
-parameters and state as lazy ops (under no_grad). `step()` then realizes every parameter and
+Subclasses implement `_update(group, params)`, which assigns the new values of the group's
+parameters and state as lazy `_Value` expressions. `step()` then realizes every parameter and
 state tensor in one schedule, so the whole update compiles once and runs without syncing.
 Hyperparameters that change between steps (lr, bias corrections) reach the kernels through a
 small uploaded tensor, not as literals, so a schedule or step count change compiles nothing.
@@ -16,7 +16,7 @@ import numpy as np
 from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend import creation
-from ..frontend.grad_mode import enable_grad, no_grad
+from ..frontend.grad_mode import enable_grad
 from ..frontend.tensor import Tensor, realize
 
 
@@ -26,6 +26,50 @@ class _Required:
 
 
 required = _Required()
+
+
+class _Value:
+    """An elementwise value in an update rule, built straight on IR nodes of one dtype: Python
+    numbers become constants of that dtype (as PyTorch's scalar promotion keeps it) and a 0-d
+    value broadcasts. A step builds a few hundred nodes; the frontend's checks, promotion and
+    autograd bookkeeping cost more than that."""
+    __slots__ = ("node",)
+
+    def __init__(self, node: ir.Node):
+        self.node = node
+
+    def _binary(self, op: Op, other) -> "_Value":
+        a = self.node
+        b = other.node if isinstance(other, _Value) else ir.const(other, a.dtype, a.shape)
+        shape = a.shape or b.shape
+        return _Value(ir.binary(op, _spread(a, shape), _spread(b, shape)))
+
+    def __add__(self, other):
+        return self._binary(Op.ADD, other)
+
+    def __sub__(self, other):
+        return self._binary(Op.SUB, other)
+
+    def __mul__(self, other):
+        return self._binary(Op.MUL, other)
+
+    def __truediv__(self, other):
+        return self._binary(Op.DIV, other)
+
+    def __neg__(self):
+        return _Value(ir.unary(Op.NEG, self.node))
+
+    def sqrt(self):
+        return _Value(ir.unary(Op.SQRT, self.node))
+
+    def maximum(self, other):
+        return self._binary(Op.MAX, other)
+
+
+def _spread(node: ir.Node, shape: tuple[int, ...]) -> ir.Node:
+    if node.shape == shape:
+        return node
+    return ir.expand(ir.reshape(node, (1,) * len(shape)), shape)
 
 
 class Optimizer:
@@ -92,11 +136,10 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         touched: list[Tensor] = []
-        with no_grad():
-            for group in self.param_groups:
-                params = [p for p in group["params"] if p.grad is not None]
-                if params:
-                    touched += self._update(group, params)
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if params:
+                touched += self._update(group, params)
         realize(*touched)
         return loss
 
@@ -105,9 +148,9 @@ class Optimizer:
         raise NotImplementedError
 
     # ---- helpers for subclasses ----
-    def _scalars(self, like: Tensor, *values: float) -> list[Tensor]:
-        """0-d tensors holding values, read from one small uploaded buffer (reused while the
-        values stay the same)."""
+    def _scalars(self, like: Tensor, *values: float) -> list[_Value]:
+        """0-d values read from one small uploaded buffer (reused while the values stay the
+        same)."""
         key = (tuple(values), like.dtype, like.device)
         cache = self.__dict__.setdefault("_scalar_cache", {})
         packed = cache.get(key)
@@ -116,19 +159,25 @@ class Optimizer:
                 cache.clear()
             packed = cache[key] = creation.tensor(list(values), dtype=like.dtype,
                                                   device=like.device)
-        return [Tensor(ir.reshape(ir.shrink(packed.node, ((i, i + 1),)), ()), like.device)
+        return [_Value(ir.reshape(ir.shrink(packed.node, ((i, i + 1),)), ()))
                 for i in range(len(values))]
 
     @staticmethod
-    def _grad(p: Tensor, maximize: bool) -> Tensor:
-        g = p.grad.detach()
+    def _grad(p: Tensor, maximize: bool) -> _Value:
+        """p's gradient in p's dtype."""
+        g = p.grad
         if g.shape != p.shape:
             raise RuntimeError(f"optimizer: gradient of shape {g.shape} does not match its "
                                f"parameter of shape {p.shape}")
+        g = _Value(ir.cast(g.node, p.dtype))
         return -g if maximize else g
 
     @staticmethod
-    def _assign(t: Tensor, value: Tensor) -> Tensor:
+    def _value(t: Tensor) -> _Value:
+        return _Value(t.node)
+
+    @staticmethod
+    def _assign(t: Tensor, value: _Value) -> Tensor:
         """t takes value in place (a new version), the way p.add_() would."""
         t.node = ir.cast(value.node, t.dtype)
         t._version += 1

@@ -44,21 +44,19 @@ class RMSprop(Optimizer):
             self._count(state)
             g = self._grad(p, group["maximize"])
             if wd != 0:
-                g = g + p.detach() * wd
-            s = self._assign(state["square_avg"], state["square_avg"] * alpha + g * g * (1 - alpha))
-            touched.append(s)
+                g = g + self._value(p) * wd
+            s = self._value(state["square_avg"]) * alpha + g * g * (1 - alpha)
+            touched.append(self._assign(state["square_avg"], s))
             if centered:
-                a = self._assign(state["grad_avg"], state["grad_avg"] * alpha + g * (1 - alpha))
-                touched.append(a)
+                a = self._value(state["grad_avg"]) * alpha + g * (1 - alpha)
+                touched.append(self._assign(state["grad_avg"], a))
                 avg = (s - a * a).sqrt() + eps
             else:
                 avg = s.sqrt() + eps
             if momentum > 0:
-                buf = self._assign(state["momentum_buffer"],
-                                   state["momentum_buffer"] * momentum + g / avg)
-                touched.append(buf)
-                update = buf
+                update = self._value(state["momentum_buffer"]) * momentum + g / avg
+                touched.append(self._assign(state["momentum_buffer"], update))
             else:
                 update = g / avg
-            touched.append(self._assign(p, p.detach() - lr_t * update))
+            touched.append(self._assign(p, self._value(p) - lr_t * update))
         return touched
