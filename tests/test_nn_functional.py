@@ -185,6 +185,14 @@ def test_cross_entropy_class_indices(kw):
     check(lambda x: F(x).cross_entropy(x, _like(x, target), **kw), (6, 5))
 
 
+def test_cross_entropy_unread_target_and_ignored_smoothing():
+    target = np.array([0, 2, 4, 1, 2, 3], np.int64)
+    # a computed target is not read, so the ignore mask stays in the graph
+    check(lambda x: F(x).cross_entropy(x, _like(x, target) + 0), (6, 5))
+    check(lambda x: F(x).cross_entropy(x, _like(x, target), ignore_index=2, label_smoothing=0.1),
+          (6, 5))
+
+
 def test_cross_entropy_weight_spatial_and_probabilities():
     target = np.array([[[0, 2], [1, 1]], [[2, 0], [1, 2]]], np.int64)
     weight = np.array([0.2, 1.0, 3.0], np.float32)

@@ -279,7 +279,8 @@ def mse_loss(input, target, reduction: str = "mean"):
 
 
 def _class_mask(input, target, op: str, ignore_index: int):
-    """One-hot of target over dim 1 of input (as input's dtype), and the valid mask (N, ...)."""
+    """One-hot of target over dim 1 of input (as input's dtype), and the valid mask (N, 1, ...),
+    None when the target was read and no entry is ignore_index (fewer nodes to walk)."""
     if target.dtype.is_float or target.dtype == dt.bool_:
         raise RuntimeError(f"{op}: expected target of an integer dtype (class indices), got "
                            f"{target.dtype.name}")
@@ -288,19 +289,32 @@ def _class_mask(input, target, op: str, ignore_index: int):
     if tuple(target.shape) != expect:
         raise ValueError(f"{op}: expected target of shape {expect} for input of shape "
                          f"{tuple(input.shape)}, got {tuple(target.shape)}")
+    all_valid = False
     if target.node.op is Op.BUFFER and target.numel():
         values = target.numpy()
-        bad = values[(values != ignore_index) & ((values < 0) | (values >= n_classes))]
+        ignored = values == ignore_index
+        bad = values[~ignored & ((values < 0) | (values >= n_classes))]
         if bad.size:
             raise IndexError(f"{op}: target {int(bad[0])} is out of bounds for {n_classes} "
                              "classes")
+        all_valid = not ignored.any()
     idx = ir.cast(target.node, dt.int64)
     idx = ir.reshape(idx, (idx.shape[0], 1) + idx.shape[1:])
     full = input.shape
     classes = ir.reshape(ir.iota(n_classes, dt.int64), (1, n_classes) + (1,) * (len(full) - 2))
     hit = _bin(Op.CMPEQ, ir.expand(idx, full), ir.expand(classes, full))
+    onehot = ir.cast(hit, _float(input).dtype)
+    if all_valid:
+        return onehot, None
     valid = ir.unary(Op.NOT, _bin(Op.CMPEQ, idx, ir.const(ignore_index, dt.int64, idx.shape)))
-    return ir.cast(hit, _float(input).dtype), ir.cast(valid, _float(input).dtype)
+    return onehot, ir.cast(valid, onehot.dtype)
+
+
+def _count_valid(valid: ir.Node | None, onehot: ir.Node) -> ir.Node:
+    """The number of targets not ignored, as a scalar of onehot's dtype."""
+    if valid is None:
+        return ir.const(onehot.shape[0] * math.prod(onehot.shape[2:]), onehot.dtype, ())
+    return ir.reshape(ir.reduce(Op.SUM, ir.reshape(valid, (valid.numel,)), (0,)), ())
 
 
 def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> ir.Node:
@@ -312,14 +326,20 @@ def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> i
         w = ir.reshape(ir.cast(weight.node, logp.dtype),
                        (1, input.shape[1]) + (1,) * (input.ndim - 2))
         onehot = _bin(Op.MUL, onehot, ir.expand(w, onehot.shape))
-    picked_weight = _bin(Op.MUL, ir.reduce(Op.SUM, onehot, (1,)), valid)    # (N,1,..)
     picked = ir.reduce(Op.SUM, _bin(Op.MUL, onehot, logp), (1,))
-    loss = ir.unary(Op.NEG, _bin(Op.MUL, picked, ir.expand(valid, picked.shape)))
-    loss = ir.reshape(loss, (input.shape[0],) + tuple(input.shape[2:]))
+    if valid is not None:
+        picked = _bin(Op.MUL, picked, ir.expand(valid, picked.shape))
+    loss = ir.reshape(ir.unary(Op.NEG, picked), (input.shape[0],) + tuple(input.shape[2:]))
     divisor = None
     if reduction == "mean":
-        flat = ir.reshape(picked_weight, (picked_weight.numel,))
-        divisor = ir.reshape(ir.reduce(Op.SUM, flat, (0,)), ())
+        if weight is None:
+            divisor = _count_valid(valid, onehot)
+        else:
+            picked_weight = ir.reduce(Op.SUM, onehot, (1,))                    # (N,1,..)
+            if valid is not None:
+                picked_weight = _bin(Op.MUL, picked_weight, valid)
+            flat = ir.reshape(picked_weight, (picked_weight.numel,))
+            divisor = ir.reshape(ir.reduce(Op.SUM, flat, (0,)), ())
     return _reduce(loss, reduction, divisor)
 
 
@@ -366,12 +386,12 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     if label_smoothing:
         if weight is not None:
             raise NotImplementedError("cross_entropy: label_smoothing with weight is not supported")
-        _, valid = _class_mask(input, target, "cross_entropy", ignore_index)
-        smooth = _bin(Op.MUL, ir.reduce(Op.SUM, logp, (1,)), valid)
+        onehot, valid = _class_mask(input, target, "cross_entropy", ignore_index)
+        smooth = ir.reduce(Op.SUM, logp, (1,))
+        if valid is not None:
+            smooth = _bin(Op.MUL, smooth, valid)
         smooth = ir.unary(Op.NEG, ir.reshape(smooth, (x.shape[0],) + x.shape[2:]))
-        divisor = None
-        if reduction == "mean":
-            divisor = ir.reshape(ir.reduce(Op.SUM, ir.reshape(valid, (valid.numel,)), (0,)), ())
+        divisor = _count_valid(valid, onehot) if reduction == "mean" else None
         smooth = _reduce(smooth, reduction, divisor)
         eps = label_smoothing
         out = _bin(Op.ADD, _bin(Op.MUL, out, _c(1 - eps, out)),
