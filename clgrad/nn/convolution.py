@@ -326,7 +326,7 @@ def _max_select(win: ir.Node) -> ir.Node:
     first, after = at(len(slots) - 1), slots[-1]
     for j in reversed(range(len(slots) - 1)):
         v = slots[j]
-        first = ir.where(ir.unary(Op.NOT, ir.binary(Op.CMPLT, v, after)), at(j), first)
+        first = ir.where(ir.binary(Op.CMPLT, v, after), first, at(j))
         after = ir.binary(Op.MAX, v, after)
     first = ir.contiguous(first)
     out = slots[-1]
