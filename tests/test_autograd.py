@@ -174,6 +174,23 @@ def test_two_leaves_with_equal_values_get_their_own_gradients():
     np.testing.assert_allclose(b.grad.numpy(), [1, 1, 1])
 
 
+def test_inputs_without_grad_get_none_and_stop_the_walk():
+    """An op's inputs that need no gradient get none built; the derivation stops at them even
+    where the graph also reaches them through an input that does need one."""
+    a = cg.tensor(A)                        # no grad
+    b = a * 2                               # computed, no grad
+    w = leaf()
+    out = b * w + b * (a + w)               # one recorded op chain; b and a are given
+    out.sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * (2 * A), rtol=1e-6)
+    assert out.grad_fn.next_functions[0][0] is not None
+    y = cg.nn.functional.conv2d(b.reshape(1, 1, 2, 3), w.reshape(1, 1, 2, 3)[:, :, :, :2])
+    (dw,) = cg.autograd.grad(y.sum(), [w])
+    expect = np.zeros_like(A)
+    expect[:, :2] = 2 * (A[:, :2] + A[:, 1:])    # each weight meets two input columns
+    np.testing.assert_allclose(dw.numpy(), expect)
+
+
 def test_autograd_grad_leaves_dot_grad_alone():
     x, w = leaf(), leaf(W)
     out = x.mm(w).sum()

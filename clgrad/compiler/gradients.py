@@ -192,18 +192,22 @@ def _folded(wrt, seen, targets) -> dict[Node, Node]:
             and w.src[0] not in targets}
 
 
-def derive(out: Node, wrt: tuple[Node, ...], grad: Node) -> list[Node | None]:
+def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node | None]:
     """d out / d wrt[i], contracted with grad (out's shape), for each i; None where out
-    does not depend on wrt[i] differentiably. A node listed twice gets its gradient once."""
+    does not depend on wrt[i] differentiably. A node listed twice gets its gradient once.
+    given: inputs that need no gradient; the walk stops at them as at wrt, and no gradient is
+    built for them (a first layer's input gradient would be built and thrown away)."""
     targets = set(wrt)
-    order = ir.toposort([out], stop=targets.__contains__)
-    folded = _folded(wrt, set(order), targets)
+    stops = targets.union(given) if given else targets
+    order = ir.toposort([out], stop=stops.__contains__)
+    folded = _folded(wrt, set(order), stops)
     if folded:
         targets |= set(folded)
-        order = ir.toposort([out], stop=targets.__contains__)
+        stops = stops | set(folded)
+        order = ir.toposort([out], stop=stops.__contains__)
     reaches = set()
     for node in order:
-        if node in targets or any(s in reaches for s in node.src if node not in targets):
+        if node in targets or node not in stops and any(s in reaches for s in node.src):
             reaches.add(node)
     grads: dict[Node, Node] = {out: grad} if out in reaches else {}
     for node in reversed(order):

@@ -62,7 +62,7 @@ class GradFn(BackwardNode):
         if self.freed:
             raise RuntimeError(_FREED)
         grad = grads[0]
-        nodes = gradients.derive(self.output, self.input_nodes, grad.node)
+        nodes = self._derive(grad.node)
         self._check_versions(nodes)
         results = []
         for t, node in zip(self.inputs, nodes):
@@ -76,6 +76,16 @@ class GradFn(BackwardNode):
             else:
                 results.append(tensor.Tensor(node, t.device))
         return results
+
+    def _derive(self, grad: Node) -> list:
+        """The input gradients, None for inputs that do not require grad (not built at all)."""
+        needed = [edge is not None for edge, _ in self.next_functions]
+        if all(needed):
+            return gradients.derive(self.output, self.input_nodes, grad)
+        pairs = list(zip(self.input_nodes, needed))
+        wrt = tuple(n for n, k in pairs if k)
+        found = iter(gradients.derive(self.output, wrt, grad, [n for n, k in pairs if not k]))
+        return [next(found) if k else None for k in needed]
 
     def _check_versions(self, grad_nodes) -> None:
         changed = [i for i, t in enumerate(self.inputs) if t._version != self.versions[i]]
