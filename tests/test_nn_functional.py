@@ -193,6 +193,23 @@ def test_cross_entropy_unread_target_and_ignored_smoothing():
           (6, 5))
 
 
+def test_cross_entropy_reads_a_target_once_until_it_changes(monkeypatch):
+    x = cg.tensor(make((4, 3)))
+    target = cg.tensor(np.array([0, 2, 1, 2]))
+    reads = []
+    numpy = cg.Tensor.numpy
+    monkeypatch.setattr(cg.Tensor, "numpy", lambda t: reads.append(1) or numpy(t))
+    first = CF.cross_entropy(x, target).item()
+    assert CF.cross_entropy(x, target).item() == first and len(reads) == 3   # 2 items, 1 read
+    target[1] = -100            # now ignored: a new node, read again
+    target.realize()
+    assert CF.cross_entropy(x, target).item() != first and len(reads) == 5
+    target[1] = 7
+    target.realize()
+    with pytest.raises(IndexError):
+        CF.cross_entropy(x, target)
+
+
 def test_cross_entropy_weight_spatial_and_probabilities():
     target = np.array([[[0, 2], [1, 1]], [[2, 0], [1, 2]]], np.int64)
     weight = np.array([0.2, 1.0, 3.0], np.float32)

@@ -6,6 +6,7 @@ gradient is derived from the primitive rules and fuses with the ops around it.
 from __future__ import annotations
 
 import math
+import weakref
 
 from ..compiler import dtype as dt
 from ..compiler import ir
@@ -278,6 +279,13 @@ def mse_loss(input, target, reduction: str = "mean"):
                   [input, target])
 
 
+# buffer node of a target already read -> ((ignore_index, classes), no entry ignored): a training
+# loop passes the same target each step, and reading it back waits on the device (~0.3 ms). A
+# buffer node's values do not change while it lives (writes give the tensor a new node); held
+# weakly, so the entry goes with the node and its buffer is not kept.
+_TARGETS_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _class_mask(input, target, op: str, ignore_index: int):
     """One-hot of target over dim 1 of input (as input's dtype), and the valid mask (N, 1, ...),
     None when the target was read and no entry is ignore_index (fewer nodes to walk)."""
@@ -291,13 +299,18 @@ def _class_mask(input, target, op: str, ignore_index: int):
                          f"{tuple(input.shape)}, got {tuple(target.shape)}")
     all_valid = False
     if target.node.op is Op.BUFFER and target.numel():
-        values = target.numpy()
-        ignored = values == ignore_index
-        bad = values[~ignored & ((values < 0) | (values >= n_classes))]
-        if bad.size:
-            raise IndexError(f"{op}: target {int(bad[0])} is out of bounds for {n_classes} "
-                             "classes")
-        all_valid = not ignored.any()
+        known = _TARGETS_READ.get(target.node)
+        if known is not None and known[0] == (ignore_index, n_classes):
+            all_valid = known[1]
+        else:
+            values = target.numpy()
+            ignored = values == ignore_index
+            bad = values[~ignored & ((values < 0) | (values >= n_classes))]
+            if bad.size:
+                raise IndexError(f"{op}: target {int(bad[0])} is out of bounds for {n_classes} "
+                                 "classes")
+            all_valid = not ignored.any()
+            _TARGETS_READ[target.node] = ((ignore_index, n_classes), all_valid)
     idx = ir.cast(target.node, dt.int64)
     idx = ir.reshape(idx, (idx.shape[0], 1) + idx.shape[1:])
     full = input.shape
