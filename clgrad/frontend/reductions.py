@@ -153,8 +153,10 @@ def _row_max(node: ir.Node, axis: int) -> ir.Node:
 
 
 def logsumexp_node(node: ir.Node, axis: int) -> ir.Node:
-    """log(sum(exp(x))) along axis, kept as size 1, stable for large x."""
-    m = ir.reduce(Op.RMAX, node, (axis,))
+    """log(sum(exp(x))) along axis, kept as size 1, stable for large x. The shift by the max
+    m cancels, so its gradient is zero up to rounding: detached, m's rule (a tie count and
+    its division) is not built, walked or run, and the gradient is g * softmax as PyTorch's."""
+    m = ir.detach(ir.reduce(Op.RMAX, node, (axis,)))
     shifted = ir.unary(Op.EXP, ir.binary(Op.SUB, node, ir.expand(m, node.shape)))
     return ir.binary(Op.ADD, m, ir.unary(Op.LOG, ir.reduce(Op.SUM, shifted, (axis,))))
 
