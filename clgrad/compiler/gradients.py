@@ -206,9 +206,14 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node 
         stops = stops | set(folded)
         order = ir.toposort([out], stop=stops.__contains__)
     reaches = set()
-    for node in order:
-        if node in targets or node not in stops and any(s in reaches for s in node.src):
+    for node in order:     # a plain loop: a generator per node costs more than the test
+        if node in targets:
             reaches.add(node)
+        elif node not in stops:
+            for s in node.src:
+                if s in reaches:
+                    reaches.add(node)
+                    break
     grads: dict[Node, Node] = {out: grad} if out in reaches else {}
     for node in reversed(order):
         g = grads.get(node)
