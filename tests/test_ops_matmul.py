@@ -56,3 +56,32 @@ def test_split_k_on_the_vectorless_gpu_path(monkeypatch):
     a, b = cg.randn(2, 5, 8200), cg.randn(2, 8200, 3)
     assert [k.name[0] for k in cg.compile(a @ b).kernels] == ["M", "R"]
     np.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-3, atol=1e-3)
+
+
+def _product_and_its_relu(m, n, k):
+    a, b = cg.randn(m, k), cg.randn(k, n)
+    h = a @ b
+    relu = h.clamp(min=0)       # h is kept too (a custom ReLU saves it for its backward)
+    expect = a.numpy() @ b.numpy()
+    return h, relu, expect
+
+
+def test_matmul_stores_an_elementwise_consumer_too():
+    # N = 100 runs transposed, N = 24 not: either way the ReLU of the products is a second
+    # output of the matmul kernel, not a kernel of its own
+    for m, n, k in ((64, 100, 40), (16, 24, 20)):
+        h, relu, expect = _product_and_its_relu(m, n, k)
+        assert [k.kind for k in cg.compile(h, relu)] == ["matmul"]
+        cg.realize(h, relu)
+        np.testing.assert_allclose(h.numpy(), expect, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(relu.numpy(), np.maximum(expect, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_second_matmul_output_on_the_vectorless_gpu_path(monkeypatch):
+    from clgrad.compiler import realize
+    monkeypatch.setattr(realize, "vector_width", lambda device: 1)
+    h, relu, expect = _product_and_its_relu(8, 12, 16)
+    assert [k.kind for k in cg.compile(h, relu)] == ["matmul"]
+    cg.realize(h, relu)
+    np.testing.assert_allclose(h.numpy(), expect, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(relu.numpy(), np.maximum(expect, 0), rtol=1e-4, atol=1e-4)

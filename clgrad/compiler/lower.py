@@ -420,7 +420,6 @@ class KernelWriter:
 
     def _matmul_simple(self, mm: Node) -> tuple[int, ...]:
         """One work-item per 4 rows x `width` columns, looping over all of k (GPU path)."""
-        (out_node, _), = self.spec.outputs
         a, b = mm.src
         *batch, m, n = mm.shape
         k_len = a.shape[-1]
@@ -456,8 +455,10 @@ class KernelWriter:
                     self.emit(f"{acc} = {step};")
             for i, acc in enumerate(accs):
                 self.fused[mm] = Value(acc, mm.dtype, width > 1)
-                index = Index(out_node.shape, dims=batch_dims + (row_of(i), column(lane_expr)))
-                self.store(out_node, index.as_flat(), self.value(out_node, index))
+                for out_node, _ in self.spec.outputs:
+                    index = Index(out_node.shape,
+                                  dims=batch_dims + (row_of(i), column(lane_expr)))
+                    self.store(out_node, index.as_flat(), self.value(out_node, index))
         if width > 1:
             with self.lanes_on() as lane:
                 body(lane)
@@ -575,7 +576,6 @@ class KernelWriter:
 
     def _matmul_epilogue(self, mm: Node, tile: "MatmulTile", batch_dims, row0: sym.Lin,
                          column) -> None:
-        (out_node, _), = self.spec.outputs
         r = sym.var("r", 0, tile.block_rows - 1)
         with self.block(f"for (int r = 0; r < {tile.block_rows}; r++)"):
             with self.lanes_on() as lane:
@@ -583,8 +583,9 @@ class KernelWriter:
                     self.fused[mm] = Value(f"sums[r*{tile.vectors}+{c}]", mm.dtype, True)
                     at = (row0 + r, column(c, lane))
                     at = at[::-1] if self.transposed else at
-                    index = Index(out_node.shape, dims=batch_dims + at)
-                    self.store(out_node, index.as_flat(), self.value(out_node, index))
+                    for out_node, _ in self.spec.outputs:
+                        index = Index(out_node.shape, dims=batch_dims + at)
+                        self.store(out_node, index.as_flat(), self.value(out_node, index))
 
     # ---- the whole kernel ----
     def divisions(self) -> int:

@@ -214,8 +214,9 @@ def _view(x: Node, op: Op, shape: tuple[int, ...], arg) -> Node:
 
 def _merge_elementwise(specs: list[KernelSpec]) -> list[KernelSpec]:
     """An elementwise kernel that reads other elementwise kernels' results of its own shape at
-    its own index (an optimizer's parameter reading its new state) joins them: one kernel with
-    several outputs, in which those results are computed, stored, and reused, not reloaded."""
+    its own index (an optimizer's parameter reading its new state), or one matmul's, joins
+    them: one kernel with several outputs, in which those results are computed, stored, and
+    reused, not reloaded."""
     merged: list[KernelSpec] = []
     writer: dict[Node, int] = {}        # output node -> index in merged of its kernel
     for spec in specs:
@@ -238,7 +239,8 @@ def _merge_elementwise(specs: list[KernelSpec]) -> list[KernelSpec]:
 
 
 def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
-    """Kernels of spec's kind and shape whose outputs spec reads only at its own index."""
+    """Elementwise or matmul kernels of spec's shape whose outputs spec reads only at its own
+    index."""
     if spec.kind != "elementwise":
         return set()
     same, elsewhere = set(), set()
@@ -254,9 +256,13 @@ def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
                 continue
             stack.extend((s, aligned and n.op in ELEMENTWISE) for s in n.src)
     groups = {writer[n] for n in same if n in writer}
-    return {g for g in groups if merged[g] is not None and merged[g].kind == "elementwise"
-            and merged[g].shape == spec.shape
-            and not any(writer.get(n) == g for n in elsewhere)}
+    groups = {g for g in groups if merged[g] is not None and merged[g].shape == spec.shape
+              and merged[g].kind in ("elementwise", "matmul")
+              and not any(writer.get(n) == g for n in elsewhere)}
+    # a matmul kernel's epilogue takes one elementwise consumer's work alone (a ReLU whose
+    # input is also saved for the backward): it has the products in registers
+    matmuls = {g for g in groups if merged[g].kind == "matmul"}
+    return groups if not matmuls or groups == matmuls and len(matmuls) == 1 else groups - matmuls
 
 
 def _movable(spec: KernelSpec, writer, first: int, merging: set[int]) -> bool:
