@@ -5,6 +5,7 @@ import math
 from dataclasses import dataclass, field
 
 from .ir import BufferRef, Node
+from .ops import ELEMENTWISE
 
 
 @dataclass
@@ -19,3 +20,24 @@ class KernelSpec:
     @property
     def rows(self) -> int:
         return math.prod(s for i, s in enumerate(self.shape) if i not in self.axes)
+
+    def input_reads(self, root: Node) -> tuple[list[Node], set[Node]]:
+        """The inputs root is computed from at its own index (through elementwise ops only),
+        in the order met, and those it reads at some other index (through a movement op or
+        a reduction)."""
+        same: dict[Node, None] = {}
+        elsewhere: set[Node] = set()
+        stack, seen = [(root, True)], set()
+        while stack:
+            node, at_index = stack.pop()
+            if (node, at_index) in seen:
+                continue
+            seen.add((node, at_index))
+            if node in self.inputs:
+                if at_index:
+                    same[node] = None
+                else:
+                    elsewhere.add(node)
+                continue
+            stack.extend((s, at_index and node.op in ELEMENTWISE) for s in node.src)
+        return list(same), elsewhere

@@ -11,7 +11,7 @@ from ..runtime import dump_source
 from .ir import BufferRef, Node, structural_key
 from .kernel import KernelSpec
 from .lower import LoweredKernel, lower
-from .ops import ELEMENTWISE, Op
+from .ops import Op
 from .schedule import buffer_of, schedule
 
 _lowered: dict[tuple, tuple[LoweredKernel, list[tuple[int, bool]]]] = {}
@@ -129,22 +129,9 @@ def _donors(specs, written: list[Node], nodes, leaves, targets) -> list[tuple[in
 def _aligned_inputs(spec: KernelSpec, out: Node) -> list[Node]:
     """The inputs of spec that out is computed from at out's own index (through elementwise
     ops only), when no output of spec reads them at any other index."""
-    aligned, elsewhere = [], set()
-    for root, _ in spec.outputs:
-        stack, seen = [(root, True)], set()
-        while stack:
-            node, at_index = stack.pop()
-            if (node, at_index) in seen:
-                continue
-            seen.add((node, at_index))
-            if node in spec.inputs:
-                if not at_index:
-                    elsewhere.add(node)
-                elif root is out and node not in aligned:
-                    aligned.append(node)
-                continue
-            stack.extend((s, at_index and node.op in ELEMENTWISE) for s in node.src)
-    return [n for n in aligned if n not in elsewhere]
+    reads = {root: spec.input_reads(root) for root, _ in spec.outputs}
+    elsewhere = set().union(*(other for _, other in reads.values()))
+    return [n for n in reads[out][0] if n not in elsewhere]
 
 
 def _build_new(device, kernels: list[LoweredKernel]) -> None:

@@ -244,17 +244,10 @@ def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
     if spec.kind != "elementwise":
         return set()
     same, elsewhere = set(), set()
-    for (node, _) in spec.outputs:
-        stack, seen = [(node, True)], set()
-        while stack:
-            n, aligned = stack.pop()
-            if (n, aligned) in seen:
-                continue
-            seen.add((n, aligned))
-            if n in spec.inputs:
-                (same if aligned else elsewhere).add(n)
-                continue
-            stack.extend((s, aligned and n.op in ELEMENTWISE) for s in n.src)
+    for node, _ in spec.outputs:
+        at_index, other = spec.input_reads(node)
+        same.update(at_index)
+        elsewhere |= other
     groups = {writer[n] for n in same if n in writer}
     groups = {g for g in groups if merged[g] is not None and merged[g].shape == spec.shape
               and merged[g].kind in ("elementwise", "matmul")
