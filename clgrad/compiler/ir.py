@@ -82,11 +82,10 @@ def _forget(dead: _Ref) -> None:
 
 
 def _arg_key(op: Op, arg: Any):
+    """How the arg of an op in _KEYED_ARGS keys its node (other args key as themselves)."""
     if op is Op.CONST:
         return (type(arg), repr(arg))   # keeps 0.0 and -0.0 apart, and NaN equal to itself
-    if op is Op.BUFFER:
-        return id(arg)
-    return arg
+    return id(arg)                      # a BUFFER's BufferRef
 
 
 def toposort(roots, stop=None) -> list[Node]:
@@ -117,39 +116,24 @@ def structural_key(roots: list[Node], leaf_of) -> tuple[tuple, list[Node], list]
     """A key equal for graphs that differ only in their leaves; the nodes in walk order; and
     the leaves, numbered in order of first use. leaf_of(node) names the leaf a node reads
     (several nodes may name one), or gives None for a node computed from its sources."""
-    ids: dict[Node, int] = {}
+    nodes = toposort(roots, stop=lambda node: leaf_of(node) is not None)
+    ids = {node: i for i, node in enumerate(nodes)}
     numbers: dict = {}
     leaves: list = []
     parts: list = []
-    nodes: list[Node] = []
-    for root in roots:
-        stack = [root]          # as in toposort
-        while stack:
-            node = stack[-1]
-            if node in ids:
-                stack.pop()
-                continue
-            leaf = leaf_of(node)
-            if leaf is None:
-                src = node.src
-                missing = [s for s in src if s not in ids]
-                if missing:
-                    missing.reverse()
-                    stack += missing
-                    continue
-                op = node.op
-                parts.append((op, node.dtype, node.shape,
-                              _arg_key(op, node.arg) if op in _KEYED_ARGS else node.arg,
-                              tuple([ids[s] for s in src])))
-            else:
-                number = numbers.get(leaf)
-                if number is None:
-                    number = numbers[leaf] = len(leaves)
-                    leaves.append(leaf)
-                parts.append((node.dtype, node.shape, number))
-            stack.pop()
-            ids[node] = len(nodes)
-            nodes.append(node)
+    for node in nodes:
+        leaf = leaf_of(node)
+        if leaf is None:
+            op = node.op
+            parts.append((op, node.dtype, node.shape,
+                          _arg_key(op, node.arg) if op in _KEYED_ARGS else node.arg,
+                          tuple([ids[s] for s in node.src])))
+        else:
+            number = numbers.get(leaf)
+            if number is None:
+                number = numbers[leaf] = len(leaves)
+                leaves.append(leaf)
+            parts.append((node.dtype, node.shape, number))
     parts.append(tuple(ids[r] for r in roots))
     return tuple(parts), nodes, leaves
 
