@@ -455,10 +455,7 @@ class KernelWriter:
                     self.emit(f"{acc} = {step};")
             for i, acc in enumerate(accs):
                 self.fused[mm] = Value(acc, mm.dtype, width > 1)
-                for out_node, _ in self.spec.outputs:
-                    index = Index(out_node.shape,
-                                  dims=batch_dims + (row_of(i), column(lane_expr)))
-                    self.store(out_node, index.as_flat(), self.value(out_node, index))
+                self._store_outputs(batch_dims + (row_of(i), column(lane_expr)))
         if width > 1:
             with self.lanes_on() as lane:
                 body(lane)
@@ -583,9 +580,14 @@ class KernelWriter:
                     self.fused[mm] = Value(f"sums[r*{tile.vectors}+{c}]", mm.dtype, True)
                     at = (row0 + r, column(c, lane))
                     at = at[::-1] if self.transposed else at
-                    for out_node, _ in self.spec.outputs:
-                        index = Index(out_node.shape, dims=batch_dims + at)
-                        self.store(out_node, index.as_flat(), self.value(out_node, index))
+                    self._store_outputs(batch_dims + at)
+
+    def _store_outputs(self, dims: tuple[sym.Lin, ...]) -> None:
+        """A matmul kernel's outputs (the product, finished by its epilogue, and an
+        elementwise consumer's result of its shape) stored at dims, the products in `fused`."""
+        for node, _ in self.spec.outputs:
+            index = Index(node.shape, dims=dims)
+            self.store(node, index.as_flat(), self.value(node, index))
 
     # ---- the whole kernel ----
     def divisions(self) -> int:

@@ -255,7 +255,7 @@ def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
     # a matmul kernel's epilogue takes one elementwise consumer's work alone (a ReLU whose
     # input is also saved for the backward): it has the products in registers
     matmuls = {g for g in groups if merged[g].kind == "matmul"}
-    return groups if not matmuls or groups == matmuls and len(matmuls) == 1 else groups - matmuls
+    return groups - matmuls if matmuls and len(groups) > 1 else groups
 
 
 def _movable(spec: KernelSpec, writer, first: int, merging: set[int]) -> bool:
