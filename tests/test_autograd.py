@@ -106,7 +106,7 @@ NAMED_OPS = {
     "clamp": lambda x, w: x.clamp(min=0), "softmax": lambda x, w: x.softmax(1),
     "select": lambda x, w: x[0], "slice": lambda x, w: x[:, 1:], "clone": lambda x, w: x.clone(),
     "permute": lambda x, w: x.permute(1, 0), "unsqueeze": lambda x, w: x.unsqueeze(0),
-    "rsub": lambda x, w: 1 - x, "max": lambda x, w: x.max(),
+    "rsub": lambda x, w: 1 - x, "rdiv": lambda x, w: 1 / x, "max": lambda x, w: x.max(),
 }
 
 

@@ -308,7 +308,8 @@ class Tensor:
         return ew.binary("div", Op.DIV, self, other, "DivBackward0", float_only=True)
 
     def __rtruediv__(self, other):
-        return ew.binary("div", Op.DIV, other, self, "DivBackward0", float_only=True)
+        # PyTorch computes `number / t` as reciprocal(t) * number, hence its node's name
+        return ew.binary("div", Op.DIV, other, self, "MulBackward0", float_only=True)
 
     def __floordiv__(self, other):
         return ew.floor_divide(self, other)
