@@ -495,11 +495,11 @@ class KernelWriter:
 
         def k_block(k0: sym.Lin, length: int) -> None:
             t = sym.var("t", 0, length - 1)
-            with self.block(f"for (int t = 0; t < {length}; t++)"), self._each_vector(tile) as c:
-                with self.lanes_on() as lane:
-                    index = Index(b.shape, dims=batch_dims + (k0 + t, column(c, lane)))
-                    bv = self.value(b, index)
-                    self.emit(f"panel[t*{tile.vectors}+{c.render()}] = {self.r.splat(bv)};")
+            t_loop = self.block(f"for (int t = 0; t < {length}; t++)")
+            with t_loop, self._each_vector(tile) as c, self.lanes_on() as lane:
+                index = Index(b.shape, dims=batch_dims + (k0 + t, column(c, lane)))
+                bv = self.value(b, index)
+                self.emit(f"panel[t*{tile.vectors}+{c.render()}] = {self.r.splat(bv)};")
             chunks = tile.block_rows // tile.rows
             with self.block(f"for (int rc = 0; rc < {chunks}; rc++)"):
                 self._matmul_tile(a, mm, tile, batch_dims, mb * tile.block_rows, k0, length)
@@ -575,12 +575,12 @@ class KernelWriter:
     def _matmul_epilogue(self, mm: Node, tile: "MatmulTile", batch_dims, row0: sym.Lin,
                          column) -> None:
         r = sym.var("r", 0, tile.block_rows - 1)
-        with self.block(f"for (int r = 0; r < {tile.block_rows}; r++)"), self._each_vector(tile) as c:
-            with self.lanes_on() as lane:
-                self.fused[mm] = Value(f"sums[r*{tile.vectors}+{c.render()}]", mm.dtype, True)
-                at = (row0 + r, column(c, lane))
-                at = at[::-1] if self.transposed else at
-                self._store_outputs(batch_dims + at)
+        r_loop = self.block(f"for (int r = 0; r < {tile.block_rows}; r++)")
+        with r_loop, self._each_vector(tile) as c, self.lanes_on() as lane:
+            self.fused[mm] = Value(f"sums[r*{tile.vectors}+{c.render()}]", mm.dtype, True)
+            at = (row0 + r, column(c, lane))
+            at = at[::-1] if self.transposed else at
+            self._store_outputs(batch_dims + at)
 
     @contextmanager
     def _each_vector(self, tile: "MatmulTile"):
