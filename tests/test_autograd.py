@@ -1,6 +1,6 @@
 """The autograd engine: accumulation, retain_graph, detach, grad modes, grad_fn names and
-edges, retain_grad, cg.autograd.grad (higher derivatives), gradcheck, version counters, and
-the fusion of derived backward graphs."""
+edges, retain_grad, tensor hooks, cg.autograd.grad (higher derivatives), gradcheck, version
+counters, and the fusion of derived backward graphs."""
 import numpy as np
 import pytest
 
@@ -147,6 +147,56 @@ def test_retain_grad_and_walkthrough_numbers():
     np.testing.assert_allclose(y.grad.numpy(), np.full((2, 2), 4.65), rtol=1e-6)
     np.testing.assert_allclose(x1.grad.numpy(), np.full((2, 2), 14.415), rtol=1e-6)
     np.testing.assert_allclose(x2.grad.numpy(), 18.6, rtol=1e-6)
+
+
+def test_hooks_see_and_replace_gradients():
+    """Values as PyTorch gives them: a leaf's hook runs before accumulation, a non-leaf's
+    before its gradient flows on and before retain_grad keeps it; a tensor used twice calls
+    its hook once, with the sum."""
+    x = leaf()
+    seen = []
+    handle = x.register_hook(lambda g: seen.append(g.numpy()) or g * 2)
+    (x * 3 + x).sum().backward()
+    assert len(seen) == 1
+    np.testing.assert_allclose(seen[0], np.full_like(A, 4))
+    np.testing.assert_allclose(x.grad.numpy(), np.full_like(A, 8))
+    y = x * 3
+    y.retain_grad()
+    y.register_hook(lambda g: g + 1)
+    x.grad = None
+    y.sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), np.full_like(A, 2))
+    np.testing.assert_allclose(x.grad.numpy(), np.full_like(A, 12))
+    handle.remove()
+    x.grad = None
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.full_like(A, 3))
+
+
+def test_hooks_run_for_autograd_grad_and_until_removed():
+    x = leaf()
+    with x.register_hook(lambda g: g * 10):
+        (gx,) = cg.autograd.grad((x * 3).sum(), x)
+        h = x * 1
+        h.register_hook(lambda g: g * 10)
+        (gh,) = cg.autograd.grad((h * 3).sum(), h)
+    (gx_after,) = cg.autograd.grad((x * 3).sum(), x)
+    np.testing.assert_allclose(gx.numpy(), np.full_like(A, 30))
+    np.testing.assert_allclose(gh.numpy(), np.full_like(A, 30))
+    np.testing.assert_allclose(gx_after.numpy(), np.full_like(A, 3))
+
+
+def test_hook_errors():
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        cg.tensor(A).register_hook(lambda g: g)
+    x = leaf()
+    y = x * 2
+
+    def to_scalar(g):
+        return g.sum()
+    y.register_hook(to_scalar)
+    with pytest.raises(RuntimeError, match="hook 'to_scalar' has changed the size of value"):
+        y.sum().backward()
 
 
 def test_tensor_used_twice():

@@ -19,11 +19,33 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "saved tensors after calling backward.")
 
 
+class RemovableHandle:
+    """What register_hook returns: `remove()` takes the hook out again (also on leaving a
+    `with` block)."""
+
+    _ids = 0
+
+    def __init__(self, hooks: dict):
+        RemovableHandle._ids += 1
+        self.id = RemovableHandle._ids
+        self._hooks = hooks
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
 class BackwardNode:
     """What every backward node shares: a name, the edges its gradients flow along
     (next_functions, as (node, output index) pairs), tensors that asked to retain their
     gradient, and whether its saved values were freed."""
     num_outputs = 1
+    hooks: dict[int, dict] | None = None    # output index -> {handle id: hook}, once registered
 
     def __init__(self, name: str, next_functions: tuple):
         self._name = name
@@ -110,6 +132,7 @@ class GradFn(BackwardNode):
 class AccumulateGrad:
     """Where a leaf's gradient lands."""
     num_outputs = 1
+    hooks: dict[int, dict] | None = None
 
     def __init__(self, variable):
         self.variable = variable
@@ -136,6 +159,39 @@ def edge_of(t):
     if t._accumulator is None:
         t._accumulator = AccumulateGrad(t)
     return t._accumulator
+
+
+def register_hook(t, hook) -> RemovableHandle:
+    """hook(grad) runs when t's gradient is computed, before it flows on (or lands in a
+    leaf's .grad); a tensor it returns replaces the gradient."""
+    if not t.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    fn = edge_of(t)
+    if fn.hooks is None:
+        fn.hooks = {}
+    hooks = fn.hooks.setdefault(output_nr(t), {})
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def _run_hooks(fn, slot: list) -> list:
+    slot = list(slot)
+    for nr, hooks in fn.hooks.items():
+        g = slot[nr]
+        if g is None:
+            continue
+        for hook in list(hooks.values()):
+            new = hook(g)
+            if new is None:
+                continue
+            if new.shape != g.shape:
+                name = getattr(hook, "__name__", repr(hook))
+                raise RuntimeError(f"hook {name!r} has changed the size of value: expected "
+                                   f"shape {g.shape}, got {new.shape}")
+            g = new
+        slot[nr] = g
+    return slot
 
 
 def record(name: str, node: Node, device, inputs):
@@ -192,6 +248,8 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
             slot = grads.pop(id(fn), None)
             if slot is None:
                 continue
+            if fn.hooks:
+                slot = _run_hooks(fn, slot)
             if wanted is not None:
                 for nr, g in enumerate(slot):
                     if (id(fn), nr) in wanted:

@@ -11,7 +11,7 @@ from ..compiler.ops import Op
 from ..compiler.realize import realize as realize_nodes
 from . import elementwise as ew
 from . import indexing, movement, reductions, views
-from .autograd import record
+from .autograd import record, register_hook
 from .grad_mode import is_grad_enabled
 
 
@@ -139,6 +139,11 @@ class Tensor:
         if self.grad_fn is not None:
             self.grad_fn.retain(self)
         self._retains_grad = True
+
+    def register_hook(self, hook):
+        """hook(grad) -> None or a tensor replacing grad, run when this tensor's gradient is
+        computed; returns a handle whose remove() unregisters it."""
+        return register_hook(self, hook)
 
     @property
     def retains_grad(self) -> bool:
