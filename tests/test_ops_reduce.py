@@ -39,6 +39,16 @@ def test_max_ties_share_gradient():
     check(lambda x: x.min(), a)
 
 
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_max_min_with_dim_give_ties_gradient_at_their_index(op):
+    """As PyTorch's: the row's first largest (smallest) element gets the whole gradient."""
+    ties = np.array([[0.0, 0.0, 0.0, 0.0], [1.0, 3.0, 3.0, 1.0], [-2.0, -2.0, 5.0, -2.0]],
+                    np.float32)
+    for dim in (0, 1):
+        check(lambda x: getattr(x, op)(dim).values, ties)
+        check(lambda x: getattr(x, op)(dim=dim, keepdim=True), ties)
+
+
 @pytest.mark.parametrize("op", ["argmax", "argmin"])
 def test_argmax_argmin(op):
     ties = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0], [-1.0, -5.0, 4.0, -5.0]],

@@ -11,6 +11,7 @@ from .autograd import record
 from .operands import normalize_dims
 
 MaxResult = namedtuple("max", ["values", "indices"])
+MinResult = namedtuple("min", ["values", "indices"])
 # Reductions this long into few outputs are split in two passes, so both cores work.
 _SPLIT_MIN_LENGTH = 1 << 15
 
@@ -80,16 +81,26 @@ def _check_nonempty(op: str, x, axes) -> None:
         raise RuntimeError(f"{op}(): expected a non-empty tensor, got shape {x.shape}")
 
 
-def max_(x, dim, keepdim):
+def max_(x, dim, keepdim, negate=False):
+    """max(dim) -> (values, indices). The gradient of values goes to the first largest element
+    of each row alone (PyTorch routes it by the indices), not shared among ties as amax's."""
+    name = "min" if negate else "max"
     if dim is None:
-        return amax(x, None, False, "MaxBackward1")
-    return MaxResult(amax(x, dim, keepdim, "MaxBackward0"), argmax(x, dim, keepdim))
+        return amin(x, None, False, "MinBackward1") if negate else \
+            amax(x, None, False, "MaxBackward1")
+    (axis,) = normalize_dims(name, dim, x.ndim)
+    _check_nonempty(name, x, (axis,))
+    node = ir.unary(Op.NEG, x.node) if negate else x.node
+    first, hit = _first_largest(node, axis)
+    values = _read_at(node, hit, axis) if node.dtype.is_float else ir.reduce(Op.RMAX, node, (axis,))
+    values = ir.unary(Op.NEG, values) if negate else values
+    values = record(f"{name.capitalize()}Backward0", _drop(values, (axis,), keepdim),
+                    x.device, [x])
+    return (MinResult if negate else MaxResult)(values, _indices(first, axis, keepdim, x.device))
 
 
 def min_(x, dim, keepdim):
-    if dim is None:
-        return amin(x, None, False, "MinBackward1")
-    return MaxResult(amin(x, dim, keepdim, "MinBackward0"), argmin(x, dim, keepdim))
+    return max_(x, dim, keepdim, negate=True)
 
 
 def argmax(x, dim, keepdim, negate=False):
@@ -101,10 +112,16 @@ def argmax(x, dim, keepdim, negate=False):
     (axis,) = normalize_dims("argmax", dim, x.ndim)
     _check_nonempty("argmax", x, (axis,))
     node = ir.unary(Op.NEG, x.node) if negate else x.node
+    return _indices(_first_largest(node, axis)[0], axis, keepdim, x.device)
+
+
+def _first_largest(node: ir.Node, axis: int) -> tuple[ir.Node, ir.Node]:
+    """Per row along axis: the position of the first largest element (int64, the axis kept
+    as size 1), and a mask true at that element only."""
     best = ir.expand(ir.reduce(Op.RMAX, node, (axis,)), node.shape)
-    n = x.shape[axis]
+    n = node.shape[axis]
     position = ir.iota(n, dt.int64)
-    shape_1d = tuple(n if i == axis else 1 for i in range(x.ndim))
+    shape_1d = tuple(n if i == axis else 1 for i in range(len(node.shape)))
     position = ir.expand(ir.reshape(position, shape_1d), node.shape)
     # the first hit wins: count down from n so the largest is the earliest
     score = ir.where(ir.binary(Op.CMPEQ, node, best),
@@ -112,8 +129,24 @@ def argmax(x, dim, keepdim, negate=False):
                      ir.const(0, dt.int64, node.shape))
     top = ir.reduce(Op.RMAX, score, (axis,))
     first = ir.binary(Op.SUB, ir.const(n, dt.int64, top.shape), top)
+    return first, ir.binary(Op.CMPEQ, position, ir.expand(first, node.shape))
+
+
+def _read_at(node: ir.Node, hit: ir.Node, axis: int) -> ir.Node:
+    """The row's max again, read where hit is true only: its derived gradient goes there."""
+    return ir.reduce(Op.RMAX, ir.where(hit, node, ir.const(-math.inf, node.dtype, node.shape)),
+                     (axis,))
+
+
+def max_at_first(node: ir.Node, axis: int) -> ir.Node:
+    """The max of each row of a float node along axis (kept as size 1), whose gradient goes to
+    the row's first largest element alone (max pooling's, as in PyTorch)."""
+    return _read_at(node, _first_largest(node, axis)[1], axis)
+
+
+def _indices(first: ir.Node, axis: int, keepdim: bool, device):
     from .tensor import Tensor
-    return Tensor(_drop(first, (axis,), keepdim), x.device)
+    return Tensor(_drop(first, (axis,), keepdim), device)
 
 
 def argmin(x, dim, keepdim):
