@@ -56,12 +56,12 @@ def test_max_pool2d(kw):
 
 @pytest.mark.parametrize("kw", [
     dict(kernel_size=2), dict(kernel_size=(2, 3), padding=1), dict(kernel_size=3, ceil_mode=True),
-    dict(kernel_size=2, stride=1),
+    dict(kernel_size=2, stride=1), dict(kernel_size=(5, 4), stride=1), dict(kernel_size=5, stride=2),
 ])
 def test_max_pool2d_ties_go_to_the_first_max(kw):
     """Windows full of equal values (and relu-like zeros): PyTorch gives each window's gradient
     to its first largest element, row-major, for non-overlapping windows (the select chain)
-    as for overlapping ones."""
+    as for overlapping ones, and for windows of more than 16 elements (a reduction)."""
     x = np.random.default_rng(4).integers(0, 3, (8, 2, 7, 9)).astype(np.float32)
     check(lambda x: F(x).max_pool2d(x, **kw), x)
 

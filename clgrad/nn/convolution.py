@@ -12,6 +12,7 @@ from ..compiler.ops import Op
 from ..frontend.autograd import record
 from ..frontend.function import Function
 from ..frontend.operands import common_device
+from ..frontend.reductions import max_at_first
 from ..frontend.tensor import Tensor
 
 
@@ -282,11 +283,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         win = _blocks(padded, kernel)
     else:
         win = windows(padded, kernel, stride, dilation)
-    if kernel[0] * kernel[1] <= _MAX_SELECTS:
+    n, c, ho, kh, wo, kw = win.shape
+    if kh * kw <= _MAX_SELECTS:
         out = _max_select(win)
-    else:   # ties share the gradient here (the chain's backward would grow with the square)
-        out = ir.reduce(Op.RMAX, win, (3, 5))
-        out = ir.reshape(out, (win.shape[0], win.shape[1], win.shape[2], win.shape[4]))
+    else:   # a reduction (the chain's backward would grow with the square of the window)
+        rows = ir.reshape(ir.permute(win, (0, 1, 2, 4, 3, 5)), (n, c, ho, wo, kh * kw))
+        out = ir.reshape(max_at_first(rows, 4), (n, c, ho, wo))
     if unbatched:
         out = ir.reshape(out, out.shape[1:])
     return record("MaxPool2DWithIndicesBackward0", out, input.device, [input])
