@@ -56,7 +56,8 @@ def test_max_pool2d(kw):
 
 @pytest.mark.parametrize("kw", [
     dict(kernel_size=2), dict(kernel_size=(2, 3), padding=1), dict(kernel_size=3, ceil_mode=True),
-    dict(kernel_size=2, stride=1), dict(kernel_size=(5, 4), stride=1), dict(kernel_size=5, stride=2),
+    dict(kernel_size=2, stride=1),
+    dict(kernel_size=(5, 4), stride=1), dict(kernel_size=5, stride=2),     # reductions
 ])
 def test_max_pool2d_ties_go_to_the_first_max(kw):
     """Windows full of equal values (and relu-like zeros): PyTorch gives each window's gradient
