@@ -116,8 +116,9 @@ def _donors(specs, written: list[Node], nodes, leaves, targets) -> list[tuple[in
     for spec in specs:
         if spec.kind != "elementwise":
             continue
+        aligned = _aligned_inputs(spec)
         for out, ref in spec.outputs:
-            for leaf in _aligned_inputs(spec, out) if out in out_index else ():
+            for leaf in aligned[out] if out in out_index else ():
                 lref = spec.inputs[leaf]
                 pos = readers.get(lref.id, ())   # none: another kernel's output, not a leaf
                 if (len(pos) == 1 and lref.nbytes == ref.nbytes and leaf not in targets
@@ -126,12 +127,12 @@ def _donors(specs, written: list[Node], nodes, leaves, targets) -> list[tuple[in
     return donors
 
 
-def _aligned_inputs(spec: KernelSpec, out: Node) -> list[Node]:
-    """The inputs of spec that out is computed from at out's own index (through elementwise
-    ops only), when no output of spec reads them at any other index."""
+def _aligned_inputs(spec: KernelSpec) -> dict[Node, list[Node]]:
+    """Per output of spec, the inputs it is computed from at its own index (through
+    elementwise ops only), when no output of spec reads them at any other index."""
     reads = {root: spec.input_reads(root) for root, _ in spec.outputs}
     elsewhere = set().union(*(other for _, other in reads.values()))
-    return [n for n in reads[out][0] if n not in elsewhere]
+    return {root: [n for n in same if n not in elsewhere] for root, (same, _) in reads.items()}
 
 
 def _build_new(device, kernels: list[LoweredKernel]) -> None:
