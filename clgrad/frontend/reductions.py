@@ -86,8 +86,7 @@ def max_(x, dim, keepdim, negate=False):
     of each row alone (PyTorch routes it by the indices), not shared among ties as amax's."""
     name = "min" if negate else "max"
     if dim is None:
-        return amin(x, None, False, "MinBackward1") if negate else \
-            amax(x, None, False, "MaxBackward1")
+        return (amin if negate else amax)(x, None, False, f"{name.capitalize()}Backward1")
     (axis,) = normalize_dims(name, dim, x.ndim)
     _check_nonempty(name, x, (axis,))
     node = ir.unary(Op.NEG, x.node) if negate else x.node
