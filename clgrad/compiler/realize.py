@@ -17,6 +17,10 @@ from .schedule import buffer_of, schedule
 _lowered: dict[tuple, tuple[LoweredKernel, list[tuple[int, bool]]]] = {}
 _programs: dict[tuple[str, str], object] = {}     # (device spec, kernel name) -> Program
 _plans: dict[tuple, "Plan"] = {}                  # (graph key, device spec) -> Plan
+# Callbacks that see every schedule run, as (plan, buffers read, buffers written): a jit
+# capture. While one listens, outputs get fresh buffers (no donation), so that a replay of
+# the launches never writes over a buffer that existed before it.
+_listeners: list = []
 
 
 def vector_width(device) -> int:
@@ -151,18 +155,25 @@ def _build_new(device, kernels: list[LoweredKernel]) -> None:
 
 def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> list[BufferRef]:
     donated: dict[int, BufferRef] = {}
-    for j, i, pos, uses in plan.donors:
+    for j, i, pos, uses in plan.donors if not _listeners else ():
         if j not in donated and leaves[i] not in donated.values() \
                 and _unshared(nodes[pos], uses, leaves[i]):
             donated[j] = leaves[i]
     written = [donated.get(j) or BufferRef(device, nbytes)
                for j, (_, nbytes) in enumerate(plan.outputs)]
-    for kernel, code, args in plan.launches:
-        buffers = [(leaves[i] if leaf else written[i]).ensure_allocated() for leaf, i in args]
-        kernel(code.global_size, code.local_size, buffers)
+    launch(plan, leaves, written)
+    for listener in _listeners:
+        listener(plan, leaves, written)
     for (pos, _), ref in zip(plan.outputs, written):
         nodes[pos].buffer = ref
     return [leaves[i] if leaf else written[i] for leaf, i in plan.targets]
+
+
+def launch(plan: Plan, leaves: list[BufferRef], written: list[BufferRef]) -> None:
+    """Enqueues plan's kernels reading leaves and writing written."""
+    for kernel, code, args in plan.launches:
+        buffers = [(leaves[i] if leaf else written[i]).ensure_allocated() for leaf, i in args]
+        kernel(code.global_size, code.local_size, buffers)
 
 
 # The counts below are CPython's up to 3.13; 3.14 may borrow stack references, so a count

@@ -3,10 +3,11 @@ from .creation import (arange, empty, eye, from_numpy, full, full_like, linspace
                        ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
                        tensor, zeros, zeros_like)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .jit import jit
 from .movement import cat, stack
 from .tensor import Tensor, realize
 
 __all__ = ["Tensor", "realize", "tensor", "from_numpy", "zeros", "ones", "empty", "full",
            "full_like", "zeros_like", "ones_like", "randn", "rand", "randint", "randperm",
            "randn_like", "rand_like", "arange", "linspace", "eye", "manual_seed", "cat", "stack",
-           "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled"]
+           "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "jit"]

@@ -102,6 +102,7 @@ class Buffer:
     garbage-collected."""
 
     __slots__ = ("pool", "nbytes", "_size", "mem", "_pending_write")
+    transfers = 0       # copies to or from the host so far, all buffers together (for jit)
 
     def __init__(self, pool: BufferPool, nbytes: int, size: int, mem: cl.Buffer):
         self.pool = pool
@@ -119,6 +120,7 @@ class Buffer:
         """Copy a host array in without waiting; later kernels on the in-order queue see it."""
         array = np.ascontiguousarray(array)
         self._check_size(array, "write")
+        Buffer.transfers += 1
         if array.nbytes:
             self._pending_write = cl.enqueue_copy(
                 self.device.queue, self._live_mem(), array, is_blocking=False)
@@ -129,6 +131,7 @@ class Buffer:
         if not out.flags.c_contiguous or not out.flags.writeable:
             raise ValueError("Buffer.read needs a writeable C-contiguous array")
         self._check_size(out, "read")
+        Buffer.transfers += 1
         if out.nbytes:
             cl.enqueue_copy(self.device.queue, out, self._live_mem(), is_blocking=True)
         self._pending_write = None

@@ -1,0 +1,312 @@
+"""`cg.jit`: a training step replayed without the Python that builds its graph.
+
+The first call of a jitted function runs it eagerly, which builds its kernels. The next calls
+also run it eagerly, while every schedule they launch is recorded as a trace: the plans, and
+the buffers they read and write, named by role. A buffer is an argument's, or a tensor's that
+existed before the call (by that tensor), or one the call wrote. Once two calls in a row give
+the same trace, later calls replay it. A replay launches the same plans over the arguments'
+and tensors' current buffers, with fresh buffers for what it writes. Tensors the step changed
+take their new values, parameters' `.grad` too, and the returned tensors are new objects.
+
+A step keeps running eagerly, with a warning that says why, when its calls do not repeat, or
+when it reads a value on the host (`item()`), uploads data, or keeps a computed tensor
+anywhere but in its return value, a `.grad` or a tensor it changed in place.
+
+What a replay cannot see is Python: control flow and Python numbers are those of the captured
+calls, as with tinygrad's TinyJit or CUDA graphs. Call `reset()` after changing them.
+"""
+from __future__ import annotations
+
+import functools
+import gc
+import warnings
+
+from ..compiler import ir
+from ..compiler import realize as realizing
+from ..compiler.ir import BufferRef
+from ..compiler.ops import Op
+from ..runtime.buffer import Buffer
+from .operands import is_tensor
+from .tensor import Tensor, realize
+
+_ATTEMPTS = 4           # captured calls that may differ before a step is left eager
+
+
+class jit:
+    """Wraps a step function: `step = cg.jit(step)`, or as a decorator. Calls with other
+    argument shapes, dtypes or devices, or other non-tensor arguments, are captured apart."""
+
+    def __init__(self, fn):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self._steps: dict[tuple, _Step] = {}
+
+    def __call__(self, *args, **kwargs):
+        key = _signature(args, kwargs)
+        step = self._steps.get(key)
+        if step is None:
+            step = self._steps[key] = _Step(self.fn)
+        return step(args, kwargs)
+
+    def reset(self) -> None:
+        """Forgets every capture: the next calls run eagerly and capture anew."""
+        self._steps.clear()
+
+    @property
+    def replaying(self) -> bool:
+        """Whether some call signature is being replayed."""
+        return any(step.trace is not None for step in self._steps.values())
+
+
+def _signature(args, kwargs) -> tuple:
+    def part(value):
+        if is_tensor(value):
+            return ("tensor", value.shape, value.dtype, value.device.spec, value.requires_grad)
+        try:
+            hash(value)
+        except TypeError:
+            raise TypeError(f"jit: arguments must be tensors or hashable values, got "
+                            f"{type(value).__name__}") from None
+        return value
+    return (tuple(part(a) for a in args),
+            tuple((name, part(value)) for name, value in sorted(kwargs.items())))
+
+
+class _NotReplayable(Exception):
+    """Why a step cannot be replayed."""
+
+
+class _Step:
+    """One call signature of a jitted function: its captures so far, then its trace."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.calls = 0
+        self.last: _Trace | None = None     # the previous capture, to compare with the next
+        self.trace: _Trace | None = None    # what calls replay, once two captures agree
+        self.eager = False
+
+    def __call__(self, args, kwargs):
+        inputs = [a for a in (*args, *kwargs.values()) if is_tensor(a)]
+        realize(*inputs)        # also computes tensors changed in place before this call
+        if self.trace is not None:
+            result = self.trace.replay(inputs)
+            if result is not _STALE:
+                return result
+            self.trace, self.last, self.calls = None, None, 0   # state moved: capture anew
+        self.calls += 1
+        if self.eager or self.calls == 1:
+            return _restore(*_flatten(self.fn(*args, **kwargs)), _detached)
+        trace, result = _capture(self.fn, args, kwargs, inputs)
+        if isinstance(trace, str):
+            self._give_up(trace)
+        elif self.last is not None and trace.signature() == self.last.signature():
+            self.trace = trace
+        elif self.calls > _ATTEMPTS:
+            self._give_up("launches different kernels or touches different tensors each call")
+        else:
+            self.last = trace
+        return result
+
+    def _give_up(self, why: str) -> None:
+        self.eager, self.last = True, None
+        name = getattr(self.fn, "__name__", repr(self.fn))
+        warnings.warn(f"jit({name}) runs eagerly: the step {why}", RuntimeWarning, stacklevel=4)
+
+
+_STALE = object()        # a replay's answer when a tensor it reads no longer fits the trace
+
+
+def _flatten(result) -> tuple[type | None, list]:
+    """A step's result as its kind (None, Tensor, tuple or list) and its tensors."""
+    if result is None:
+        return None, []
+    if is_tensor(result):
+        return Tensor, [result]
+    if isinstance(result, (tuple, list)) and all(is_tensor(t) for t in result):
+        return type(result), list(result)
+    raise TypeError(f"jit: a step must return a tensor, a tuple or list of tensors, or None; "
+                    f"got {type(result).__name__}")
+
+
+def _restore(kind, items: list, convert):
+    if kind is None:
+        return None
+    converted = [convert(t) for t in items]
+    return converted[0] if kind is Tensor else kind(converted)
+
+
+def _detached(t: Tensor) -> Tensor:
+    """t's value as a tensor outside autograd. A leaf that requires grad keeps its node to
+    itself (its gradient is found by it); other values share theirs, so no copy is made."""
+    if t.node.op is Op.BUFFER and not (t.is_leaf and t.requires_grad):
+        return Tensor(t.node, t.device)
+    return t.detach()
+
+
+def _tensor_states() -> dict[int, tuple]:
+    """Every live tensor: id -> (tensor, node, grad, version, grad_fn, requires_grad)."""
+    return {id(o): (o, o.node, o.grad, o._version, o.grad_fn, o.requires_grad)
+            for o in gc.get_objects() if issubclass(type(o), Tensor)}
+
+
+def _lazy(tensors) -> list[Tensor]:
+    return [t for t in tensors if t is not None and t.node.op not in (Op.BUFFER, Op.CONST)]
+
+
+def _capture(fn, args, kwargs, inputs) -> tuple:
+    """Runs fn once eagerly, recording its schedules: its trace (or why it has none) and its
+    result."""
+    before = _tensor_states()
+    watermark = next(BufferRef._ids)
+    transfers = Buffer.transfers
+    log = []
+    realizing._listeners.append(lambda *schedule: log.append(schedule))
+    try:
+        kind, outputs = _flatten(fn(*args, **kwargs))
+        realize(*outputs)
+        outputs = [_detached(t) for t in outputs]
+        gc.collect()        # the step's autograd graph, which may hold tensors in cycles
+        changed = _changed(before)
+        if not isinstance(changed, str):
+            realize(*_lazy(t for t, *_ in changed), *_lazy(t.grad for t, *_ in changed))
+    finally:
+        realizing._listeners.pop()
+    result = _restore(kind, outputs, lambda t: t)
+    try:
+        if Buffer.transfers != transfers:
+            raise _NotReplayable("copies data between host and device (item(), numpy(), "
+                                 "tensors made from host data)")
+        if isinstance(changed, str):
+            raise _NotReplayable(changed)
+        trace = _Trace(inputs, before, watermark, log, changed, kind, outputs)
+        _check_kept(before, trace, outputs)
+    except _NotReplayable as why:
+        return str(why), result
+    return trace, result
+
+
+def _changed(before: dict) -> list[tuple] | str:
+    """The tensors that existed before the call and were changed by it, with their node
+    and version before it; or why such a change cannot be replayed."""
+    changed = []
+    for t, node, grad, version, grad_fn, requires_grad in before.values():
+        if t.node is node and t.grad is grad:
+            continue
+        if t.grad_fn is not grad_fn or t.requires_grad != requires_grad:
+            return f"changes the autograd history of a {list(t.shape)} tensor it did not make"
+        changed.append((t, node, version))
+    return changed
+
+
+def _check_kept(before: dict, trace: _Trace, outputs: list[Tensor]) -> None:
+    """A tensor the step made and kept where a replay does not update it would keep the
+    captured call's value."""
+    known = set()
+    for t in [*outputs, *(s.grad for s in trace.slots)]:
+        while t is not None:        # with the tensors it is a view of (detach() makes views)
+            known.add(id(t))
+            t = t._view and t._view[0]
+    for o in gc.get_objects():
+        if issubclass(type(o), Tensor) and id(o) not in before and id(o) not in known:
+            raise _NotReplayable(f"keeps a {list(o.shape)} tensor it made somewhere other than "
+                                 "its return value or a .grad: return it instead")
+
+
+class _Trace:
+    """One captured call, with its buffers named by role: ("slot", k) is the k-th tensor
+    read or changed (the arguments first, then tensors that existed before the call),
+    ("fresh", n) the n-th buffer the call wrote, ("ref", r) a buffer no tensor holds;
+    ("node", c) names a constant value."""
+
+    def __init__(self, inputs, before, watermark, log, changed, kind, outputs):
+        self.slots: list[Tensor] = list(inputs)
+        self.arity = len(inputs)
+        slot_index = {id(t): k for k, t in enumerate(inputs)}
+        owners = {id(t.node.arg): k for k, t in enumerate(inputs)}
+        held = {id(node.arg): t for t, node, *_ in before.values() if node.op is Op.BUFFER}
+        self.fresh: list[tuple[object, int]] = []          # (device, nbytes) per written buffer
+        fresh_index: dict[int, int] = {}
+
+        def slot(t: Tensor) -> int:
+            if id(t) not in slot_index:
+                slot_index[id(t)] = len(self.slots)
+                self.slots.append(t)
+            return slot_index[id(t)]
+
+        def name(ref: BufferRef) -> tuple:
+            if id(ref) in fresh_index:
+                return ("fresh", fresh_index[id(ref)])
+            if id(ref) not in owners and id(ref) in held:
+                owners[id(ref)] = slot(held[id(ref)])
+            if id(ref) in owners:
+                return ("slot", owners[id(ref)])
+            if ref.id >= watermark:
+                raise _NotReplayable("uploads data inside the step: pass it as an argument")
+            return ("ref", ref)
+
+        def value(node) -> tuple:
+            return name(node.arg) if node.op is Op.BUFFER else ("node", node)
+
+        self.schedules = []
+        for plan, leaves, written in log:
+            read = tuple(name(r) for r in leaves)
+            for ref in written:
+                fresh_index[id(ref)] = len(self.fresh)
+                self.fresh.append((ref.device, ref.nbytes))
+            self.schedules.append((plan, read, tuple(name(r) for r in written)))
+        self.exits = [(slot(t), value(t.node), t._version - version)
+                      for t, node, version in changed if t.node is not node]
+        self.grads = [(slot(t), None if t.grad is None else value(t.grad.node))
+                      for t, *_ in changed if t.grad is not before[id(t)][2]]
+        entry = {id(t): node for t, node, _ in changed}
+        self.entries = [entry.get(id(t), t.node) for t in self.slots]
+        self.kind = kind
+        self.outputs = [(value(t.node), t.dtype, t.shape, t.device) for t in outputs]
+
+    def signature(self) -> tuple:
+        """Equal for captures that launch the same plans over buffers in the same roles."""
+        def ident(name):
+            return name and (name[0], id(name[1]) if name[0] in ("ref", "node") else name[1])
+        return ([(id(p), tuple(map(ident, r)), w) for p, r, w in self.schedules],
+                [(id(d), n) for d, n in self.fresh], [id(t) for t in self.slots[self.arity:]],
+                [(n.op, n.dtype, n.shape, None if n.op is Op.BUFFER else id(n))
+                 for n in self.entries],
+                [(k, ident(v), d) for k, v, d in self.exits],
+                [(k, ident(v)) for k, v in self.grads],
+                self.kind, [(ident(v), *rest[:2]) for v, *rest in self.outputs])
+
+    def replay(self, inputs):
+        slots = [*inputs, *self.slots[self.arity:]]
+        held = []
+        for t, entry in zip(slots, self.entries):
+            node = t.node
+            if entry.op is Op.BUFFER:
+                if node.op is not Op.BUFFER or (node.shape, node.dtype) != (entry.shape,
+                                                                           entry.dtype):
+                    return _STALE
+                held.append(node.arg)
+            elif node is not entry:
+                return _STALE
+            else:
+                held.append(None)
+        tables = {"slot": held, "fresh": [BufferRef(d, n) for d, n in self.fresh]}
+
+        def ref(name):
+            return name[1] if name[0] == "ref" else tables[name[0]][name[1]]
+
+        def node(name, dtype, shape):
+            return name[1] if name[0] == "node" else ir.buffer(ref(name), dtype, shape)
+
+        for plan, read, written in self.schedules:
+            realizing.launch(plan, [ref(n) for n in read], [ref(n) for n in written])
+        for k, value, versions in self.exits:
+            t = slots[k]
+            t.node = node(value, t.dtype, t.shape)
+            t._version += versions
+        for k, value in self.grads:
+            t = slots[k]
+            t.grad = None if value is None else Tensor(node(value, t.dtype, t.shape), t.device)
+        # a returned value that a tensor also holds gets a node of its own, as detach() does
+        return _restore(self.kind, self.outputs, lambda o: Tensor(
+            node(*o[:3]) if o[0][0] != "slot" else ir.detach(node(*o[:3])), o[3]))

@@ -1,0 +1,197 @@
+"""cg.jit: captured steps replay to the same numbers as eager steps, follow new arguments and
+state changed outside them, and stay eager (with a warning) where a replay could be wrong."""
+import re
+
+import numpy as np
+import pytest
+
+import clgrad as cg
+from clgrad import nn, optim
+
+rng = np.random.default_rng(7)
+
+
+def _arrays(*shapes):
+    return [rng.standard_normal(s).astype(np.float32) for s in shapes]
+
+
+def _relu():
+    class MyReLU(cg.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return input.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (input,) = ctx.saved_tensors
+            grad_input = grad_output.clone()
+            grad_input[input < 0] = 0
+            return grad_input
+    return MyReLU.apply
+
+
+def _seed_step(x, y, w1, w2, relu, lr=1e-3):
+    """The seed program's step: custom ReLU, hand-written SGD, grads zeroed in place."""
+    loss = (relu(x.mm(w1)).mm(w2) - y).pow(2).sum()
+    loss.backward()
+    with cg.no_grad():
+        w1 -= lr * w1.grad
+        w2 -= lr * w2.grad
+        w1.grad.zero_()
+        w2.grad.zero_()
+    return loss
+
+
+def _seed_state(x, y, w1, w2):
+    return [cg.from_numpy(x), cg.from_numpy(y), cg.from_numpy(w1, requires_grad=True),
+            cg.from_numpy(w2, requires_grad=True)]
+
+
+def test_jit_replays_the_seed_step_to_the_eager_numbers_without_running_its_python():
+    arrays = _arrays((8, 12), (8, 3), (12, 16), (16, 3))
+    eager, jitted = _seed_state(*arrays), _seed_state(*arrays)
+    relu = _relu()
+    runs = []
+
+    @cg.jit
+    def step(x, y, w1, w2):
+        runs.append(1)
+        return _seed_step(x, y, w1, w2, relu)
+
+    for i in range(6):
+        expected = _seed_step(*eager, relu).item()
+        assert step(*jitted).item() == expected
+        assert step.replaying == (i >= 2)
+    assert len(runs) == 3       # a warm-up, then two captures that agree; then replays
+    with cg.profile() as eager_step:
+        _seed_step(*eager, relu).realize()
+    with cg.profile() as replayed:
+        step(*jitted)
+    launched = [sorted((row.name, row.calls) for row in p.rows) for p in (eager_step, replayed)]
+    assert launched[0] == launched[1] and len(launched[1]) == 6
+    for e, j in zip(eager[2:], jitted[2:]):
+        np.testing.assert_array_equal(j.numpy(), e.numpy())
+        assert j._version == e._version
+        np.testing.assert_array_equal(j.grad.numpy(), 0)
+    assert not step(*jitted).requires_grad
+
+
+def test_jit_binds_each_calls_arguments_and_state_changed_outside_the_step():
+    x_all, y_all, w1, w2 = _arrays((5, 8, 12), (5, 8, 3), (12, 16), (16, 3))
+    eager, jitted = _seed_state(x_all[0], y_all[0], w1, w2), _seed_state(x_all[0], y_all[0], w1, w2)
+    relu = _relu()
+    step = cg.jit(lambda x, y, w1, w2: _seed_step(x, y, w1, w2, relu))
+    for i in range(10):
+        x, y = cg.from_numpy(x_all[i % 5]), cg.from_numpy(y_all[i % 5])
+        expected = _seed_step(x, y, *eager[2:], relu).item()
+        assert step(x, y, *jitted[2:]).item() == pytest.approx(expected, rel=1e-6)
+        if i == 6:      # a change the replay does not make: it reads w2's new buffer
+            for w in (eager[3], jitted[3]):
+                with cg.no_grad():
+                    w *= 0.5
+    assert step.replaying
+    np.testing.assert_allclose(jitted[2].numpy(), eager[2].numpy(), rtol=1e-6)
+
+
+def test_jit_replays_a_module_step_with_momentum_and_fresh_grads():
+    def setup():
+        cg.manual_seed(3)
+        model = nn.Sequential(nn.Linear(6, 10), nn.Tanh(), nn.Linear(10, 2))
+        return model, optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def train(model, opt, x, t):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), t)
+        loss.backward()
+        opt.step()
+        return loss
+
+    (x, t), (eager, jitted) = _arrays((4, 6), (4, 2)), (setup(), setup())
+    x, t = cg.from_numpy(x), cg.from_numpy(t)
+    step = cg.jit(train)
+    for _ in range(6):
+        assert step(*jitted, x, t).item() == pytest.approx(train(*eager, x, t).item(), rel=1e-6)
+    assert step.replaying
+    for pe, pj in zip(eager[0].parameters(), jitted[0].parameters()):
+        np.testing.assert_allclose(pj.numpy(), pe.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(pj.grad.numpy(), pe.grad.numpy(), rtol=1e-6)
+
+
+def test_jit_captures_each_argument_shape_apart():
+    w = cg.from_numpy(_arrays((3, 4))[0])
+    step = cg.jit(lambda x: (x @ w).relu().sum(dim=0))
+    for rows in (2, 5, 2, 5, 2, 5, 2, 5):
+        x = cg.from_numpy(_arrays((rows, 3))[0])
+        np.testing.assert_allclose(step(x).numpy(), np.maximum(x.numpy() @ w.numpy(), 0).sum(0),
+                                   rtol=1e-5)
+    assert step.replaying
+
+
+@pytest.mark.parametrize("why, body", [
+    ("copies data between host and device", lambda w, log: (w * 2).sum().item()),
+    ("copies data between host and device", lambda w, log: w + cg.tensor([1.0, 2.0])),
+    ("keeps a [2] tensor", lambda w, log: log.append(w * 3)),
+    ("keeps a [2] tensor", lambda w, log: log.append(cg.zeros(2))),
+])
+def test_jit_runs_a_step_eagerly_when_a_replay_could_be_wrong(why, body):
+    w = cg.from_numpy(np.array([1.0, 2.0], np.float32))
+    log, runs = [], []
+
+    def step(w):
+        runs.append(1)
+        body(w, log)
+        with cg.no_grad():
+            w += 1
+
+    jitted = cg.jit(step)
+    jitted(w)
+    with pytest.warns(RuntimeWarning, match=re.escape(f"jit(step) runs eagerly: the step {why}")):
+        jitted(w)
+    for _ in range(3):
+        jitted(w)
+    assert len(runs) == 5 and not jitted.replaying
+    np.testing.assert_array_equal(w.numpy(), [6.0, 7.0])
+
+
+def test_jit_keeps_a_step_eager_whose_calls_differ():
+    w = cg.from_numpy(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    step = cg.jit(lambda: (w * w).sum().backward())     # .grad grows a new tensor each call
+    with pytest.warns(RuntimeWarning, match="launches different kernels"):
+        for _ in range(6):
+            step()
+    np.testing.assert_array_equal(w.grad.numpy(), [12.0, 24.0])
+
+
+def test_jit_rejects_what_it_cannot_key_or_return():
+    step = cg.jit(lambda x, n: x.sum().item())
+    x = cg.ones(3)
+    with pytest.raises(TypeError, match="jit: a step must return a tensor"):
+        step(x, 2)
+    with pytest.raises(TypeError, match="jit: arguments must be tensors or hashable values, "
+                                        "got list"):
+        step(x, [2])
+
+
+def test_jit_captures_anew_when_a_tensor_it_reads_no_longer_fits_the_trace():
+    w = cg.from_numpy(np.array([1.0, 2.0], np.float32))
+    x = cg.from_numpy(np.array([0.5, 0.25], np.float32))
+    runs = []
+
+    @cg.jit
+    def step(x):
+        runs.append(1)
+        with cg.no_grad():
+            w.add_(x)
+        return w * 2
+
+    for _ in range(4):
+        step(x)
+    assert step.replaying and len(runs) == 3
+    w.zero_()                   # w is a constant now, not the buffer the trace reads
+    np.testing.assert_array_equal(step(x).numpy(), [1.0, 0.5])
+    assert len(runs) == 4 and not step.replaying
+    for _ in range(3):
+        step(x)
+    assert step.replaying and len(runs) == 6
+    np.testing.assert_array_equal(w.numpy(), [2.0, 1.0])
