@@ -55,15 +55,16 @@ def _seed_numpy(x, y, w1, w2, lr=1e-6):
     w2 -= lr * grad_w2
 
 
-@workload("W1", "seed MLP step (custom ReLU) 64x1000x100x10")
-def seed_mlp(quick: bool) -> Case:
+def _seed_case(wrap) -> Case:
+    """W1, its clgrad step wrapped by wrap (the step itself, or cg.jit of it)."""
     x, y, w1, w2 = seed_arrays()
     cx, cy = cg.from_numpy(x), cg.from_numpy(y)
     cw1, cw2 = cg.from_numpy(w1, requires_grad=True), cg.from_numpy(w2, requires_grad=True)
     relu = _relu_function(cg.autograd).apply
+    step = wrap(seed_step)
 
     def run_clgrad():
-        loss = seed_step(cx, cy, cw1, cw2, relu, cg.no_grad)
+        loss = step(cx, cy, cw1, cw2, relu, cg.no_grad)
         synced(loss, cw1, cw2)
 
     torch = try_torch()
@@ -80,6 +81,16 @@ def seed_mlp(quick: bool) -> Case:
     nw1, nw2 = w1.copy(), w2.copy()
     return Case(clgrad=run_clgrad, numpy=lambda: _seed_numpy(x, y, nw1, nw2), torch=run_torch,
                 flop=2.0 * 3 * (64 * 1000 * 100 + 64 * 100 * 10))
+
+
+@workload("W1", "seed MLP step (custom ReLU) 64x1000x100x10")
+def seed_mlp(quick: bool) -> Case:
+    return _seed_case(lambda step: step)
+
+
+@workload("W1", "the same step, replayed by cg.jit")
+def seed_mlp_jit(quick: bool) -> Case:
+    return _seed_case(cg.jit)
 
 
 # ---- W2: LeNet ---------------------------------------------------------------------------
@@ -110,8 +121,8 @@ def lenet_step(net, optimizer, x, target, F):
     return loss
 
 
-@workload("W2", "LeNet train step, batch 64, 1x32x32, SGD")
-def lenet_train(quick: bool) -> Case:
+def _lenet_case(wrap) -> Case:
+    """W2, its clgrad step wrapped by wrap (the step itself, or cg.jit of it)."""
     from clgrad import nn, optim
     import clgrad.nn.functional as F
     x = randn(64, 1, 32, 32)
@@ -119,9 +130,10 @@ def lenet_train(quick: bool) -> Case:
     net = lenet(nn, F)
     opt = optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     cx, ct = cg.from_numpy(x), cg.from_numpy(target)
+    step = wrap(lenet_step)
 
     def run_clgrad():
-        loss = lenet_step(net, opt, cx, ct, F)
+        loss = step(net, opt, cx, ct, F)
         synced(loss, *net.parameters())
 
     torch = try_torch()
@@ -136,6 +148,16 @@ def lenet_train(quick: bool) -> Case:
             with torch.enable_grad():
                 lenet_step(tnet, topt, tx, tt, TF)
     return Case(clgrad=run_clgrad, torch=run_torch)
+
+
+@workload("W2", "LeNet train step, batch 64, 1x32x32, SGD")
+def lenet_train(quick: bool) -> Case:
+    return _lenet_case(lambda step: step)
+
+
+@workload("W2", "the same step, replayed by cg.jit")
+def lenet_train_jit(quick: bool) -> Case:
+    return _lenet_case(cg.jit)
 
 
 # ---- W6: Adam ----------------------------------------------------------------------------
