@@ -195,3 +195,16 @@ def test_jit_captures_anew_when_a_tensor_it_reads_no_longer_fits_the_trace():
         step(x)
     assert step.replaying and len(runs) == 6
     np.testing.assert_array_equal(w.numpy(), [2.0, 1.0])
+
+
+def test_jit_reads_a_lazy_tensor_made_before_the_capture_as_the_value_it_had_then():
+    w = cg.from_numpy(np.array([1.0, 2.0], np.float32))
+    doubled = w * 2             # lazy: reads w's buffer of this moment
+    step = cg.jit(lambda x: doubled + x)
+    x = cg.from_numpy(np.array([10.0, 20.0], np.float32))
+    for _ in range(3):
+        step(x)
+    with cg.no_grad():
+        w += 1                  # w gets a new buffer; doubled keeps the old value
+    assert step.replaying
+    np.testing.assert_array_equal(step(x).numpy(), [12.0, 24.0])

@@ -26,15 +26,22 @@ from ..compiler import realize as realizing
 from ..compiler.ir import BufferRef
 from ..compiler.ops import Op
 from ..runtime.buffer import Buffer
+from .grad_mode import is_grad_enabled
 from .operands import is_tensor
 from .tensor import Tensor, realize
 
 _ATTEMPTS = 4           # captured calls that may differ before a step is left eager
 
 
-class jit:
-    """Wraps a step function: `step = cg.jit(step)`, or as a decorator. Calls with other
-    argument shapes, dtypes or devices, or other non-tensor arguments, are captured apart."""
+def jit(fn) -> JitFunction:
+    """Wraps a step function: `step = cg.jit(step)`, or as a decorator."""
+    return JitFunction(fn)
+
+
+class JitFunction:
+    """A jitted function. Calls whose tensor arguments differ in shape, dtype, device or
+    requires_grad, whose other arguments differ, or made in another grad mode, are captured
+    apart."""
 
     def __init__(self, fn):
         functools.update_wrapper(self, fn)
@@ -68,7 +75,7 @@ def _signature(args, kwargs) -> tuple:
             raise TypeError(f"jit: arguments must be tensors or hashable values, got "
                             f"{type(value).__name__}") from None
         return value
-    return (tuple(part(a) for a in args),
+    return (tuple(part(a) for a in args), is_grad_enabled(),
             tuple((name, part(value)) for name, value in sorted(kwargs.items())))
 
 
@@ -157,6 +164,10 @@ def _lazy(tensors) -> list[Tensor]:
 def _capture(fn, args, kwargs, inputs) -> tuple:
     """Runs fn once eagerly, recording its schedules: its trace (or why it has none) and its
     result."""
+    # A lazy tensor made earlier reads the buffers its sources had then, which a trace would
+    # name by the tensors holding them now: compute such tensors first, so each is a buffer
+    # of its own.
+    realize(*_lazy(t for t, *_ in _tensor_states().values()))
     before = _tensor_states()
     watermark = next(BufferRef._ids)
     transfers = Buffer.transfers
