@@ -1,6 +1,8 @@
 """cg.jit: captured steps replay to the same numbers as eager steps, follow new arguments and
 state changed outside them, and stay eager (with a warning) where a replay could be wrong."""
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,27 +10,14 @@ import pytest
 import clgrad as cg
 from clgrad import nn, optim
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from custom_relu import MyReLU  # noqa: E402  (the seed program's Function)
+
 rng = np.random.default_rng(7)
 
 
 def _arrays(*shapes):
     return [rng.standard_normal(s).astype(np.float32) for s in shapes]
-
-
-def _relu():
-    class MyReLU(cg.autograd.Function):
-        @staticmethod
-        def forward(ctx, input):
-            ctx.save_for_backward(input)
-            return input.clamp(min=0)
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            (input,) = ctx.saved_tensors
-            grad_input = grad_output.clone()
-            grad_input[input < 0] = 0
-            return grad_input
-    return MyReLU.apply
 
 
 def _seed_step(x, y, w1, w2, relu, lr=1e-3):
@@ -51,7 +40,7 @@ def _seed_state(x, y, w1, w2):
 def test_jit_replays_the_seed_step_to_the_eager_numbers_without_running_its_python():
     arrays = _arrays((8, 12), (8, 3), (12, 16), (16, 3))
     eager, jitted = _seed_state(*arrays), _seed_state(*arrays)
-    relu = _relu()
+    relu = MyReLU.apply
     runs = []
 
     @cg.jit
@@ -80,7 +69,7 @@ def test_jit_replays_the_seed_step_to_the_eager_numbers_without_running_its_pyth
 def test_jit_binds_each_calls_arguments_and_state_changed_outside_the_step():
     x_all, y_all, w1, w2 = _arrays((5, 8, 12), (5, 8, 3), (12, 16), (16, 3))
     eager, jitted = _seed_state(x_all[0], y_all[0], w1, w2), _seed_state(x_all[0], y_all[0], w1, w2)
-    relu = _relu()
+    relu = MyReLU.apply
     step = cg.jit(lambda x, y, w1, w2: _seed_step(x, y, w1, w2, relu))
     for i in range(10):
         x, y = cg.from_numpy(x_all[i % 5]), cg.from_numpy(y_all[i % 5])
