@@ -197,3 +197,15 @@ def test_jit_reads_a_lazy_tensor_made_before_the_capture_as_the_value_it_had_the
         w += 1                  # w gets a new buffer; doubled keeps the old value
     assert step.replaying
     np.testing.assert_array_equal(step(x).numpy(), [12.0, 24.0])
+
+
+def test_jit_binds_keyword_arguments_by_name_and_returns_tuples():
+    a, b = (cg.from_numpy(v) for v in _arrays((3,), (3,)))
+    step = cg.jit(lambda *, x, y: (x - y, x * y))
+    for i in range(5):
+        d, p = step(x=a, y=b) if i % 2 else step(y=b, x=a)
+        np.testing.assert_array_equal(d.numpy(), a.numpy() - b.numpy())
+        np.testing.assert_array_equal(p.numpy(), a.numpy() * b.numpy())
+    assert step.replaying
+    d, p = step(y=a, x=b)
+    np.testing.assert_array_equal(d.numpy(), b.numpy() - a.numpy())

@@ -94,7 +94,8 @@ class _Step:
         self.eager = False
 
     def __call__(self, args, kwargs):
-        inputs = [a for a in (*args, *kwargs.values()) if is_tensor(a)]
+        named = [value for _, value in sorted(kwargs.items())]    # in the signature's order
+        inputs = [a for a in (*args, *named) if is_tensor(a)]
         realize(*inputs)        # also computes tensors changed in place before this call
         if self.trace is not None:
             result = self.trace.replay(inputs)
