@@ -228,8 +228,8 @@ def _check_kept(before: dict, trace: _Trace, outputs: list[Tensor]) -> None:
 class _Trace:
     """One captured call, with its buffers named by role: ("slot", k) is the k-th tensor
     read or changed (the arguments first, then tensors that existed before the call),
-    ("fresh", n) the n-th buffer the call wrote, ("ref", r) a buffer no tensor holds;
-    ("node", c) names a constant value."""
+    ("grad", k) its .grad (whichever tensor that is by then), ("fresh", n) the n-th buffer
+    the call wrote, ("ref", r) a buffer no tensor holds; ("node", c) names a constant."""
 
     def __init__(self, inputs, before, watermark, log, changed, kind, outputs):
         self.slots: list[Tensor] = list(inputs)
@@ -237,6 +237,7 @@ class _Trace:
         slot_index = {id(t): k for k, t in enumerate(inputs)}
         owners = {id(t.node.arg): k for k, t in enumerate(inputs)}
         held = {id(node.arg): t for t, node, *_ in before.values() if node.op is Op.BUFFER}
+        grad_of = {id(grad): t for t, _, grad, *_ in before.values() if grad is not None}
         self.fresh: list[tuple[object, int]] = []          # (device, nbytes) per written buffer
         fresh_index: dict[int, int] = {}
 
@@ -250,7 +251,10 @@ class _Trace:
             if id(ref) in fresh_index:
                 return ("fresh", fresh_index[id(ref)])
             if id(ref) not in owners and id(ref) in held:
-                owners[id(ref)] = slot(held[id(ref)])
+                holder = held[id(ref)]
+                if id(holder) in grad_of:   # a .grad gets a new tensor each accumulation
+                    return ("grad", slot(grad_of[id(holder)]))
+                owners[id(ref)] = slot(holder)
             if id(ref) in owners:
                 return ("slot", owners[id(ref)])
             if ref.id >= watermark:
@@ -261,8 +265,10 @@ class _Trace:
             return name(node.arg) if node.op is Op.BUFFER else ("node", node)
 
         self.schedules = []
+        self.grads_read = set()         # slots whose .grad buffer the trace reads
         for plan, leaves, written in log:
             read = tuple(name(r) for r in leaves)
+            self.grads_read.update(k for kind, k in read if kind == "grad")
             for ref in written:
                 fresh_index[id(ref)] = len(self.fresh)
                 self.fresh.append((ref.device, ref.nbytes))
@@ -302,7 +308,13 @@ class _Trace:
                 return _STALE
             else:
                 held.append(None)
-        tables = {"slot": held, "fresh": [BufferRef(d, n) for d, n in self.fresh]}
+        grads = [t.grad.node.arg if t.grad is not None and t.grad.node.op is Op.BUFFER
+                 and (t.grad.shape, t.grad.dtype) == (t.shape, t.dtype) else None
+                 for t in slots]
+        if any(grads[k] is None for k in self.grads_read):
+            return _STALE
+        tables = {"slot": held, "grad": grads,
+                  "fresh": [BufferRef(d, n) for d, n in self.fresh]}
 
         def ref(name):
             return name[1] if name[0] == "ref" else tables[name[0]][name[1]]
