@@ -107,6 +107,27 @@ def test_jit_replays_a_module_step_with_momentum_and_fresh_grads():
         np.testing.assert_allclose(pj.grad.numpy(), pe.grad.numpy(), rtol=1e-6)
 
 
+def test_jit_captures_anew_when_an_optimizers_hyperparameters_change():
+    values = np.array([1.0, -2.0, 3.0], np.float32)
+    (pe, pj) = (cg.from_numpy(values, requires_grad=True) for _ in range(2))
+    (oe, oj) = (optim.SGD([p], lr=0.1) for p in (pe, pj))
+    (se, sj) = (optim.lr_scheduler.StepLR(o, step_size=4, gamma=0.5) for o in (oe, oj))
+
+    def train(p, opt):
+        opt.zero_grad()
+        (p * p).sum().backward()
+        opt.step()
+
+    step = cg.jit(train)
+    for i in range(12):
+        train(pe, oe)
+        step(pj, oj)
+        se.step()
+        sj.step()               # every fourth step halves lr: the replays must see it
+        np.testing.assert_allclose(pj.numpy(), pe.numpy(), rtol=1e-6)
+        assert step.replaying == (i % 4 >= 2)    # replays from the third call of each lr
+
+
 def test_jit_captures_each_argument_shape_apart():
     w = cg.from_numpy(_arrays((3, 4))[0])
     step = cg.jit(lambda x: (x @ w).relu().sum(dim=0))

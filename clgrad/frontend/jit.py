@@ -13,7 +13,9 @@ when it reads a value on the host (`item()`), uploads data, or keeps a computed 
 anywhere but in its return value, a `.grad` or a tensor it changed in place.
 
 What a replay cannot see is Python: control flow and Python numbers are those of the captured
-calls, as with tinygrad's TinyJit or CUDA graphs. Call `reset()` after changing them.
+calls, as with tinygrad's TinyJit or CUDA graphs. Code can declare the Python values it built
+kernels from with `guard()`, as optimizers do for their hyperparameters: a replay that finds
+one changed (a scheduler's new learning rate) captures anew. For others, call `reset()`.
 """
 from __future__ import annotations
 
@@ -31,6 +33,15 @@ from .operands import is_tensor
 from .tensor import Tensor, realize
 
 _ATTEMPTS = 4           # captured calls that may differ before a step is left eager
+_guards: list | None = None     # while a capture runs: (value_of, value) its replays rely on
+
+
+def guard(value_of) -> None:
+    """Declares, to a capture running now, Python values its kernels were built from (an
+    optimizer's hyperparameters): a replay that finds value_of() changed captures anew.
+    Outside a capture it does nothing."""
+    if _guards is not None:
+        _guards.append((value_of, value_of()))
 
 
 def jit(fn) -> JitFunction:
@@ -174,6 +185,8 @@ def _capture(fn, args, kwargs, inputs) -> tuple:
     transfers = Buffer.transfers
     log = []
     realizing._listeners.append(lambda *schedule: log.append(schedule))
+    global _guards
+    _guards = guards = []
     try:
         kind, outputs = _flatten(fn(*args, **kwargs))
         realize(*outputs)
@@ -184,6 +197,7 @@ def _capture(fn, args, kwargs, inputs) -> tuple:
             realize(*_lazy(t for t, *_ in changed), *_lazy(t.grad for t, *_ in changed))
     finally:
         realizing._listeners.pop()
+        _guards = None
     result = _restore(kind, outputs, lambda t: t)
     try:
         if Buffer.transfers != transfers:
@@ -191,7 +205,7 @@ def _capture(fn, args, kwargs, inputs) -> tuple:
                                  "tensors made from host data)")
         if isinstance(changed, str):
             raise _NotReplayable(changed)
-        trace = _Trace(inputs, before, watermark, log, changed, kind, outputs)
+        trace = _Trace(inputs, before, watermark, log, changed, kind, outputs, guards)
         _check_kept(before, trace, outputs)
     except _NotReplayable as why:
         return str(why), result
@@ -231,7 +245,8 @@ class _Trace:
     ("grad", k) its .grad (whichever tensor that is by then), ("fresh", n) the n-th buffer
     the call wrote, ("ref", r) a buffer no tensor holds; ("node", c) names a constant."""
 
-    def __init__(self, inputs, before, watermark, log, changed, kind, outputs):
+    def __init__(self, inputs, before, watermark, log, changed, kind, outputs, guards):
+        self.guards = guards
         self.slots: list[Tensor] = list(inputs)
         self.arity = len(inputs)
         slot_index = {id(t): k for k, t in enumerate(inputs)}
@@ -292,9 +307,12 @@ class _Trace:
                  for n in self.entries],
                 [(k, ident(v), d) for k, v, d in self.exits],
                 [(k, ident(v)) for k, v in self.grads],
-                self.kind, [(ident(v), *rest[:2]) for v, *rest in self.outputs])
+                self.kind, [(ident(v), *rest[:2]) for v, *rest in self.outputs],
+                [value for _, value in self.guards])
 
     def replay(self, inputs):
+        if any(value_of() != value for value_of, value in self.guards):
+            return _STALE
         slots = [*inputs, *self.slots[self.arity:]]
         held = []
         for t, entry in zip(slots, self.entries):

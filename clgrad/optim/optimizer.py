@@ -17,6 +17,7 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend import creation
 from ..frontend.grad_mode import enable_grad
+from ..frontend.jit import guard
 from ..frontend.tensor import Tensor, realize
 
 
@@ -135,6 +136,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        guard(self._hyperparameters)     # a jitted step replays only while they stay the same
         touched: list[Tensor] = []
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
@@ -142,6 +144,10 @@ class Optimizer:
                 touched += self._update(group, params)
         realize(*touched)
         return loss
+
+    def _hyperparameters(self) -> list:
+        return [sorted((k, v) for k, v in group.items() if k != "params")
+                for group in self.param_groups]
 
     def _update(self, group: dict, params: list) -> list[Tensor]:
         """Assigns the new values of params and their state; returns every tensor written."""
