@@ -32,16 +32,48 @@ from .grad_mode import is_grad_enabled
 from .operands import is_tensor
 from .tensor import Tensor, realize
 
-_ATTEMPTS = 4           # captured calls that may differ before a step is left eager
-_guards: list | None = None     # while a capture runs: (value_of, value) its replays rely on
+_ATTEMPTS = 4           # calls that may capture without settling before a step is left eager
+
+
+class _Recording:
+    """What the code a capture runs tells it: (value_of, value) pairs its replays rely on
+    (guard), and host work they must redo, as (key, work, host transfers) (each_call)."""
+
+    def __init__(self):
+        self.guards: list[tuple] = []
+        self.prologue: list[tuple] = []
+        self.owned: set[int] = set()        # ids of tensors the prologue's work changes
+
+
+_recording: _Recording | None = None    # while a capture runs
+
+
+def capturing() -> bool:
+    """Whether a capture is running: code that would read a tensor's values on the host to
+    pick its graph can build the graph that fits every value instead."""
+    return _recording is not None
 
 
 def guard(value_of) -> None:
     """Declares, to a capture running now, Python values its kernels were built from (an
     optimizer's hyperparameters): a replay that finds value_of() changed captures anew.
     Outside a capture it does nothing."""
-    if _guards is not None:
-        _guards.append((value_of, value_of()))
+    if _recording is not None:
+        _recording.guards.append((value_of, value_of()))
+
+
+def each_call(key, work) -> None:
+    """Runs work: host-side preparation of the kernels a step launches after it, such as an
+    optimizer writing this step's scalars into a buffer it keeps. work returns the tensors
+    it changes (step counts). Under a capture, every replay runs work again before its
+    kernels, and the tensors work changes are left to it; key names work when two captures
+    are compared."""
+    if _recording is None:
+        work()
+        return
+    transfers = Buffer.transfers
+    _recording.owned.update(id(t) for t in work())
+    _recording.prologue.append((key, work, Buffer.transfers - transfers))
 
 
 def jit(fn) -> JitFunction:
@@ -117,14 +149,16 @@ class _Step:
         if self.eager or self.calls == 1:
             return _restore(*_flatten(self.fn(*args, **kwargs)), _detached)
         trace, result = _capture(self.fn, args, kwargs, inputs)
-        if isinstance(trace, str):
-            self._give_up(trace)
+        if isinstance(trace, str):          # may be a first call's setup: try again
+            why, self.last = trace, None
         elif self.last is not None and trace.signature() == self.last.signature():
             self.trace = trace
-        elif self.calls > _ATTEMPTS:
-            self._give_up("launches different kernels or touches different tensors each call")
+            return result
         else:
-            self.last = trace
+            why, self.last = ("launches different kernels or touches different tensors each "
+                              "call"), trace
+        if self.calls > _ATTEMPTS:
+            self._give_up(why)
         return result
 
     def _give_up(self, why: str) -> None:
@@ -163,10 +197,14 @@ def _detached(t: Tensor) -> Tensor:
     return t.detach()
 
 
-def _tensor_states() -> dict[int, tuple]:
-    """Every live tensor: id -> (tensor, node, grad, version, grad_fn, requires_grad)."""
-    return {id(o): (o, o.node, o.grad, o._version, o.grad_fn, o.requires_grad)
-            for o in gc.get_objects() if issubclass(type(o), Tensor)}
+def _live_tensors() -> list[Tensor]:
+    """Every live tensor (a set of their types is several times faster than isinstance)."""
+    kinds, more = set(), [Tensor]
+    while more:
+        kind = more.pop()
+        kinds.add(kind)
+        more += kind.__subclasses__()
+    return [o for o in gc.get_objects() if type(o) in kinds]
 
 
 def _lazy(tensors) -> list[Tensor]:
@@ -179,45 +217,53 @@ def _capture(fn, args, kwargs, inputs) -> tuple:
     # A lazy tensor made earlier reads the buffers its sources had then, which a trace would
     # name by the tensors holding them now: compute such tensors first, so each is a buffer
     # of its own.
-    realize(*_lazy(t for t, *_ in _tensor_states().values()))
-    before = _tensor_states()
+    tensors = _live_tensors()
+    realize(*_lazy(tensors))
+    before = {id(t): (t, t.node, t.grad, t._version, t.grad_fn, t.requires_grad)
+              for t in tensors}
+    del tensors
     watermark = next(BufferRef._ids)
     transfers = Buffer.transfers
     log = []
     realizing._listeners.append(lambda *schedule: log.append(schedule))
-    global _guards
-    _guards = guards = []
+    global _recording
+    _recording = recording = _Recording()
     try:
         kind, outputs = _flatten(fn(*args, **kwargs))
         realize(*outputs)
         outputs = [_detached(t) for t in outputs]
-        gc.collect()        # the step's autograd graph, which may hold tensors in cycles
-        changed = _changed(before)
+        changed = _changed(before, recording.owned)
         if not isinstance(changed, str):
             realize(*_lazy(t for t, *_ in changed), *_lazy(t.grad for t, *_ in changed))
     finally:
         realizing._listeners.pop()
-        _guards = None
+        _recording = None
     result = _restore(kind, outputs, lambda t: t)
     try:
-        if Buffer.transfers != transfers:
+        if Buffer.transfers - transfers != sum(n for *_, n in recording.prologue):
             raise _NotReplayable("copies data between host and device (item(), numpy(), "
                                  "tensors made from host data)")
         if isinstance(changed, str):
             raise _NotReplayable(changed)
-        trace = _Trace(inputs, before, watermark, log, changed, kind, outputs, guards)
-        _check_kept(before, trace, outputs)
+        trace = _Trace(inputs, before, watermark, log, changed, kind, outputs, recording)
+        if _kept(before, trace, outputs) is not None:
+            gc.collect()    # perhaps only cycles of the step's garbage still hold it
+            kept = _kept(before, trace, outputs)
+            if kept is not None:
+                raise _NotReplayable(f"keeps a {list(kept.shape)} tensor it made somewhere "
+                                     "other than its return value or a .grad: return it instead")
     except _NotReplayable as why:
         return str(why), result
     return trace, result
 
 
-def _changed(before: dict) -> list[tuple] | str:
-    """The tensors that existed before the call and were changed by it, with their node
-    and version before it; or why such a change cannot be replayed."""
+def _changed(before: dict, owned: set[int]) -> list[tuple] | str:
+    """The tensors that existed before the call and were changed by it (other than by the
+    work of each_call), with their node and version before it; or why such a change cannot
+    be replayed."""
     changed = []
     for t, node, grad, version, grad_fn, requires_grad in before.values():
-        if t.node is node and t.grad is grad:
+        if (t.node is node and t.grad is grad) or id(t) in owned:
             continue
         if t.grad_fn is not grad_fn or t.requires_grad != requires_grad:
             return f"changes the autograd history of a {list(t.shape)} tensor it did not make"
@@ -225,18 +271,16 @@ def _changed(before: dict) -> list[tuple] | str:
     return changed
 
 
-def _check_kept(before: dict, trace: _Trace, outputs: list[Tensor]) -> None:
-    """A tensor the step made and kept where a replay does not update it would keep the
-    captured call's value."""
+def _kept(before: dict, trace: _Trace, outputs: list[Tensor]) -> Tensor | None:
+    """A tensor the step made and kept where a replay would not update it (it would keep
+    the captured call's value), if there is one."""
     known = set()
     for t in [*outputs, *(s.grad for s in trace.slots)]:
         while t is not None:        # with the tensors it is a view of (detach() makes views)
             known.add(id(t))
             t = t._view and t._view[0]
-    for o in gc.get_objects():
-        if issubclass(type(o), Tensor) and id(o) not in before and id(o) not in known:
-            raise _NotReplayable(f"keeps a {list(o.shape)} tensor it made somewhere other than "
-                                 "its return value or a .grad: return it instead")
+    return next((t for t in _live_tensors() if id(t) not in before and id(t) not in known),
+                None)
 
 
 class _Trace:
@@ -245,8 +289,9 @@ class _Trace:
     ("grad", k) its .grad (whichever tensor that is by then), ("fresh", n) the n-th buffer
     the call wrote, ("ref", r) a buffer no tensor holds; ("node", c) names a constant."""
 
-    def __init__(self, inputs, before, watermark, log, changed, kind, outputs, guards):
-        self.guards = guards
+    def __init__(self, inputs, before, watermark, log, changed, kind, outputs, recording):
+        self.guards = recording.guards
+        self.prologue = [(key, work) for key, work, _ in recording.prologue]
         self.slots: list[Tensor] = list(inputs)
         self.arity = len(inputs)
         slot_index = {id(t): k for k, t in enumerate(inputs)}
@@ -298,17 +343,27 @@ class _Trace:
         self.outputs = [(value(t.node), t.dtype, t.shape, t.device) for t in outputs]
 
     def signature(self) -> tuple:
-        """Equal for captures that launch the same plans over buffers in the same roles."""
+        """Equal for captures that launch the same plans over buffers in the same roles.
+        Tensors are compared by identity (arguments by position), and what is unordered
+        by nature as sets: the order of tensors found by the garbage collector may vary."""
         def ident(name):
-            return name and (name[0], id(name[1]) if name[0] in ("ref", "node") else name[1])
+            if name is None or name[0] == "fresh":
+                return name
+            kind, x = name
+            if kind in ("slot", "grad"):
+                return kind, (x if x < self.arity else id(self.slots[x]))
+            return kind, id(x)
+
+        def slot(k):
+            return ident(("slot", k))
         return ([(id(p), tuple(map(ident, r)), w) for p, r, w in self.schedules],
-                [(id(d), n) for d, n in self.fresh], [id(t) for t in self.slots[self.arity:]],
-                [(n.op, n.dtype, n.shape, None if n.op is Op.BUFFER else id(n))
-                 for n in self.entries],
-                [(k, ident(v), d) for k, v, d in self.exits],
-                [(k, ident(v)) for k, v in self.grads],
+                [(id(d), n) for d, n in self.fresh],
+                frozenset((slot(k), n.op, n.dtype, n.shape, None if n.op is Op.BUFFER else id(n))
+                          for k, n in enumerate(self.entries)),
+                frozenset((slot(k), ident(v), d) for k, v, d in self.exits),
+                frozenset((slot(k), ident(v)) for k, v in self.grads),
                 self.kind, [(ident(v), *rest[:2]) for v, *rest in self.outputs],
-                [value for _, value in self.guards])
+                [value for _, value in self.guards], [key for key, _ in self.prologue])
 
     def replay(self, inputs):
         if any(value_of() != value for value_of, value in self.guards):
@@ -333,6 +388,8 @@ class _Trace:
             return _STALE
         tables = {"slot": held, "grad": grads,
                   "fresh": [BufferRef(d, n) for d, n in self.fresh]}
+        for _, work in self.prologue:
+            work()
 
         def ref(name):
             return name[1] if name[0] == "ref" else tables[name[0]][name[1]]

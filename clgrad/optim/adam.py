@@ -37,7 +37,6 @@ class Adam(Optimizer):
 
     def _update(self, group: dict, params: list) -> list:
         beta1, beta2 = group["betas"]
-        lr, wd = group["lr"], group["weight_decay"]
         touched = []
         by_step: dict[int, list] = {}
         for p in params:
@@ -47,11 +46,19 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = creation.zeros_like(p).realize()
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = creation.zeros_like(p).realize()
-            by_step.setdefault(self._count(state), []).append(p)
-        for step, ps in by_step.items():
-            bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
-            step_size, bc2_sqrt, decay = self._scalars(ps[0], lr / bc1, math.sqrt(bc2),
-                                                       1 - lr * wd)
+            by_step.setdefault(self._steps(state), []).append(p)
+        for ps in by_step.values():
+            states = [self.state[p] for p in ps]
+
+            def compute(states=states):
+                """This step's scalars, in float64 on the host as PyTorch computes them."""
+                steps = self._count(states)
+                lr, wd, t = group["lr"], group["weight_decay"], steps[0].node.arg
+                bc1, bc2 = 1 - beta1 ** t, 1 - beta2 ** t
+                return (lr / bc1, math.sqrt(bc2), 1 - lr * wd), steps
+
+            step_size, bc2_sqrt, decay = self._scalars(ps[0], (id(group), *map(id, ps)),
+                                                       compute)
             for p in ps:
                 touched += self._one(p, group, step_size, bc2_sqrt, decay)
         return touched

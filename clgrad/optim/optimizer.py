@@ -3,8 +3,9 @@
 Subclasses implement `_update(group, params)`, which assigns the new values of the group's
 parameters and state as lazy `_Value` expressions. `step()` then realizes every parameter and
 state tensor in one schedule, so the whole update compiles once and runs without syncing.
-Hyperparameters that change between steps (lr, bias corrections) reach the kernels through a
-small uploaded tensor, not as literals, so a schedule or step count change compiles nothing.
+Values that change between steps (lr, bias corrections) reach the kernels through a small
+buffer rewritten at each step, not as literals, so a schedule or step count change compiles
+nothing, and a jitted step's replays compute them again.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend import creation
 from ..frontend.grad_mode import enable_grad
-from ..frontend.jit import guard
+from ..frontend.jit import each_call, guard
 from ..frontend.tensor import Tensor, realize
 
 
@@ -146,7 +147,9 @@ class Optimizer:
         return loss
 
     def _hyperparameters(self) -> list:
-        return [sorted((k, v) for k, v in group.items() if k != "params")
+        """What a jitted step's kernels were built from; not lr, which reaches them through
+        the scalars that each step, replays included, writes anew (_scalars)."""
+        return [sorted((k, v) for k, v in group.items() if k not in ("params", "lr"))
                 for group in self.param_groups]
 
     def _update(self, group: dict, params: list) -> list[Tensor]:
@@ -154,19 +157,30 @@ class Optimizer:
         raise NotImplementedError
 
     # ---- helpers for subclasses ----
-    def _scalars(self, like: Tensor, *values: float) -> list[_Value]:
-        """0-d values read from one small uploaded buffer (reused while the values stay the
-        same)."""
-        key = (tuple(values), like.dtype, like.device)
-        cache = self.__dict__.setdefault("_scalar_cache", {})
-        packed = cache.get(key)
-        if packed is None:
-            if len(cache) > 64:
-                cache.clear()
-            packed = cache[key] = creation.tensor(list(values), dtype=like.dtype,
-                                                  device=like.device)
+    def _scalars(self, like: Tensor, key, compute) -> list[_Value]:
+        """0-d values that compute() gives at each step, with the tensors it changes (step
+        counts), read from a small buffer kept per key. The buffer is rewritten in place
+        when they change: on the device's queue, after the kernels of earlier steps, which
+        step() has all launched (it realizes what it assigns)."""
+        holders = self.__dict__.setdefault("_scalar_holders", {})
+        key = (key, like.dtype, like.device)
+
+        def write() -> list[Tensor]:
+            values, changed = compute()
+            values = np.array(values, like.dtype.np)
+            holder = holders.get(key)
+            if holder is None:
+                holders[key] = (creation.tensor(values, dtype=like.dtype, device=like.device),
+                                values)
+            elif not np.array_equal(holder[1], values):
+                holder[0].node.arg.ensure_allocated().write(values)
+                holders[key] = (holder[0], values)
+            return changed
+
+        each_call(("scalars", id(self), key), write)
+        packed = holders[key][0]
         return [_Value(ir.reshape(ir.shrink(packed.node, ((i, i + 1),)), ()))
-                for i in range(len(values))]
+                for i in range(packed.shape[0])]
 
     @staticmethod
     def _grad(p: Tensor, maximize: bool) -> _Value:
@@ -190,13 +204,23 @@ class Optimizer:
         return t
 
     @staticmethod
-    def _count(state: dict) -> int:
-        """Advances state['step'] (kept as a 0-d float tensor, as PyTorch does) and returns it."""
+    def _steps(state: dict) -> int:
+        """The steps state has taken (state['step'], a 0-d float tensor as in PyTorch)."""
         step = state.get("step")
-        n = 0 if step is None else int(step.node.arg if step.node.op is Op.CONST else step.item())
-        state["step"] = Tensor(ir.const(float(n + 1), creation.dt.float32, ()),
-                               creation.get_device(None))
-        return n + 1
+        return 0 if step is None else int(step.node.arg if step.node.op is Op.CONST
+                                          else step.item())
+
+    @classmethod
+    def _count(cls, states: list[dict]) -> list[Tensor]:
+        """Advances each state's step, in place as PyTorch does; returns the step tensors."""
+        for state in states:
+            n = float(cls._steps(state) + 1)
+            if "step" in state:
+                state["step"].node = ir.const(n, creation.dt.float32, ())
+            else:
+                state["step"] = Tensor(ir.const(n, creation.dt.float32, ()),
+                                       creation.get_device(None))
+        return [state["step"] for state in states]
 
     # ---- state ----
     def state_dict(self) -> dict:

@@ -31,7 +31,6 @@ class RMSprop(Optimizer):
     def _update(self, group: dict, params: list) -> list:
         alpha, eps, wd = group["alpha"], group["eps"], group["weight_decay"]
         momentum, centered = group["momentum"], group["centered"]
-        (lr_t,) = self._scalars(params[0], group["lr"])
         touched = []
         for p in params:
             state = self.state[p]
@@ -41,7 +40,11 @@ class RMSprop(Optimizer):
                     state["momentum_buffer"] = creation.zeros_like(p).realize()
                 if centered:
                     state["grad_avg"] = creation.zeros_like(p).realize()
-            self._count(state)
+        states = [self.state[p] for p in params]
+        (lr_t,) = self._scalars(params[0], (id(group), *map(id, params)),
+                                lambda: ((group["lr"],), self._count(states)))
+        for p in params:
+            state = self.state[p]
             g = self._grad(p, group["maximize"])
             if wd != 0:
                 g = g + self._value(p) * wd

@@ -32,7 +32,7 @@ class SGD(Optimizer):
         wd, nesterov = group["weight_decay"], group["nesterov"]
         if lr is required:
             raise ValueError("SGD: lr is required")
-        (lr_t,) = self._scalars(params[0], lr)
+        (lr_t,) = self._scalars(params[0], id(group), lambda: ((group["lr"],), []))
         touched = []
         for p in params:
             g = self._grad(p, group["maximize"])
