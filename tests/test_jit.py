@@ -139,6 +139,29 @@ def test_jit_replays_optimizer_steps_through_learning_rate_changes(make):
         assert eager_steps.item() == replayed_steps.item() == 12
 
 
+def test_jit_replays_a_classifier_step_with_new_targets_each_call():
+    def setup():
+        cg.manual_seed(5)
+        model = nn.Linear(5, 4)
+        return model, optim.Adam(model.parameters(), lr=0.05)
+
+    def train(model, opt, x, t):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), t)
+        loss.backward()
+        opt.step()
+        return loss
+
+    step, eager, jitted = cg.jit(train), setup(), setup()
+    for i in range(8):
+        x = cg.from_numpy(_arrays((6, 5))[0])
+        t = cg.tensor(rng.integers(0, 4, 6))
+        assert step(*jitted, x, t).item() == pytest.approx(train(*eager, x, t).item(), rel=1e-6)
+    assert step.replaying
+    bad = step(*jitted, x, cg.tensor([0, 1, 2, 3, 4, 0]))     # class 4 of 4: not checked
+    assert np.isnan(bad.item())
+
+
 def test_jit_captures_each_argument_shape_apart():
     w = cg.from_numpy(_arrays((3, 4))[0])
     step = cg.jit(lambda x: (x @ w).relu().sum(dim=0))

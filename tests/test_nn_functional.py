@@ -254,6 +254,15 @@ def test_loss_errors_name_the_problem():
         CF.conv2d(cg.ones(1, 3, 5, 5), cg.ones(2, 2, 3, 3))
 
 
+def test_cross_entropy_on_a_target_not_read_back_is_nan_at_an_out_of_range_class():
+    x = cg.tensor(make((4, 3)))
+    target = cg.tensor([0, 3, -100, 2]) + 0     # lazy: its classes are not checked on the host
+    got = CF.cross_entropy(x, target, reduction="none").numpy()
+    logp = x.numpy() - np.log(np.exp(x.numpy()).sum(1, keepdims=True))
+    np.testing.assert_allclose(got[[0, 2, 3]], [-logp[0, 0], 0.0, -logp[3, 2]], rtol=1e-5)
+    assert np.isnan(got[1]) and np.isnan(CF.cross_entropy(x, target).item())
+
+
 @pytest.mark.parametrize("kw", [dict(stride=2, padding=1), dict(dilation=2, groups=2)])
 def test_conv2d_written_out_gradients(kw, monkeypatch):
     """The transposed-convolution gradients (off by default, see nn/convolution.py) stay right."""

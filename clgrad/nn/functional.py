@@ -15,6 +15,7 @@ from ..frontend import elementwise as ew
 from ..frontend import movement
 from ..frontend.autograd import record
 from ..frontend.grad_mode import no_grad
+from ..frontend.jit import capturing
 from ..frontend.operands import common_device
 from ..frontend.reductions import logsumexp_node
 from .convolution import avg_pool2d, conv2d, max_pool2d  # noqa: F401  (re-exported)
@@ -288,7 +289,9 @@ _TARGETS_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def _class_mask(input, target, op: str, ignore_index: int):
     """One-hot of target over dim 1 of input (as input's dtype), and the valid mask (N, 1, ...),
-    None when the target was read and no entry is ignore_index (fewer nodes to walk)."""
+    None when the target was read and no entry is ignore_index (fewer nodes to walk). A target
+    not read on the host (lazy, or in a jit capture, whose replays get new targets) has no
+    bounds check: its mask is NaN at an out-of-range class, so the loss is NaN, not wrong."""
     if target.dtype.is_float or target.dtype == dt.bool_:
         raise RuntimeError(f"{op}: expected target of an integer dtype (class indices), got "
                            f"{target.dtype.name}")
@@ -297,8 +300,9 @@ def _class_mask(input, target, op: str, ignore_index: int):
     if tuple(target.shape) != expect:
         raise ValueError(f"{op}: expected target of shape {expect} for input of shape "
                          f"{tuple(input.shape)}, got {tuple(target.shape)}")
-    all_valid = False
-    if target.node.op is Op.BUFFER and target.numel():
+    all_valid = checked = False
+    if target.node.op is Op.BUFFER and target.numel() and not capturing():
+        checked = True
         known = _TARGETS_READ.get(target.node)
         if known is not None and known[0] == (ignore_index, n_classes):
             all_valid = known[1]
@@ -320,7 +324,13 @@ def _class_mask(input, target, op: str, ignore_index: int):
     if all_valid:
         return onehot, None
     valid = ir.unary(Op.NOT, _bin(Op.CMPEQ, idx, ir.const(ignore_index, dt.int64, idx.shape)))
-    return onehot, ir.cast(valid, onehot.dtype)
+    mask = ir.cast(valid, onehot.dtype)
+    if checked:
+        return onehot, mask
+    below = _bin(Op.CMPLT, idx, ir.const(0, dt.int64, idx.shape))
+    above = ir.unary(Op.NOT, _bin(Op.CMPLT, idx, ir.const(n_classes, dt.int64, idx.shape)))
+    out_of_range = _bin(Op.AND, valid, _bin(Op.OR, below, above))
+    return onehot, ir.where(out_of_range, ir.const(math.nan, mask.dtype, mask.shape), mask)
 
 
 def _count_valid(valid: ir.Node | None, onehot: ir.Node) -> ir.Node:
