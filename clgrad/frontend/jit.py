@@ -14,8 +14,9 @@ anywhere but in its return value, a `.grad` or a tensor it changed in place.
 
 What a replay cannot see is Python: control flow and Python numbers are those of the captured
 calls, as with tinygrad's TinyJit or CUDA graphs. Code can declare the Python values it built
-kernels from with `guard()`, as optimizers do for their hyperparameters: a replay that finds
-one changed (a scheduler's new learning rate) captures anew. For others, call `reset()`.
+kernels from with `guard()`: a replay that finds one changed captures anew. It can also hand
+host work to `each_call()`, which replays redo before their kernels: optimizers compute each
+step's learning rate, bias corrections and step counts there. For the rest, call `reset()`.
 """
 from __future__ import annotations
 
