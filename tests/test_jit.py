@@ -83,6 +83,15 @@ def test_jit_binds_each_calls_arguments_and_state_changed_outside_the_step():
     np.testing.assert_allclose(jitted[2].numpy(), eager[2].numpy(), rtol=1e-6)
 
 
+def _module_step(model, opt, loss_fn, x, t):
+    """A PyTorch-style training step."""
+    opt.zero_grad()
+    loss = loss_fn(model(x), t)
+    loss.backward()
+    opt.step()
+    return loss
+
+
 def test_jit_replays_a_module_step_with_momentum_and_fresh_grads():
     def setup():
         cg.manual_seed(3)
@@ -90,11 +99,7 @@ def test_jit_replays_a_module_step_with_momentum_and_fresh_grads():
         return model, optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
     def train(model, opt, x, t):
-        opt.zero_grad()
-        loss = nn.functional.mse_loss(model(x), t)
-        loss.backward()
-        opt.step()
-        return loss
+        return _module_step(model, opt, nn.functional.mse_loss, x, t)
 
     (x, t), (eager, jitted) = _arrays((4, 6), (4, 2)), (setup(), setup())
     x, t = cg.from_numpy(x), cg.from_numpy(t)
@@ -146,11 +151,7 @@ def test_jit_replays_a_classifier_step_with_new_targets_each_call():
         return model, optim.Adam(model.parameters(), lr=0.05)
 
     def train(model, opt, x, t):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(x), t)
-        loss.backward()
-        opt.step()
-        return loss
+        return _module_step(model, opt, nn.functional.cross_entropy, x, t)
 
     step, eager, jitted = cg.jit(train), setup(), setup()
     for i in range(8):
