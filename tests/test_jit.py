@@ -246,6 +246,19 @@ def test_jit_keeps_a_step_eager_whose_calls_differ():
     np.testing.assert_array_equal(w.numpy(), [22.0, 23.0])
 
 
+def test_jit_inside_a_jitted_step_runs_as_part_of_its_capture():
+    w = cg.from_numpy(np.array([1.0, 2.0], np.float32))
+    inner = cg.jit(lambda: w.mul_(2))
+    for _ in range(4):
+        inner()                 # replaying on its own
+    outer = cg.jit(lambda: (inner(), w.add_(1)))
+    for _ in range(4):
+        outer()
+    assert inner.replaying and outer.replaying
+    np.testing.assert_array_equal(w.numpy(), [
+        ((((16 * 2 + 1) * 2 + 1) * 2 + 1) * 2 + 1), ((((32 * 2 + 1) * 2 + 1) * 2 + 1) * 2 + 1)])
+
+
 def test_jit_rejects_what_it_cannot_key_or_return():
     step = cg.jit(lambda x, n: x.sum().item())
     x = cg.ones(3)

@@ -138,6 +138,8 @@ class _Step:
         self.eager = False
 
     def __call__(self, args, kwargs):
+        if _recording is not None:      # inside another step's capture: be part of it
+            return _restore(*_flatten(self.fn(*args, **kwargs)), _detached)
         named = [value for _, value in sorted(kwargs.items())]    # in the signature's order
         inputs = [a for a in (*args, *named) if is_tensor(a)]
         realize(*inputs)        # also computes tensors changed in place before this call
