@@ -173,6 +173,33 @@ def test_jit_captures_each_argument_shape_apart():
     assert step.replaying
 
 
+def test_jit_follows_an_optimizer_state_loaded_between_replays():
+    values = np.array([1.0, -2.0, 3.0], np.float32)
+    (pe, pj) = (cg.from_numpy(values, requires_grad=True) for _ in range(2))
+    (oe, oj) = (optim.Adam([p], lr=0.1) for p in (pe, pj))
+
+    def train(p, opt):
+        opt.zero_grad()
+        (p * p * p).sum().backward()
+        opt.step()
+
+    step = cg.jit(train)
+    saved = [None, None]
+    for i in range(9):
+        train(pe, oe)
+        step(pj, oj)
+        if i == 1:              # values, not the live state tensors state_dict() shares
+            saved = [{"state": {k: {n: v.item() if n == "step" else v.numpy()
+                                    for n, v in st.items()} for k, st in sd["state"].items()},
+                      "param_groups": sd["param_groups"]}
+                     for sd in (o.state_dict() for o in (oe, oj))]
+        if i == 5:              # back to step 2's moments: new state tensors
+            oe.load_state_dict(saved[0])
+            oj.load_state_dict(saved[1])
+        np.testing.assert_allclose(pj.numpy(), pe.numpy(), rtol=1e-6)
+    assert step.replaying
+
+
 def test_jit_captures_anew_when_an_optimizers_hyperparameters_change():
     p = cg.from_numpy(np.array([1.0, -2.0], np.float32), requires_grad=True)
     opt = optim.SGD([p], lr=0.1, momentum=0.9)

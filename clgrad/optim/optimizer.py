@@ -78,6 +78,7 @@ class Optimizer:
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
         self.state: dict = defaultdict(dict)
+        self._loads = 0                 # load_state_dict calls: each brings new state tensors
         self.param_groups: list[dict] = []
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
@@ -137,7 +138,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        guard(self._hyperparameters)     # a jitted step replays only while they stay the same
+        guard(self._built_from)         # a jitted step replays only while it stays the same
         touched: list[Tensor] = []
         for group in self.param_groups:
             params = [p for p in group["params"] if p.grad is not None]
@@ -146,11 +147,12 @@ class Optimizer:
         realize(*touched)
         return loss
 
-    def _hyperparameters(self) -> list:
-        """What a jitted step's kernels were built from; not lr, which reaches them through
-        the scalars that each step, replays included, writes anew (_scalars)."""
-        return [sorted((k, v) for k, v in group.items() if k not in ("params", "lr"))
-                for group in self.param_groups]
+    def _built_from(self) -> tuple:
+        """What a jitted step's kernels and state tensors come from: the hyperparameters but
+        lr (it reaches them through the scalars each step, replays included, writes anew),
+        and the state's tensors (by the loads that replaced them)."""
+        return self._loads, [sorted((k, v) for k, v in group.items() if k not in ("params", "lr"))
+                             for group in self.param_groups]
 
     def _update(self, group: dict, params: list) -> list[Tensor]:
         """Assigns the new values of params and their state; returns every tensor written."""
@@ -250,6 +252,7 @@ class Optimizer:
         for saved, own in zip(groups, self.param_groups):
             by_id.update(zip(saved["params"], own["params"]))
         self.state = defaultdict(dict)
+        self._loads += 1
         for key, values in state_dict["state"].items():
             p = by_id.get(int(key))
             if p is None:
