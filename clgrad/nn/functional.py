@@ -14,8 +14,8 @@ from ..compiler.ops import Op
 from ..frontend import elementwise as ew
 from ..frontend import movement
 from ..frontend.autograd import record
+from ..frontend.capture import capturing
 from ..frontend.grad_mode import no_grad
-from ..frontend.jit import capturing
 from ..frontend.operands import common_device
 from ..frontend.reductions import logsumexp_node
 from .convolution import avg_pool2d, conv2d, max_pool2d  # noqa: F401  (re-exported)

@@ -17,8 +17,8 @@ import numpy as np
 from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend import creation
+from ..frontend.capture import each_call, guard
 from ..frontend.grad_mode import enable_grad
-from ..frontend.jit import each_call, guard
 from ..frontend.tensor import Tensor, realize
 
 
