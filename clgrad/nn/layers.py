@@ -7,6 +7,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend import creation
+from ..frontend.capture import each_call
 from ..frontend.tensor import Tensor
 from ..frontend.tensor import realize as realize_tensors
 from . import functional as F
@@ -184,14 +185,19 @@ class _BatchNorm(Module):
             # last step's in-place update is still lazy: compute it now, so the graph of the
             # running statistics does not grow from step to step
             realize_tensors(self.running_mean, self.running_var)
-            count = _count_value(self.num_batches_tracked) + 1
-            self.num_batches_tracked = _count_tensor(count)
+            each_call(("batch count", id(self)), self._count_batch)
             if self.momentum is None:
-                momentum = 1.0 / count
+                momentum = 1.0 / _count_value(self.num_batches_tracked)
         track = self.training and self.track_running_stats
         return F.batch_norm(input, self.running_mean if track or not use_batch else None,
                             self.running_var if track or not use_batch else None,
                             self.weight, self.bias, use_batch, momentum, self.eps)
+
+    def _count_batch(self) -> list[Tensor]:
+        """Counts a training batch in place, as PyTorch does; a jitted step's replays redo it."""
+        tracked = self.num_batches_tracked
+        tracked.node = ir.const(_count_value(tracked) + 1, dt.int64, ())
+        return [tracked]
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
