@@ -110,6 +110,11 @@ def test_jit_replays_a_module_step_with_momentum_and_fresh_grads():
     for pe, pj in zip(eager[0].parameters(), jitted[0].parameters()):
         np.testing.assert_allclose(pj.numpy(), pe.numpy(), rtol=1e-6)
         np.testing.assert_allclose(pj.grad.numpy(), pe.grad.numpy(), rtol=1e-6)
+    for model, _ in (eager, jitted):
+        model[0].weight.requires_grad_(False)       # a frozen layer: not a step to replay
+    before = jitted[0][0].weight.numpy()
+    assert step(*jitted, x, t).item() == pytest.approx(train(*eager, x, t).item(), rel=1e-6)
+    np.testing.assert_array_equal(jitted[0][0].weight.numpy(), before)
 
 
 @pytest.mark.parametrize("make", [
@@ -142,6 +147,25 @@ def test_jit_replays_optimizer_steps_through_learning_rate_changes(make):
         assert replayed_steps is None
     else:
         assert eager_steps.item() == replayed_steps.item() == 12
+
+
+def test_jit_replays_a_batch_norm_step_with_its_running_statistics():
+    def setup():
+        cg.manual_seed(4)
+        model = nn.Sequential(nn.Linear(5, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 2))
+        return model, optim.SGD(model.parameters(), lr=0.1)
+
+    def train(model, opt, x, t):
+        return _module_step(model, opt, nn.functional.mse_loss, x, t)
+
+    step, eager, jitted = cg.jit(train), setup(), setup()
+    for _ in range(6):
+        x, t = (cg.from_numpy(a) for a in _arrays((8, 5), (8, 2)))
+        assert step(*jitted, x, t).item() == pytest.approx(train(*eager, x, t).item(), rel=1e-5)
+    assert step.replaying
+    for (name, e), (_, j) in zip(eager[0].state_dict().items(), jitted[0].state_dict().items()):
+        np.testing.assert_allclose(j.numpy(), e.numpy(), rtol=1e-5, err_msg=name)
+    assert jitted[0][1].num_batches_tracked.item() == 6
 
 
 def test_jit_replays_a_classifier_step_with_new_targets_each_call():

@@ -236,6 +236,7 @@ class Trace:
                       for t, *_ in changed if t.grad is not before[id(t)][2]]
         entry = {id(t): node for t, node, _ in changed}
         self.entries = [entry.get(id(t), t.node) for t in self.slots]
+        self.requires = [t.requires_grad for t in self.slots]    # frozen layers stay frozen
         self.kind = kind
         self.outputs = [(value(t.node), t.dtype, t.shape, t.device) for t in outputs]
 
@@ -255,8 +256,8 @@ class Trace:
             return ident(("slot", k))
         return ([(id(p), tuple(map(ident, r)), w) for p, r, w in self.schedules],
                 [(id(d), n) for d, n in self.fresh],
-                frozenset((slot(k), n.op, n.dtype, n.shape, None if n.op is Op.BUFFER else id(n))
-                          for k, n in enumerate(self.entries)),
+                frozenset((slot(k), n.op, n.dtype, n.shape, None if n.op is Op.BUFFER else id(n),
+                           self.requires[k]) for k, n in enumerate(self.entries)),
                 frozenset((slot(k), ident(v), d) for k, v, d in self.exits),
                 frozenset((slot(k), ident(v)) for k, v in self.grads),
                 self.kind, [(ident(v), *rest[:2]) for v, *rest in self.outputs],
@@ -267,8 +268,10 @@ class Trace:
             return STALE
         slots = [*inputs, *self.slots[self.arity:]]
         held = []
-        for t, entry in zip(slots, self.entries):
+        for t, entry, requires in zip(slots, self.entries, self.requires):
             node = t.node
+            if t.requires_grad != requires:
+                return STALE
             if entry.op is Op.BUFFER:
                 if node.op is not Op.BUFFER or (node.shape, node.dtype) != (entry.shape,
                                                                            entry.dtype):
