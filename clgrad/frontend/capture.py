@@ -3,11 +3,12 @@ launches, as a trace whose buffers are named by role (an argument's, a tensor's 
 before the call, one the call wrote), and replaying that trace over new buffers.
 
 Code a capture runs can talk to it: `guard()` declares Python values its kernels were built
-from, `each_call()` hands it host work that replays must redo, and `capturing()` tells code
-that would read tensor values on the host to build the graph that fits every value instead.
+from, `each_call()` hands it host work that replays must redo, and `in_jit()` tells code that
+would read tensor values on the host to build the graph that fits every value instead.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 
 from ..compiler import ir
@@ -32,10 +33,29 @@ class _Recording:
 _recording: _Recording | None = None    # while a capture runs
 
 
+_steps_running = 0      # jitted steps whose Python runs now (a warm-up, capture or eager call)
+
+
 def capturing() -> bool:
-    """Whether a capture is running: code that would read a tensor's values on the host to
-    pick its graph can build the graph that fits every value instead."""
+    """Whether a capture is running."""
     return _recording is not None
+
+
+def in_jit() -> bool:
+    """Whether a jitted step's Python is running: code that would read tensor values on the
+    host to pick its graph builds the graph that fits every value instead, so the step's
+    eager calls, captures and replays share one set of kernels."""
+    return _steps_running > 0
+
+
+@contextlib.contextmanager
+def running_step():
+    global _steps_running
+    _steps_running += 1
+    try:
+        yield
+    finally:
+        _steps_running -= 1
 
 
 def guard(value_of) -> None:

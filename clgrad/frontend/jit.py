@@ -23,7 +23,8 @@ from __future__ import annotations
 import functools
 import warnings
 
-from .capture import STALE, Trace, capture, capturing, detached, flatten, restore
+from .capture import (STALE, Trace, capture, capturing, detached, flatten, restore,
+                      running_step)
 from .grad_mode import is_grad_enabled
 from .operands import is_tensor
 from .tensor import realize
@@ -89,7 +90,7 @@ class _Step:
 
     def __call__(self, args, kwargs):
         if capturing():      # inside another step's capture: be part of it
-            return restore(*flatten(self.fn(*args, **kwargs)), detached)
+            return self._eager(args, kwargs)
         named = [value for _, value in sorted(kwargs.items())]    # in the signature's order
         inputs = [a for a in (*args, *named) if is_tensor(a)]
         realize(*inputs)        # also computes tensors changed in place before this call
@@ -100,8 +101,9 @@ class _Step:
             self.trace, self.last, self.calls = None, None, 0   # state moved: capture anew
         self.calls += 1
         if self.eager or self.calls == 1:
-            return restore(*flatten(self.fn(*args, **kwargs)), detached)
-        trace, result = capture(self.fn, args, kwargs, inputs)
+            return self._eager(args, kwargs)
+        with running_step():
+            trace, result = capture(self.fn, args, kwargs, inputs)
         if isinstance(trace, str):          # may be a first call's setup: try again
             why, self.last = trace, None
         elif self.last is not None and trace.signature() == self.last.signature():
@@ -113,6 +115,10 @@ class _Step:
         if self.calls > _ATTEMPTS:
             self._give_up(why)
         return result
+
+    def _eager(self, args, kwargs):
+        with running_step():
+            return restore(*flatten(self.fn(*args, **kwargs)), detached)
 
     def _give_up(self, why: str) -> None:
         self.eager, self.last = True, None

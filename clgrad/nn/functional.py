@@ -14,7 +14,7 @@ from ..compiler.ops import Op
 from ..frontend import elementwise as ew
 from ..frontend import movement
 from ..frontend.autograd import record
-from ..frontend.capture import capturing
+from ..frontend.capture import in_jit
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import common_device
 from ..frontend.reductions import logsumexp_node
@@ -290,7 +290,7 @@ _TARGETS_READ: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _class_mask(input, target, op: str, ignore_index: int):
     """One-hot of target over dim 1 of input (as input's dtype), and the valid mask (N, 1, ...),
     None when the target was read and no entry is ignore_index (fewer nodes to walk). A target
-    not read on the host (lazy, or in a jit capture, whose replays get new targets) has no
+    not read on the host (lazy, or in a jitted step, whose replays get new targets) has no
     bounds check: its mask is NaN at an out-of-range class, so the loss is NaN, not wrong."""
     if target.dtype.is_float or target.dtype == dt.bool_:
         raise RuntimeError(f"{op}: expected target of an integer dtype (class indices), got "
@@ -301,7 +301,7 @@ def _class_mask(input, target, op: str, ignore_index: int):
         raise ValueError(f"{op}: expected target of shape {expect} for input of shape "
                          f"{tuple(input.shape)}, got {tuple(target.shape)}")
     all_valid = checked = False
-    if target.node.op is Op.BUFFER and target.numel() and not capturing():
+    if target.node.op is Op.BUFFER and target.numel() and not in_jit():
         checked = True
         known = _TARGETS_READ.get(target.node)
         if known is not None and known[0] == (ignore_index, n_classes):
