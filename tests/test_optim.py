@@ -221,3 +221,14 @@ def test_in_place_update_keeps_lazy_readers_of_the_old_value():
         x.realize()                     # without y: the old buffer must survive for it
         np.testing.assert_array_equal(y.numpy(), np.multiply(old, 2))
         np.testing.assert_array_equal(x.numpy(), np.multiply(old, 3))
+
+
+def test_step_leaves_the_gradients_computed():
+    """Reading p.grad after step() (a logged norm) launches nothing: no recomputed backward."""
+    p = cg.tensor([1.0, 2.0], requires_grad=True)
+    opt = optim.SGD([p], lr=0.1)
+    (p * p).sum().backward()
+    opt.step()
+    with cg.profile() as prof:
+        grad = p.grad.numpy()
+    assert prof.rows == [] and grad.tolist() == [2.0, 4.0]

@@ -144,6 +144,9 @@ class Optimizer:
             params = [p for p in group["params"] if p.grad is not None]
             if params:
                 touched += self._update(group, params)
+                # the gradients too, while the kernels computing them run anyway: read later
+                # (a norm logged, a jit capture's start), a lazy one would recompute its graph
+                touched += [p.grad for p in params if p.grad.node.op is not Op.CONST]
         realize(*touched)
         return loss
 
