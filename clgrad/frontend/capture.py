@@ -200,6 +200,14 @@ def _kept(before: dict, trace: Trace, outputs: list[Tensor]) -> Tensor | None:
                 None)
 
 
+def _grad_buffer(t: Tensor) -> BufferRef | None:
+    """The buffer of t's .grad, if it has one of t's shape and dtype (what a trace reads)."""
+    g = t.grad
+    if g is None or g.node.op is not Op.BUFFER or (g.shape, g.dtype) != (t.shape, t.dtype):
+        return None
+    return g.node.arg
+
+
 class Trace:
     """One captured call, with its buffers named by role: ("slot", k) is the k-th tensor
     read or changed (the arguments first, then tensors that existed before the call),
@@ -301,10 +309,8 @@ class Trace:
                 return STALE
             else:
                 held.append(None)
-        grads = [t.grad.node.arg if t.grad is not None and t.grad.node.op is Op.BUFFER
-                 and (t.grad.shape, t.grad.dtype) == (t.shape, t.dtype) else None
-                 for t in slots]
-        if any(grads[k] is None for k in self.grads_read):
+        grads = {k: _grad_buffer(slots[k]) for k in self.grads_read}
+        if None in grads.values():
             return STALE
         tables = {"slot": held, "grad": grads,
                   "fresh": [BufferRef(d, n) for d, n in self.fresh]}
