@@ -55,10 +55,26 @@ def _seed_numpy(x, y, w1, w2, lr=1e-6):
     w2 -= lr * grad_w2
 
 
-def _seed_case(wrap, settle: int = 0) -> Case:
-    """W1, its clgrad step wrapped by wrap (the step itself, or cg.jit of it), first run
-    settle times untimed (a jitted step replays from its fourth call; the timings are of
-    replays, and the cold start is measured apart)."""
+def _eager_and_jitted(id: str, name: str):
+    """Registers a training-step workload twice: its clgrad step as written, and under cg.jit.
+    build(wrap) makes the case with its step wrapped by wrap. A jitted step replays from its
+    fourth call: its warm-up and two captures run untimed, so the row times replays (the
+    cold start is measured apart)."""
+    def register(build):
+        def jitted(quick: bool) -> Case:
+            case = build(cg.jit)
+            for _ in range(3):
+                case.clgrad()
+            return case
+        workload(id, name)(lambda quick: build(lambda step: step))
+        workload(id, "the same step, replayed by cg.jit")(jitted)
+        return build
+    return register
+
+
+@_eager_and_jitted("W1", "seed MLP step (custom ReLU) 64x1000x100x10")
+def seed_mlp(wrap) -> Case:
+    """W1, with its clgrad step wrapped by wrap."""
     x, y, w1, w2 = seed_arrays()
     cx, cy = cg.from_numpy(x), cg.from_numpy(y)
     cw1, cw2 = cg.from_numpy(w1, requires_grad=True), cg.from_numpy(w2, requires_grad=True)
@@ -69,8 +85,6 @@ def _seed_case(wrap, settle: int = 0) -> Case:
         loss = step(cx, cy, cw1, cw2, relu, cg.no_grad)
         synced(loss, cw1, cw2)
 
-    for _ in range(settle):
-        run_clgrad()
     torch = try_torch()
     run_torch = None
     if torch:
@@ -85,16 +99,6 @@ def _seed_case(wrap, settle: int = 0) -> Case:
     nw1, nw2 = w1.copy(), w2.copy()
     return Case(clgrad=run_clgrad, numpy=lambda: _seed_numpy(x, y, nw1, nw2), torch=run_torch,
                 flop=2.0 * 3 * (64 * 1000 * 100 + 64 * 100 * 10))
-
-
-@workload("W1", "seed MLP step (custom ReLU) 64x1000x100x10")
-def seed_mlp(quick: bool) -> Case:
-    return _seed_case(lambda step: step)
-
-
-@workload("W1", "the same step, replayed by cg.jit")
-def seed_mlp_jit(quick: bool) -> Case:
-    return _seed_case(cg.jit, settle=3)
 
 
 # ---- W2: LeNet ---------------------------------------------------------------------------
@@ -125,8 +129,9 @@ def lenet_step(net, optimizer, x, target, F):
     return loss
 
 
-def _lenet_case(wrap, settle: int = 0) -> Case:
-    """W2, its clgrad step wrapped by wrap, first run settle times untimed (as W1's)."""
+@_eager_and_jitted("W2", "LeNet train step, batch 64, 1x32x32, SGD")
+def lenet_train(wrap) -> Case:
+    """W2, with its clgrad step wrapped by wrap."""
     from clgrad import nn, optim
     import clgrad.nn.functional as F
     x = randn(64, 1, 32, 32)
@@ -140,8 +145,6 @@ def _lenet_case(wrap, settle: int = 0) -> Case:
         loss = step(net, opt, cx, ct, F)
         synced(loss, *net.parameters())
 
-    for _ in range(settle):
-        run_clgrad()
     torch = try_torch()
     run_torch = None
     if torch:
@@ -154,16 +157,6 @@ def _lenet_case(wrap, settle: int = 0) -> Case:
             with torch.enable_grad():
                 lenet_step(tnet, topt, tx, tt, TF)
     return Case(clgrad=run_clgrad, torch=run_torch)
-
-
-@workload("W2", "LeNet train step, batch 64, 1x32x32, SGD")
-def lenet_train(quick: bool) -> Case:
-    return _lenet_case(lambda step: step)
-
-
-@workload("W2", "the same step, replayed by cg.jit")
-def lenet_train_jit(quick: bool) -> Case:
-    return _lenet_case(cg.jit, settle=3)
 
 
 # ---- W6: Adam ----------------------------------------------------------------------------
