@@ -148,7 +148,7 @@ def _build_new(device, kernels: list[LoweredKernel]) -> None:
     for kernel in fresh.values():
         dump_source(kernel.name, kernel.source)
     source = "\n".join(k.source for k in fresh.values())
-    program = device.build("_".join(sorted(fresh))[:80], source, options=("-w",))
+    program = device.build("_".join(sorted(fresh))[:80], source)
     for name in fresh:
         _programs[(device.spec, name)] = program
 

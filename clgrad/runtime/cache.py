@@ -1,4 +1,5 @@
-"""The program cache: built programs in memory, program binaries on disk.
+"""The program cache: built programs in memory; program binaries (and other small verdicts,
+such as a device probe's) on disk.
 
 On PoCL the disk level is PoCL's own kernel cache, which runtime/__init__ places under
 CACHE_DIR/pocl: asking PoCL for a program's binary makes it compile every kernel once more
@@ -6,8 +7,9 @@ for a generic work-group size (1-2 s for a training step's program, measured), w
 cache stores what it built anyway. Devices whose drivers hand binaries out cheaply
 (`Device.stores_binaries`) get clgrad's entries below.
 
-Disk entries are keyed by sha256 of everything that changes the binary (clgrad version,
-source, options, device name, driver and platform versions). Each file is a magic line, a
+Program entries are keyed by sha256 of everything that changes the binary (clgrad version,
+source, options, device name, driver and platform versions, and for CPUs the host CPU: a CPU
+runtime compiles for the instruction set it finds). Each file is a magic line, a
 header line "<payload length> <payload sha256>", then the payload. Entries are written to a
 unique temp file and renamed into place, so concurrent writers never expose a partial file;
 readers check length and checksum because PoCL crashes (rather than failing) on a corrupt
@@ -29,13 +31,15 @@ from typing import TYPE_CHECKING
 import pyopencl as cl
 
 from ..config import config
+from .host import cpu_identity
 
 if TYPE_CHECKING:
     from .device import Device
 
-MAGIC = b"CLGRAD-PROGRAM-BINARY 1\n"
-SUFFIX = ".clbin"
+MAGIC = b"CLGRAD-CACHE-ENTRY 1\n"
+SUFFIX = ".entry"
 
+ENTRY_KINDS = ("programs", "probes")   # folders of CACHE_DIR holding entries
 memory: dict[str, object] = {}  # memory_key -> Program, filled by program.get_program
 hits = 0  # disk entries loaded successfully, in this process
 misses = 0  # builds from source while the disk cache was on
@@ -62,12 +66,25 @@ def memory_key(device: Device, source: str, options: Sequence[str]) -> str:
 
 
 def disk_key(device: Device, source: str, options: Sequence[str]) -> str:
-    return _sha256(clgrad_version(), source, " ".join(options), device.name,
-                   device.driver_version, device.platform_version)
+    host = cpu_identity() if device.kind == "cpu" else ""
+    return _sha256(clgrad_version(), source, " ".join(options), device.platform_name,
+                   device.name, device.driver_version, device.platform_version, host)
 
 
-def cache_dir() -> str:
-    return os.path.join(config.CACHE_DIR, "programs")
+def cache_dir(kind: str = "programs") -> str:
+    return os.path.join(config.CACHE_DIR, kind)
+
+
+def load(kind: str, key: str) -> bytes | None:
+    """The payload stored under (kind, key), if the disk cache is on and holds a valid one."""
+    if not config.CACHE:
+        return None
+    return _read_entry(os.path.join(cache_dir(kind), key + SUFFIX))
+
+
+def store(kind: str, key: str, payload: bytes) -> None:
+    if config.CACHE:
+        _write_entry(os.path.join(cache_dir(kind), key + SUFFIX), payload)
 
 
 def fetch(device: Device, source: str, options: Sequence[str],
@@ -78,18 +95,18 @@ def fetch(device: Device, source: str, options: Sequence[str],
     global hits, misses
     if not (config.CACHE and device.stores_binaries):
         return build_source()
-    path = os.path.join(cache_dir(), disk_key(device, source, options) + SUFFIX)
-    binary = _read_entry(path)
+    key = disk_key(device, source, options)
+    binary = load("programs", key)
     if binary is not None:
         try:
             program = build_binary(binary)
             hits += 1
             return program
         except Exception:  # a binary the driver rejects is as good as a corrupt one
-            _remove(path)
+            _remove(os.path.join(cache_dir(), key + SUFFIX))
     misses += 1
     program = build_source()
-    _write_entry(path, program.get_info(cl.program_info.BINARIES)[0])
+    store("programs", key, program.get_info(cl.program_info.BINARIES)[0])
     return program
 
 
@@ -98,12 +115,13 @@ def clear() -> None:
     and forget the in-memory programs."""
     memory.clear()
     shutil.rmtree(os.path.join(config.CACHE_DIR, "pocl"), ignore_errors=True)
-    directory = cache_dir()
-    if not os.path.isdir(directory):
-        return
-    for name in os.listdir(directory):
-        if name.endswith(SUFFIX) or name.startswith(".tmp-"):
-            _remove(os.path.join(directory, name))
+    for kind in ENTRY_KINDS:
+        directory = cache_dir(kind)
+        if not os.path.isdir(directory):
+            continue
+        for name in os.listdir(directory):
+            if name.endswith(SUFFIX) or name.startswith(".tmp-"):
+                _remove(os.path.join(directory, name))
 
 
 def _read_entry(path: str) -> bytes | None:

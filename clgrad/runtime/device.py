@@ -1,19 +1,44 @@
-"""OpenCL devices: discovery, specs ("cpu", "gpu", "cl:P:D") and the per-device context,
-queue, buffer pool and program builds."""
+"""OpenCL devices: discovery, specs and the choice of default device, and the per-device
+context, queue, buffer pool and program builds.
+
+Specs: "cpu" and "gpu" (the preferred working device of that kind), "cpu:intel",
+"cpu:pocl" or "gpu:<runtime>" (that runtime's device), "cl:P:D" (platform P, device D).
+A device that cannot build the probe kernel (runtime/probe.py) is listed by devices() but
+never chosen: asking for it by name is an error that says why.
+"""
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import re
+import sys
 from collections.abc import Sequence
 
 import pyopencl as cl
 
 from ..config import config
+from . import icd, probe
 from .buffer import Buffer, BufferPool
 from .program import Program, get_program
 
 _SPEC_RE = re.compile(r"cl:(\d+):(\d+)")
+
+# Short runtime names by OpenCL platform name; others are named by their first word.
+_RUNTIMES = {"Portable Computing Language": "pocl", "Intel(R) OpenCL": "intel",
+             "NVIDIA CUDA": "nvidia", "AMD Accelerated Parallel Processing": "amd"}
+
+# Among working CPU runtimes, the preferred first. Intel's miscompiles some kernels (issue 11),
+# so it is chosen only where PoCL cannot build.
+CPU_PREFERENCE = ("pocl", "intel")
+
+_INSTALL_HINT = ("pip install intel-opencl-rt intel-cmplr-lib-rt (x86-64) or "
+                 "pocl-binary-distribution, or a GPU vendor's OpenCL driver")
+
+
+def runtime_of(platform_name: str) -> str:
+    name = platform_name.strip()
+    return _RUNTIMES.get(name) or name.split()[0].lower()
 
 
 class Device:
@@ -24,6 +49,8 @@ class Device:
         self.spec = f"cl:{platform_index}:{device_index}"
         self.name = cl_device.name.strip()
         self.kind = "gpu" if cl_device.type & cl.device_type.GPU else "cpu"
+        self.platform_name = cl_device.platform.name.strip()
+        self.runtime = runtime_of(self.platform_name)
         self.driver_version = cl_device.driver_version.strip()
         self.platform_version = cl_device.platform.version.strip()
         extensions = cl_device.extensions.split()
@@ -32,7 +59,17 @@ class Device:
         self.max_work_group_size = cl_device.max_work_group_size
         self.max_mem_alloc_size = cl_device.max_mem_alloc_size
         # PoCL keeps its own disk cache and compiles everything again to hand out a binary
-        self.stores_binaries = cl_device.platform.name.strip() != "Portable Computing Language"
+        self.stores_binaries = self.runtime != "pocl"
+        self.build_options: tuple[str, ...] = ("-w",)
+
+    @functools.cached_property
+    def verdict(self) -> probe.Verdict:
+        """Whether this device builds and runs clgrad's code (asked once per runtime and CPU)."""
+        return probe.verdict(self)
+
+    @property
+    def usable(self) -> bool:
+        return self.verdict.usable
 
     @functools.cached_property
     def context(self) -> cl.Context:
@@ -52,14 +89,15 @@ class Device:
     def alloc(self, nbytes: int) -> Buffer:
         return self.pool.alloc(nbytes)
 
-    def build(self, name: str, source: str, options: Sequence[str] = ()) -> Program:
-        return get_program(self, name, source, options)
+    def build(self, name: str, source: str, options: Sequence[str] | None = None) -> Program:
+        return get_program(self, name, source,
+                           self.build_options if options is None else options)
 
     def synchronize(self) -> None:
         self.queue.finish()
 
     def __repr__(self) -> str:
-        return f"device(type={self.spec!r}, name={self.name!r})"
+        return f"device(type={self.spec!r}, runtime={self.runtime!r}, name={self.name!r})"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Device) and other.spec == self.spec
@@ -70,10 +108,11 @@ class Device:
 
 @functools.cache
 def _all_devices() -> tuple[Device, ...]:
-    try:
-        platforms = cl.get_platforms()
-    except cl.Error:  # no ICD installed at all
-        return ()
+    with icd.runtimes_visible():
+        try:
+            platforms = cl.get_platforms()
+        except cl.Error:  # no ICD installed at all
+            return ()
     found = []
     for p, platform in enumerate(platforms):
         try:
@@ -85,53 +124,102 @@ def _all_devices() -> tuple[Device, ...]:
 
 
 def devices() -> list[Device]:
-    """Every OpenCL device of every platform, each wrapped once."""
+    """Every OpenCL device of every platform, each wrapped once, usable or not."""
     return list(_all_devices())
 
 
 def gpu_is_available() -> bool:
-    return any(d.kind == "gpu" for d in _all_devices())
+    return any(d.kind == "gpu" and d.usable for d in _all_devices())
 
 
 def get_device(spec: str | Device | None = None) -> Device:
-    """Resolve "cpu", "gpu", "cl:P:D", a Device, or None (config.DEVICE, else GPU, else CPU)."""
+    """Resolve a spec (see the module docstring), a Device, or None: CLGRAD_DEVICE if set,
+    else a working GPU, else the preferred working CPU runtime."""
     if isinstance(spec, Device):
         return spec
     if spec is None:
-        return _default_device()
+        return _default_device(config.DEVICE)
     if not isinstance(spec, str):
         raise TypeError(f"device spec must be a str or Device, got {type(spec).__name__}")
-    text = spec.strip().lower()
-    if text in ("cpu", "gpu"):
-        return _first_of_kind(text, spec)
+    return _resolve(spec.strip().lower(), spec)
+
+
+@functools.cache
+def _default_device(configured: str | None) -> Device:
+    if configured:
+        return get_device(configured)
+    working_gpu = [d for d in _all_devices() if d.kind == "gpu" and d.usable]
+    return working_gpu[0] if working_gpu else _resolve("cpu", "cpu")
+
+
+@functools.cache
+def _resolve(text: str, spec: str) -> Device:
     match = _SPEC_RE.fullmatch(text)
     if match:
         wanted = f"cl:{int(match[1])}:{int(match[2])}"
         for device in _all_devices():
             if device.spec == wanted:
-                return device
+                return _checked(device, spec)
         raise ValueError(f"no OpenCL device {spec!r}; {_listing()}")
-    raise ValueError(f"bad device spec {spec!r}: expected 'cpu', 'gpu' or 'cl:P:D'; {_listing()}")
-
-
-def _default_device() -> Device:
-    if config.DEVICE:
-        return get_device(config.DEVICE)
-    if gpu_is_available():
-        return _first_of_kind("gpu", "gpu")
-    return _first_of_kind("cpu", "cpu")
-
-
-def _first_of_kind(kind: str, spec: str) -> Device:
-    for device in _all_devices():
-        if device.kind == kind:
+    kind, _, runtime = text.partition(":")
+    if kind not in ("cpu", "gpu"):
+        raise ValueError(f"bad device spec {spec!r}: expected 'cpu', 'gpu', 'cpu:intel', "
+                         f"'cpu:pocl' or 'cl:P:D'; {_listing()}")
+    candidates = [d for d in _all_devices() if d.kind == kind
+                  and (d.runtime == runtime if runtime else True)]
+    if runtime:
+        if not candidates:
+            raise RuntimeError(f"device {spec!r} requested but no {runtime} OpenCL "
+                               f"{kind.upper()} device was found; {_listing()}")
+        return _checked(candidates[0], spec)
+    candidates.sort(key=_preference)
+    for device in candidates:
+        if device.usable:
             return device
-    raise RuntimeError(f"device {spec!r} requested but no OpenCL {kind.upper()} device was "
-                       f"found; {_listing()}")
+        _say_skipped(device)
+    raise RuntimeError(f"device {spec!r} requested but no usable OpenCL {kind.upper()} device "
+                       f"was found; tried: {_tried(kind, candidates)}; to get one: {_INSTALL_HINT}; "
+                       f"{_listing()}")
+
+
+def _preference(device: Device) -> int:
+    order = CPU_PREFERENCE if device.kind == "cpu" else ()
+    return order.index(device.runtime) if device.runtime in order else len(order)
+
+
+def _checked(device: Device, spec: str) -> Device:
+    if not device.usable:
+        raise RuntimeError(f"device {spec!r} ({device.runtime}, {device.name}) cannot build "
+                           f"clgrad's kernels on this machine:\n{device.verdict.why}")
+    return device
+
+
+def _say_skipped(device: Device) -> None:
+    if config.DEBUG >= 1:
+        print(f"clgrad: skipping {device.spec} ({device.runtime}, {device.name}): "
+              f"{device.verdict.why.splitlines()[0]}", file=sys.stderr)
+
+
+def _tried(kind: str, candidates: list[Device]) -> str:
+    tried = [f"{d.runtime} ({d.spec}, {d.name}): {d.verdict.why}" for d in candidates]
+    intel = icd.intel_library()
+    if kind == "cpu" and intel is None:
+        tried.append("intel: not installed")
+    elif kind == "cpu" and not any(d.runtime == "intel" for d in candidates):
+        tried.append(f"intel: {intel} did not load: {_load_error(intel)}")
+    return "; ".join(tried) or "nothing"
+
+
+def _load_error(path: str) -> str:
+    try:
+        ctypes.CDLL(path)
+    except OSError as error:
+        return str(error)
+    return "the ICD loader did not list it (is OCL_ICD_VENDORS set to a folder without it?)"
 
 
 def _listing() -> str:
     found = _all_devices()
     if not found:
-        return "no OpenCL devices are available (is pocl-binary-distribution installed?)"
+        return "no OpenCL devices are available"
     return "available: " + ", ".join(repr(d) for d in found)

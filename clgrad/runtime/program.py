@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,17 @@ def get_program(device: Device, name: str, source: str, options: Sequence[str] =
     return program
 
 
+def build_log(error: cl.Error) -> str:
+    """The compiler's log from a failed build's error: pyopencl puts it after "Build on
+    <device>:" and before its own "(options: ...)" note; every runtime's log is there."""
+    text = str(error)
+    _, found, rest = text.partition("Build on ")
+    if not found:
+        return text.strip()
+    log = rest.partition(":\n")[2]
+    return log.partition("\n(options:")[0].strip()
+
+
 class Program:
     def __init__(self, device: Device, name: str, source: str, options: Sequence[str] = ()):
         self.device = device
@@ -58,26 +70,25 @@ class Program:
     def _build_from_source(self) -> cl.Program:
         program = cl.Program(self.device.context, self.source)
         try:
-            # cache_dir=False: the clgrad disk cache already stores this binary.
-            return program.build(options=list(self.options), devices=[self.device.cl_device],
-                                 cache_dir=False)
+            with warnings.catch_warnings():
+                # Intel's compiler always prints a log; failures carry theirs in CompileError
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                # cache_dir=False: the clgrad disk cache already stores this binary.
+                return program.build(options=list(self.options),
+                                     devices=[self.device.cl_device], cache_dir=False)
         except cl.Error as error:
-            raise CompileError(self._failure_message(program, error)) from None
+            raise CompileError(self._failure_message(error)) from None
 
     def _build_from_binary(self, binary: bytes) -> cl.Program:
         program = cl.Program(self.device.context, [self.device.cl_device], [binary])
         return program.build(options=list(self.options), devices=[self.device.cl_device])
 
-    def _failure_message(self, program: cl.Program, error: cl.Error) -> str:
-        try:
-            log = program.get_build_info(self.device.cl_device, cl.program_build_info.LOG)
-        except cl.Error:
-            log = str(error)
+    def _failure_message(self, error: cl.Error) -> str:
         numbered = "\n".join(f"{i:4d} | {line}"
                              for i, line in enumerate(self.source.splitlines(), start=1))
         return (f"OpenCL build of program {self.name!r} failed on {self.device!r} "
                 f"(options: {' '.join(self.options) or 'none'})\n"
-                f"--- source ---\n{numbered}\n--- build log ---\n{log.strip()}")
+                f"--- source ---\n{numbered}\n--- build log ---\n{build_log(error)}")
 
     def __repr__(self) -> str:
         return f"<Program {self.name!r} on {self.device.spec}>"

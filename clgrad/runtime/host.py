@@ -1,0 +1,24 @@
+"""Facts about the host machine that decide what a CPU runtime compiles."""
+from __future__ import annotations
+
+import functools
+import platform
+
+
+@functools.cache
+def cpu_identity() -> str:
+    """The host CPU as compilers see it: architecture, vendor, family, model and feature flags.
+    A CPU runtime compiles for the instruction set it finds, so its binaries and verdicts hold
+    for this identity only."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    break       # the first processor is enough
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    wanted = ("vendor_id", "cpu family", "model", "model name", "flags")
+    return " | ".join([platform.machine()] + [fields.get(k, "") for k in wanted])

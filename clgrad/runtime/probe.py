@@ -1,0 +1,84 @@
+"""Whether a device can build and run clgrad's kind of code, asked once per runtime and CPU.
+
+A runtime can list a device it cannot compile for: PoCL 3.0 (LLVM 14) names CPUs newer than
+LLVM 14 "generic" and rejects every build. A tiny probe kernel, built and run with the
+options clgrad builds with, tells. Its verdict is kept on disk, keyed by the runtime's version
+and the CPU, so later processes pay nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyopencl as cl
+
+from . import cache
+from .program import CompileError
+from .host import cpu_identity
+
+if TYPE_CHECKING:
+    from .device import Device
+
+# Vector loads, a loop, a select and a transcendental: what every clgrad kernel has.
+PROBE_SOURCE = """
+__kernel void clgrad_probe(__global float* restrict out, __global const float* restrict x) {
+  int i = get_global_id(0);
+  float8 v = vload8(i, x);
+  float acc = 0.0f;
+  for (int k = 0; k < 8; k++) acc += x[8 * i + k] > 0.5f ? x[8 * i + k] : -1.0f;
+  vstore8(exp(v) + (float8)(acc), i, out);
+}
+"""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    usable: bool
+    why: str = ""          # the first lines of the error when not usable
+
+
+def _expected(x: np.ndarray) -> np.ndarray:
+    rows = x.reshape(-1, 8)
+    acc = np.where(rows > 0.5, rows, -1.0).sum(axis=1, keepdims=True)
+    return (np.exp(rows) + acc).reshape(-1)
+
+
+def _key(device: Device) -> str:
+    parts = [device.platform_name, device.platform_version, device.name, device.driver_version,
+             " ".join(device.build_options), PROBE_SOURCE, cpu_identity()]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _run(device: Device) -> Verdict:
+    x = np.linspace(0.0, 1.0, 64, dtype=np.float32)
+    try:
+        kernel = device.build("clgrad_probe", PROBE_SOURCE)["clgrad_probe"]
+        out = device.alloc(x.nbytes)
+        kernel((x.size // 8,), None, (out, device.alloc(x.nbytes).write(x)))
+        result = out.read(np.empty_like(x))
+    except CompileError as error:
+        return Verdict(False, _first_lines(str(error).partition("--- build log ---")[2]))
+    except (cl.Error, RuntimeError) as error:      # a failed launch or read
+        return Verdict(False, _first_lines(str(error)))
+    if not np.allclose(result, _expected(x), rtol=1e-5, atol=1e-5):
+        return Verdict(False, "the probe kernel computed wrong values")
+    return Verdict(True)
+
+
+def _first_lines(text: str, count: int = 6) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return "\n".join(lines[:count])
+
+
+def verdict(device: Device) -> Verdict:
+    """Whether device builds and runs the probe; from the disk cache when asked before."""
+    key = _key(device)
+    stored = cache.load("probes", key)
+    if stored is not None:
+        return Verdict(**json.loads(stored))
+    found = _run(device)
+    cache.store("probes", key, json.dumps(found.__dict__).encode())
+    return found
