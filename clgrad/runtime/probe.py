@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyopencl as cl
 
+from ..config import config
 from . import cache
 from .program import CompileError
 from .host import cpu_identity
@@ -55,7 +56,8 @@ def _key(device: Device) -> str:
 def _run(device: Device) -> Verdict:
     x = np.linspace(0.0, 1.0, 64, dtype=np.float32)
     try:
-        kernel = device.build("clgrad_probe", PROBE_SOURCE)["clgrad_probe"]
+        with config.override(CACHE=False):     # the verdict is what is kept, not the binary
+            kernel = device.build("clgrad_probe", PROBE_SOURCE)["clgrad_probe"]
         out = device.alloc(x.nbytes)
         kernel((x.size // 8,), None, (out, device.alloc(x.nbytes).write(x)))
         result = out.read(np.empty_like(x))

@@ -70,18 +70,20 @@ class Program:
     def _build_from_source(self) -> cl.Program:
         program = cl.Program(self.device.context, self.source)
         try:
-            with warnings.catch_warnings():
-                # Intel's compiler always prints a log; failures carry theirs in CompileError
-                warnings.simplefilter("ignore", cl.CompilerWarning)
-                # cache_dir=False: the clgrad disk cache already stores this binary.
-                return program.build(options=list(self.options),
-                                     devices=[self.device.cl_device], cache_dir=False)
+            return self._quiet_build(program)
         except cl.Error as error:
             raise CompileError(self._failure_message(error)) from None
 
     def _build_from_binary(self, binary: bytes) -> cl.Program:
-        program = cl.Program(self.device.context, [self.device.cl_device], [binary])
-        return program.build(options=list(self.options), devices=[self.device.cl_device])
+        return self._quiet_build(cl.Program(self.device.context, [self.device.cl_device], [binary]))
+
+    def _quiet_build(self, program: cl.Program) -> cl.Program:
+        with warnings.catch_warnings():
+            # Intel's compiler always prints a log; a failure's log goes into CompileError
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            # cache_dir=False: the clgrad disk cache already stores this binary.
+            return program.build(options=list(self.options), devices=[self.device.cl_device],
+                                 cache_dir=False)
 
     def _failure_message(self, error: cl.Error) -> str:
         numbered = "\n".join(f"{i:4d} | {line}"

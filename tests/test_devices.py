@@ -1,0 +1,153 @@
+"""Finding the OpenCL runtimes, probing their devices and choosing one."""
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import clgrad as cg
+from clgrad.config import config
+from clgrad.runtime import device as device_module
+from clgrad.runtime import icd, probe
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def intel_installed() -> bool:
+    try:
+        importlib.metadata.distribution(icd.INTEL_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def forget_choices():
+    device_module._resolve.cache_clear()
+    device_module._default_device.cache_clear()
+
+
+@pytest.fixture
+def broken():
+    """broken(device, why) makes device fail its probe until the test ends."""
+    changed = []
+
+    def make(device, why="error: unknown target CPU 'generic'"):
+        changed.append((device, device.__dict__.get("verdict")))
+        device.__dict__["verdict"] = probe.Verdict(False, why)
+        forget_choices()
+    yield make
+    for device, verdict in changed:
+        if verdict is None:
+            device.__dict__.pop("verdict", None)
+        else:
+            device.__dict__["verdict"] = verdict
+    forget_choices()
+
+
+def cpus():
+    return [d for d in cg.devices() if d.kind == "cpu"]
+
+
+def test_every_device_names_its_runtime_and_resolves_by_it():
+    for device in cg.devices():
+        assert device.runtime and device.runtime == device.runtime.lower()
+        if device.usable:
+            first = next(d for d in cg.devices()
+                         if (d.kind, d.runtime) == (device.kind, device.runtime))
+            assert cg.device(f"{device.kind}:{device.runtime}") is first
+
+
+@pytest.mark.skipif(not intel_installed(), reason="intel-opencl-rt is not installed here")
+def test_intel_runtime_installed_by_pip_is_found():
+    assert any(d.runtime == "intel" for d in cg.devices())
+    assert icd.intel_library().endswith(icd.INTEL_LIBRARY)
+
+
+def test_a_fresh_process_finds_the_runtimes_and_leaves_the_environment_alone():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OCL_", "CLGRAD_DEVICE"))}
+    script = ("import os, clgrad as cg; print(sorted({d.runtime for d in cg.devices()})); "
+              "print(os.environ.get('OCL_ICD_VENDORS'))")
+    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=120, check=True)
+    runtimes, vendors = done.stdout.splitlines()
+    assert runtimes == repr(sorted({d.runtime for d in cg.devices()}))
+    assert vendors == "None"
+
+
+def test_vendor_folder_holds_the_system_files_and_intel(tmp_path, monkeypatch):
+    system = tmp_path / "system"
+    system.mkdir()
+    (system / "gpu.icd").write_text("libgpu.so\n")
+    monkeypatch.setenv("OPENCL_VENDOR_PATH", str(system))
+    monkeypatch.delenv("OCL_ICD_VENDORS", raising=False)
+    monkeypatch.setattr(icd, "intel_library", lambda: "/opt/intel/libintelocl.so")
+    with icd.runtimes_visible():
+        folder = Path(os.environ["OCL_ICD_VENDORS"])
+        files = {p.name: p.read_text() for p in folder.iterdir()}
+    assert files == {"gpu.icd": "libgpu.so\n",
+                     "clgrad-intel-cpu.icd": "/opt/intel/libintelocl.so\n"}
+    assert "OCL_ICD_VENDORS" not in os.environ and not folder.exists()
+
+
+def test_a_users_vendor_folder_is_left_alone(tmp_path, monkeypatch):
+    monkeypatch.setenv("OCL_ICD_VENDORS", str(tmp_path))
+    monkeypatch.setattr(icd, "intel_library", lambda: "/opt/intel/libintelocl.so")
+    with icd.runtimes_visible():
+        assert os.environ["OCL_ICD_VENDORS"] == str(tmp_path)
+    assert os.environ["OCL_ICD_VENDORS"] == str(tmp_path) and not any(tmp_path.iterdir())
+
+
+def test_a_device_that_cannot_build_is_skipped_and_said(broken, capsys):
+    usable = [d for d in cpus() if d.usable]
+    if len(usable) < 2:
+        pytest.skip("needs two working CPU runtimes")
+    preferred = cg.device("cpu")
+    broken(preferred)
+    with config.override(DEBUG=1):
+        chosen = cg.device("cpu")
+    assert chosen is not preferred and chosen.usable
+    said = capsys.readouterr().err
+    assert f"skipping {preferred.spec} ({preferred.runtime}" in said and "generic" in said
+
+
+def test_asking_for_an_unusable_device_says_why(broken):
+    device = cg.device()
+    broken(device, "error: unknown target CPU 'generic'")
+    for spec in (device.spec, f"{device.kind}:{device.runtime}"):
+        with pytest.raises(RuntimeError, match="cannot build clgrad's kernels") as info:
+            cg.device(spec)
+        assert "unknown target CPU 'generic'" in str(info.value)
+
+
+def test_no_usable_cpu_names_each_runtime_tried_and_what_to_install(broken):
+    for device in cpus():
+        broken(device, f"error: {device.runtime} is broken here")
+    with pytest.raises(RuntimeError) as info:
+        cg.device("cpu")
+    message = str(info.value)
+    assert "no usable OpenCL CPU device" in message and "pip install" in message
+    for device in cpus():
+        assert f"{device.runtime} ({device.spec}" in message
+        assert f"error: {device.runtime} is broken here" in message
+
+
+def test_probe_verdict_is_kept_on_disk(tmp_path, monkeypatch):
+    runs = []
+    real_run = probe._run
+    monkeypatch.setattr(probe, "_run", lambda device: runs.append(device) or real_run(device))
+    device = cg.device()
+    with config.override(CACHE_DIR=str(tmp_path)):
+        first = probe.verdict(device)
+        again = probe.verdict(device)
+    assert first == again == probe.Verdict(True) and len(runs) == 1
+    assert len(list((tmp_path / "probes").iterdir())) == 1
+
+
+def test_probe_catches_a_runtime_that_cannot_build(monkeypatch):
+    device = cg.device()
+    monkeypatch.setattr(probe, "PROBE_SOURCE", probe.PROBE_SOURCE.replace("float acc", "float acc acc"))
+    found = probe._run(device)
+    assert not found.usable and "error" in found.why.lower()
