@@ -1,10 +1,16 @@
-"""`python -m bench [--only W4] [--quick]`: one table, a row per workload, with clgrad,
-NumPy and PyTorch eager times measured in this run and their ratios to clgrad."""
+"""`python -m bench [--only W4] [--quick] [--device cpu:pocl]`: one table, a row per workload,
+with clgrad, NumPy and PyTorch eager times measured in this run and their ratios to clgrad,
+under a line naming the device, its runtime and the CPU."""
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+
+import clgrad as cg
+from clgrad.config import config
+from clgrad.runtime.host import cpu_name
 
 from . import coldstart
 from .registry import WORKLOADS, try_torch
@@ -31,7 +37,13 @@ def main(argv=None) -> int:
     parser.add_argument("--only", action="append", default=[],
                         help="run only these workload ids (W1 ... W6, COLD); repeatable")
     parser.add_argument("--quick", action="store_true", help="fewer timed repeats")
+    parser.add_argument("--device", help="clgrad device: cpu, cpu:intel, cpu:pocl, gpu, cl:P:D")
     args = parser.parse_args(argv)
+    if args.device:
+        config.DEVICE = os.environ["CLGRAD_DEVICE"] = args.device   # cold-start children too
+    device = cg.device()
+    print(f"device: {device.spec} {device.runtime} ({device.name}, {device.driver_version}); "
+          f"CPU: {cpu_name()}")
     for module in MODULES:
         importlib.import_module(f".{module}", __package__)
     wanted = {w.upper() for w in args.only}

@@ -6,10 +6,8 @@ import platform
 
 
 @functools.cache
-def cpu_identity() -> str:
-    """The host CPU as compilers see it: architecture, vendor, family, model and feature flags.
-    A CPU runtime compiles for the instruction set it finds, so its binaries and verdicts hold
-    for this identity only."""
+def _cpuinfo() -> dict[str, str]:
+    """The fields of the first processor in /proc/cpuinfo (empty where there is none)."""
     fields = {}
     try:
         with open("/proc/cpuinfo") as f:
@@ -20,5 +18,17 @@ def cpu_identity() -> str:
                 fields[key.strip()] = value.strip()
     except OSError:
         pass
+    return fields
+
+
+@functools.cache
+def cpu_identity() -> str:
+    """The host CPU as compilers see it: architecture, vendor, family, model and feature flags.
+    A CPU runtime compiles for the instruction set it finds, so its binaries and verdicts hold
+    for this identity only."""
     wanted = ("vendor_id", "cpu family", "model", "model name", "flags")
-    return " | ".join([platform.machine()] + [fields.get(k, "") for k in wanted])
+    return " | ".join([platform.machine()] + [_cpuinfo().get(k, "") for k in wanted])
+
+
+def cpu_name() -> str:
+    return _cpuinfo().get("model name") or platform.processor() or platform.machine()
