@@ -7,6 +7,7 @@ float64, and the gradients against central finite differences of that float64 gr
 """
 from __future__ import annotations
 
+import importlib
 import os
 
 import numpy as np
@@ -35,6 +36,11 @@ def make(shape, dtype=np.float32, low=-2.0, high=2.0, seed=SEED) -> np.ndarray:
     if dtype.kind in "iu":
         return rng.integers(int(low), int(high), size=shape).astype(dtype)
     return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def library(t):
+    """clgrad or torch, whichever t belongs to (the APIs match)."""
+    return importlib.import_module(type(t).__module__.split(".")[0])
 
 
 def _arrays(inputs, dtype, low, high) -> list:

@@ -4,7 +4,7 @@ import importlib
 import numpy as np
 import pytest
 
-from helpers import check
+from helpers import check, library
 
 A, B, C = (3, 5), (4, 1, 6), (2, 3, 4)
 
@@ -57,25 +57,20 @@ def test_expand():
 
 def test_cat_stack():
     for dim in (0, 1, -1):
-        check(lambda a, b, c: _lib(a).cat([a, b, c], dim), C, C, C)
-    check(lambda a, b: _lib(a).cat([a, b], 1), A, (3, 2))
-    check(lambda a, b: _lib(a).cat((a * 2, b.t()), 0), A, (5, 4))
+        check(lambda a, b, c: library(a).cat([a, b, c], dim), C, C, C)
+    check(lambda a, b: library(a).cat([a, b], 1), A, (3, 2))
+    check(lambda a, b: library(a).cat((a * 2, b.t()), 0), A, (5, 4))
     for dim in (0, 1, 2, -1):
-        check(lambda a, b: _lib(a).stack([a, b], dim), A, A)
-    check(lambda a, b: _lib(a).cat([a, b]), (5,), np.zeros(0, np.float32))
+        check(lambda a, b: library(a).stack([a, b], dim), A, A)
+    check(lambda a, b: library(a).cat([a, b]), (5,), np.zeros(0, np.float32))
 
 
 def test_cat_promotes():
-    check(lambda a, b: _lib(a).cat([a, b]), np.array([1, 2], np.int64), (3,))
-
-
-def _lib(t):
-    """clgrad or torch, whichever t belongs to (the APIs match)."""
-    return importlib.import_module(type(t).__module__.split(".")[0])
+    check(lambda a, b: library(a).cat([a, b]), np.array([1, 2], np.int64), (3,))
 
 
 def _pad(t):
-    return importlib.import_module(_lib(t).__name__ + ".nn.functional").pad
+    return importlib.import_module(library(t).__name__ + ".nn.functional").pad
 
 
 @pytest.mark.parametrize("pads", [(1, 2), (0, 1, 2, 0), (1, 1, 0, 0, 2, 1), (-1, 1), (2, -1, 1, 0)],

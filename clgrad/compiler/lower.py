@@ -613,7 +613,9 @@ class KernelWriter:
             qual = "" if output else "const "
             params.append(f"__global {qual}{storage}* restrict {pname}")
         header = f"__kernel void {name}({', '.join(params)}) {{"
-        return unaligned_typedefs(self.width) + "\n".join([header, *self.lines, "}"]) + "\n"
+        prologue = ["  " + line for line in self.r.prologue()]
+        body = [header, *prologue, *self.lines, "}"]
+        return unaligned_typedefs(self.width) + "\n".join(body) + "\n"
 
 
 _COSTLY = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW})

@@ -54,9 +54,23 @@ def unaligned_typedefs(width: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+# NaN as a value the compiler cannot see: PoCL folds exp/tanh/exp2/floor of a NaN literal to
+# garbage and drops the store, so a NaN constant must never reach its optimiser. get_work_dim()
+# is 1 in every clgrad launch but unknown at build time; one less than the quiet NaN's bits.
+_NAN_DECLARATIONS = {
+    4: "const float nan_f32 = as_float(0x7fbfffffu + get_work_dim());",
+    8: "const double nan_f64 = as_double(0x7ff7ffffffffffffUL + get_work_dim());",
+}
+
+
 class Renderer:
     def __init__(self, width: int):
         self.width = width
+        self.nan_itemsizes: set[int] = set()    # NaN constants used, by float size
+
+    def prologue(self) -> list[str]:
+        """Declarations the kernel body needs before its first line."""
+        return [_NAN_DECLARATIONS[size] for size in sorted(self.nan_itemsizes)]
 
     # ---- types and literals ----
     def ctype(self, dtype: DType, vec: bool) -> str:
@@ -68,7 +82,9 @@ class Renderer:
         if not dtype.is_float:
             return f"{int(value)}L" if dtype.itemsize == 8 else str(int(value))
         if math.isnan(value):
-            return "NAN"
+            size = 8 if dtype.itemsize == 8 else 4      # half is computed as float
+            self.nan_itemsizes.add(size)
+            return f"nan_f{size * 8}"
         if math.isinf(value):
             return "INFINITY" if value > 0 else "(-INFINITY)"
         text = repr(float(value))
@@ -131,6 +147,11 @@ class Renderer:
             code = f"({a.code}!=0)"
             return self._mask(code, a.dtype) if a.vec else code
         source = f"(-{a.code})" if (a.dtype == bool_ and a.vec) else a.code
+        if a.vec and a.dtype.itemsize == 8 and not a.dtype.is_float and out.ctype == "float":
+            # lane by lane: PoCL's LLVM 14 aborts on a vector int64-to-float conversion for
+            # AVX2 targets ("Cannot select X86ISD::FILD v8f32")
+            lanes = ",".join(f"(float){lane}" for lane in self.lanes(source))
+            return f"(({self.ctype(out, True)})({lanes}))"
         if a.vec:
             return f"convert_{out.ctype}{self.width}({source})"
         return f"(({out.ctype}){source})"

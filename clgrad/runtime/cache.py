@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import pyopencl as cl
 
 from ..config import config
-from .host import cpu_identity
+from .host import compiler_settings, cpu_identity
 
 if TYPE_CHECKING:
     from .device import Device
@@ -66,7 +66,7 @@ def memory_key(device: Device, source: str, options: Sequence[str]) -> str:
 
 
 def disk_key(device: Device, source: str, options: Sequence[str]) -> str:
-    host = cpu_identity() if device.kind == "cpu" else ""
+    host = f"{cpu_identity()} {compiler_settings()}" if device.kind == "cpu" else ""
     return _sha256(clgrad_version(), source, " ".join(options), device.platform_name,
                    device.name, device.driver_version, device.platform_version, host)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import platform
 
 
@@ -32,3 +33,10 @@ def cpu_identity() -> str:
 
 def cpu_name() -> str:
     return _cpuinfo().get("model name") or platform.processor() or platform.machine()
+
+
+def compiler_settings() -> str:
+    """Environment settings that change what a CPU runtime compiles (Intel's CL_CONFIG_*, such
+    as CL_CONFIG_CPU_TARGET_ARCH), so that binaries built under others are not reused."""
+    return " ".join(f"{k}={v}" for k, v in sorted(os.environ.items())
+                    if k.startswith("CL_CONFIG_"))

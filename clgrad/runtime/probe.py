@@ -18,7 +18,7 @@ import pyopencl as cl
 from ..config import config
 from . import cache
 from .program import CompileError
-from .host import cpu_identity
+from .host import compiler_settings, cpu_identity
 
 if TYPE_CHECKING:
     from .device import Device
@@ -49,7 +49,7 @@ def _expected(x: np.ndarray) -> np.ndarray:
 
 def _key(device: Device) -> str:
     parts = [device.platform_name, device.platform_version, device.name, device.driver_version,
-             " ".join(device.build_options), PROBE_SOURCE, cpu_identity()]
+             " ".join(device.build_options), PROBE_SOURCE, cpu_identity(), compiler_settings()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
