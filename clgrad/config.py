@@ -3,7 +3,7 @@
     CLGRAD_DEBUG      int   0  1 kernel runs (name, global size, time), 2 + schedule, 3 + IR,
                                4 + OpenCL source
     CLGRAD_DUMP       dir      write every compiled kernel source to <dir>/<name>.cl
-    CLGRAD_DEVICE     spec     default device: "cpu", "gpu" or "cl:P:D"
+    CLGRAD_DEVICE     spec     default device: "cpu", "gpu", "cpu:intel", "cpu:pocl" or "cl:P:D"
     CLGRAD_CACHE      bool  1  "0" turns the on-disk program cache off
     CLGRAD_CACHE_DIR  dir      default $XDG_CACHE_HOME/clgrad, else ~/.cache/clgrad
 """

@@ -1,7 +1,6 @@
-"""Disk program cache, exercised across fresh processes (a corrupt binary could crash PoCL, so
-every build that reads the cache runs in a subprocess). PoCL keeps its own disk cache, so
-clgrad stores binaries only for other drivers; the children here make the PoCL device store
-them too (CLGRAD_TEST_STORE_BINARIES) to exercise clgrad's entries."""
+"""Disk program cache, exercised across fresh processes on each working CPU runtime: Intel's
+program binaries and PoCL's cache folders are both clgrad entries (a damaged one could crash
+the runtime that reads it, so every build that reads the cache runs in a child process)."""
 
 import json
 import os
@@ -18,7 +17,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 BUILD_AND_RUN = """
 import json
-import os
 import numpy as np
 from clgrad.runtime import cache, get_device
 
@@ -29,7 +27,6 @@ __kernel void scale_add(__global float *out, __global const float *x, float a, i
 }
 '''
 device = get_device()
-device.stores_binaries = device.stores_binaries or os.environ.get("CLGRAD_TEST_STORE_BINARIES") == "1"
 kernel = device.build("scale_add", SOURCE)["scale_add"]
 x = np.arange(100, dtype=np.float32)
 x_buf = device.alloc(x.nbytes).write(x)
@@ -39,59 +36,49 @@ ok = bool(np.array_equal(out.read(np.empty_like(x)), 3 * x + 1))
 print(json.dumps({"hits": cache.hits, "misses": cache.misses, "ok": ok}))
 """
 
-
-@pytest.fixture(scope="module", autouse=True)
-def shared_pocl_cache(tmp_path_factory):
-    """One PoCL cache for every child keeps their source builds at ~0.05 s instead of ~0.7 s;
-    the clgrad cache under test stays private to each test."""
-    global POCL_CACHE_DIR
-    POCL_CACHE_DIR = str(tmp_path_factory.mktemp("pocl"))
+RUNTIMES = sorted({f"cpu:{d.runtime}" for d in devices() if d.kind == "cpu" and d.usable})
+KIND = {"cpu:pocl": "pocl"}         # where each runtime's entries go; others store binaries
 
 
-def child_env(cache_dir, **env_extra):
-    env = {k: v for k, v in os.environ.items()
-           if k == "CLGRAD_DEVICE" or not k.startswith(("CLGRAD_", "POCL_"))}
-    env.update(CLGRAD_CACHE_DIR=str(cache_dir), POCL_CACHE_DIR=POCL_CACHE_DIR,
-               PYTHONPATH=str(REPO), CLGRAD_TEST_STORE_BINARIES="1")
+@pytest.fixture(params=RUNTIMES)
+def runtime(request):
+    return request.param
+
+
+def child_env(cache_dir, runtime, **env_extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLGRAD_", "POCL_"))}
+    env.update(CLGRAD_CACHE_DIR=str(cache_dir), CLGRAD_DEVICE=runtime, PYTHONPATH=str(REPO))
     env.update(env_extra)
     return env
 
 
-def run_child(cache_dir, own_pocl_cache=False, **env_extra):
-    env = child_env(cache_dir, **env_extra)
-    if own_pocl_cache:  # let clgrad choose where PoCL caches
-        del env["POCL_CACHE_DIR"]
-    done = subprocess.run([sys.executable, "-c", BUILD_AND_RUN], env=env, capture_output=True,
+def run_child(cache_dir, runtime, **env_extra):
+    done = subprocess.run([sys.executable, "-c", BUILD_AND_RUN],
+                          env=child_env(cache_dir, runtime, **env_extra), capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def entries(cache_dir):
-    return sorted((Path(cache_dir) / "programs").glob("*" + cache.SUFFIX))
+def entries(cache_dir, runtime):
+    folder = Path(cache_dir) / KIND.get(runtime, "programs")
+    return sorted(folder.glob("*" + cache.SUFFIX))
 
 
-def test_second_process_hits_disk_cache(tmp_path):
-    assert run_child(tmp_path, own_pocl_cache=True) == {"hits": 0, "misses": 1, "ok": True}
-    assert len(entries(tmp_path)) == 1
-    assert (tmp_path / "pocl").is_dir()  # PoCL's cache is put beside ours
-    assert run_child(tmp_path, own_pocl_cache=True) == {"hits": 1, "misses": 0, "ok": True}
+def test_second_process_hits_disk_cache(tmp_path, runtime):
+    assert run_child(tmp_path, runtime) == {"hits": 0, "misses": 1, "ok": True}
+    assert len(entries(tmp_path, runtime)) == 1
+    assert run_child(tmp_path, runtime) == {"hits": 1, "misses": 0, "ok": True}
 
 
-def pocl_is_usable():
-    return any(d.runtime == "pocl" and d.usable for d in devices())
-
-
-@pytest.mark.skipif(not pocl_is_usable(), reason="PoCL cannot build for this CPU")
-def test_pocl_device_leaves_the_disk_level_to_pocl(tmp_path):
-    first = run_child(tmp_path, own_pocl_cache=True, CLGRAD_TEST_STORE_BINARIES="0",
-                      CLGRAD_DEVICE="cpu:pocl")
-    assert first == {"hits": 0, "misses": 0, "ok": True}
-    assert entries(tmp_path) == []
-    assert any((tmp_path / "pocl").rglob("*"))  # PoCL cached the build beside ours
-    with config.override(CACHE_DIR=str(tmp_path)):
-        cache.clear()
-    assert not (tmp_path / "pocl").exists()
+@pytest.mark.skipif("cpu:pocl" not in RUNTIMES, reason="PoCL cannot build for this CPU")
+def test_pocl_reads_only_what_clgrad_verified(tmp_path):
+    """PoCL's own cache folder is private to each process; what it keeps comes back from a
+    checksummed entry, work-group code included."""
+    run_child(tmp_path, "cpu:pocl")
+    [entry] = entries(tmp_path, "cpu:pocl")
+    assert b"program.bc" in entry.read_bytes() and b"scale_add.so" in entry.read_bytes()
+    assert not (tmp_path / "pocl" / "kcache").exists()
 
 
 def truncate(data):
@@ -113,46 +100,66 @@ def bad_header(data):
 
 
 @pytest.fixture(scope="module")
-def good_entry(tmp_path_factory):
-    cache_dir = tmp_path_factory.mktemp("good")
-    run_child(cache_dir)
-    [entry] = entries(cache_dir)
-    return entry
+def good_entries(tmp_path_factory):
+    """runtime -> a valid entry, built once per runtime for the corruption tests."""
+    built = {}
+    for runtime in RUNTIMES:
+        cache_dir = tmp_path_factory.mktemp("good")
+        run_child(cache_dir, runtime)
+        [built[runtime]] = entries(cache_dir, runtime)
+    return built
+
+
+@pytest.fixture
+def good_entry(good_entries, runtime):
+    return good_entries[runtime]
 
 
 @pytest.mark.parametrize("corrupt", [truncate, flip_payload_byte, bad_magic, bad_header,
                                      lambda data: b""])
-def test_corrupt_entry_is_rebuilt_and_replaced(tmp_path, good_entry, corrupt):
-    entry = tmp_path / "programs" / good_entry.name
+def test_corrupt_entry_is_rebuilt_and_replaced(tmp_path, runtime, good_entry, corrupt):
+    entry = tmp_path / good_entry.parent.name / good_entry.name
     entry.parent.mkdir()
     bad = corrupt(good_entry.read_bytes())
     entry.write_bytes(bad)
-    assert run_child(tmp_path) == {"hits": 0, "misses": 1, "ok": True}
-    [rewritten] = entries(tmp_path)
+    assert run_child(tmp_path, runtime) == {"hits": 0, "misses": 1, "ok": True}
+    [rewritten] = entries(tmp_path, runtime)
     assert rewritten.read_bytes() != bad and rewritten.read_bytes().startswith(cache.MAGIC)
-    assert run_child(tmp_path) == {"hits": 1, "misses": 0, "ok": True}
+    assert run_child(tmp_path, runtime) == {"hits": 1, "misses": 0, "ok": True}
 
 
-def test_concurrent_writers_leave_one_valid_entry(tmp_path):
-    children = [subprocess.Popen([sys.executable, "-c", BUILD_AND_RUN], env=child_env(tmp_path),
-                                 stdout=subprocess.PIPE, text=True) for _ in range(3)]
+def test_concurrent_writers_leave_one_valid_entry(tmp_path, runtime):
+    children = [subprocess.Popen([sys.executable, "-c", BUILD_AND_RUN],
+                                 env=child_env(tmp_path, runtime), stdout=subprocess.PIPE,
+                                 text=True) for _ in range(3)]
     results = [json.loads(child.communicate(timeout=120)[0]) for child in children]
     assert all(result["ok"] for result in results)
-    assert len(entries(tmp_path)) == 1
-    assert not [p for p in (tmp_path / "programs").iterdir() if p.name.startswith(".tmp-")]
-    assert run_child(tmp_path)["hits"] == 1
+    assert len(entries(tmp_path, runtime)) == 1
+    assert not [p for p in tmp_path.rglob(".tmp-*")]
+    assert run_child(tmp_path, runtime)["hits"] == 1
 
 
-def test_cache_off_writes_nothing(tmp_path):
-    result = run_child(tmp_path, own_pocl_cache=True, CLGRAD_CACHE="0")
+def test_cache_off_writes_nothing(tmp_path, runtime):
+    result = run_child(tmp_path, runtime, CLGRAD_CACHE="0")
     assert result == {"hits": 0, "misses": 0, "ok": True}
     assert not any(tmp_path.iterdir())
 
 
-def test_clear_empties_the_cache_dir(tmp_path):
-    run_child(tmp_path)
+def test_unwritable_cache_dir_warns_once_and_still_builds(tmp_path, runtime):
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("")
+    env = child_env(blocked / "cache", runtime, PYTHONWARNINGS="always")
+    done = subprocess.run([sys.executable, "-c", BUILD_AND_RUN],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["ok"]
+    assert done.stderr.count("cannot write the kernel cache") == 1
+
+
+def test_clear_empties_the_cache_dir(tmp_path, runtime):
+    run_child(tmp_path, runtime)
     with config.override(CACHE_DIR=str(tmp_path)):
         assert cache.cache_dir() == str(tmp_path / "programs")
         cache.clear()
-        assert os.listdir(cache.cache_dir()) == []
+        assert not any(entries(tmp_path, runtime))
         assert cache.memory == {}

@@ -3,30 +3,9 @@
 It knows nothing about tensors: it moves bytes and runs kernels it is given.
 """
 
-import atexit
-import os
-import shutil
-import tempfile
+from . import pocl_store
 
-from ..config import config
-
-
-def _point_pocl_cache() -> None:
-    """PoCL reads its cache location when the platform is first queried, so this runs before
-    any pyopencl platform call. Its compiled work-group code lives beside our cache; with
-    CLGRAD_CACHE=0 it goes to a private temp dir removed at exit (PoCL writes temp files even
-    with its cache off), so "no cache" means cold builds and nothing left on disk."""
-    if "POCL_CACHE_DIR" in os.environ:
-        return
-    if config.CACHE:
-        os.environ["POCL_CACHE_DIR"] = os.path.join(config.CACHE_DIR, "pocl")
-        return
-    scratch = tempfile.mkdtemp(prefix="clgrad-pocl-")
-    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
-    os.environ["POCL_CACHE_DIR"] = scratch
-
-
-_point_pocl_cache()
+pocl_store.prepare()     # before any pyopencl platform query: PoCL reads its cache folder then
 
 from . import cache  # noqa: E402
 from .buffer import Buffer, BufferPool, OutOfMemoryError  # noqa: E402

@@ -1,11 +1,10 @@
 """The program cache: built programs in memory; program binaries (and other small verdicts,
 such as a device probe's) on disk.
 
-On PoCL the disk level is PoCL's own kernel cache, which runtime/__init__ places under
-CACHE_DIR/pocl: asking PoCL for a program's binary makes it compile every kernel once more
-for a generic work-group size (1-2 s for a training step's program, measured), while its own
-cache stores what it built anyway. Devices whose drivers hand binaries out cheaply
-(`Device.stores_binaries`) get clgrad's entries below.
+Devices whose drivers hand binaries out cheaply (`Device.stores_binaries`) get an entry per
+program binary. PoCL would compile every kernel once more to hand out a binary (1-2 s for a
+training step's program, measured), so its entries hold PoCL's own cache folder for the
+program instead (runtime/pocl_store.py).
 
 Program entries are keyed by sha256 of everything that changes the binary (clgrad version,
 source, options, device name, driver and platform versions, and for CPUs the host CPU: a CPU
@@ -22,7 +21,6 @@ import functools
 import hashlib
 import importlib.metadata
 import os
-import shutil
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
@@ -31,6 +29,7 @@ from typing import TYPE_CHECKING
 import pyopencl as cl
 
 from ..config import config
+from . import pocl_store
 from .host import compiler_settings, cpu_identity
 
 if TYPE_CHECKING:
@@ -39,8 +38,9 @@ if TYPE_CHECKING:
 MAGIC = b"CLGRAD-CACHE-ENTRY 1\n"
 SUFFIX = ".entry"
 
-ENTRY_KINDS = ("programs", "probes")   # folders of CACHE_DIR holding entries
+ENTRY_KINDS = ("programs", "pocl", "probes")   # folders of CACHE_DIR holding entries
 memory: dict[str, object] = {}  # memory_key -> Program, filled by program.get_program
+_unwritable: list[str] = []    # why the disk cache could not be written, once it could not
 hits = 0  # disk entries loaded successfully, in this process
 misses = 0  # builds from source while the disk cache was on
 
@@ -83,7 +83,7 @@ def load(kind: str, key: str) -> bytes | None:
 
 
 def store(kind: str, key: str, payload: bytes) -> None:
-    if config.CACHE:
+    if config.CACHE and not _unwritable:
         _write_entry(os.path.join(cache_dir(kind), key + SUFFIX), payload)
 
 
@@ -93,9 +93,13 @@ def fetch(device: Device, source: str, options: Sequence[str],
     """Build through the disk cache: load the stored binary if valid, else build from source
     and store the result."""
     global hits, misses
-    if not (config.CACHE and device.stores_binaries):
+    if not config.CACHE:
         return build_source()
     key = disk_key(device, source, options)
+    if not device.stores_binaries:
+        program, restored = pocl_store.fetch(key, build_source)
+        hits, misses = hits + restored, misses + (not restored)
+        return program
     binary = load("programs", key)
     if binary is not None:
         try:
@@ -111,10 +115,8 @@ def fetch(device: Device, source: str, options: Sequence[str],
 
 
 def clear() -> None:
-    """Delete every disk entry (and stray temp files), PoCL's cache when it lives in ours,
-    and forget the in-memory programs."""
+    """Delete every disk entry (and stray temp files) and forget the in-memory programs."""
     memory.clear()
-    shutil.rmtree(os.path.join(config.CACHE_DIR, "pocl"), ignore_errors=True)
     for kind in ENTRY_KINDS:
         directory = cache_dir(kind)
         if not os.path.isdir(directory):
@@ -164,7 +166,9 @@ def _write_entry(path: str, payload: bytes) -> None:
             _remove(tmp)
             raise
     except OSError as error:  # a read-only or full disk must not break the build
-        warnings.warn(f"clgrad: could not write program cache entry {path}: {error}",
+        _unwritable.append(str(error))
+        warnings.warn(f"clgrad: cannot write the kernel cache under {config.CACHE_DIR} "
+                      f"({error}); compiled kernels are kept in memory only in this process",
                       RuntimeWarning, stacklevel=3)
 
 

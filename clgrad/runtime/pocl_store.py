@@ -1,0 +1,108 @@
+"""PoCL's kernel cache, kept in clgrad's checksummed store.
+
+PoCL caches what it compiles in a folder per program under POCL_CACHE_DIR (the program's
+bitcode, then each kernel's work-group code as it is first launched), and a damaged file there
+crashes the process that reads it (LLVM aborts on bad bitcode). Asking PoCL for a binary
+instead would compile every kernel a second time. So PoCL gets a private, empty cache folder
+per process, and clgrad keeps each program's folder as one checksummed entry of its own store:
+unpacked into PoCL's folder before the program is built (PoCL then finds its own files and
+builds in ~0.05 s instead of ~0.5 s), packed again at exit with the work-group code the
+process added. PoCL reads nothing clgrad has not verified.
+"""
+from __future__ import annotations
+
+import atexit
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Callable
+
+from . import cache
+
+PROGRAM_FILE = "program.bc"
+_SKIPPED = {"last_accessed"}        # PoCL touches it on every use: not part of a program
+
+_folder: str | None = None          # this process's PoCL cache, once made
+_kept: dict[str, tuple[str, frozenset]] = {}   # entry key -> (program folder, files unpacked)
+
+
+def prepare() -> None:
+    """Gives PoCL a private cache folder, unless the user chose one. Runs before PoCL's
+    platform is first queried, when PoCL reads POCL_CACHE_DIR."""
+    global _folder
+    if "POCL_CACHE_DIR" in os.environ:
+        return
+    _folder = tempfile.mkdtemp(prefix="clgrad-pocl-")
+    os.environ["POCL_CACHE_DIR"] = _folder
+    atexit.register(shutil.rmtree, _folder, ignore_errors=True)
+    atexit.register(_pack_all)      # runs first: atexit calls run last-registered first
+
+
+def fetch(key: str, build: Callable[[], object]) -> tuple[object, bool]:
+    """build()'s program, with PoCL's folder for it restored from the store first; and
+    whether it was (a hit)."""
+    if _folder is None:
+        return build(), False
+    unpacked = _unpack(cache.load("pocl", key))
+    before = _program_folders()
+    program = build()
+    folder = unpacked[0] if unpacked else _single(_program_folders() - before)
+    if folder is not None:
+        _kept[key] = (folder, unpacked[1] if unpacked else frozenset())
+    return program, unpacked is not None
+
+
+def _program_folders() -> set[str]:
+    """PoCL's program folders (two levels of hashed names), relative to its cache folder."""
+    found = set()
+    for top in os.scandir(_folder):
+        if top.is_dir():
+            for program in os.scandir(top.path):
+                if os.path.exists(os.path.join(program.path, PROGRAM_FILE)):
+                    found.add(os.path.join(top.name, program.name))
+    return found
+
+
+def _single(folders: set[str]) -> str | None:
+    return next(iter(folders)) if len(folders) == 1 else None
+
+
+def _files(folder: str) -> dict[str, str]:
+    """Relative path -> full path of every file PoCL keeps for one program."""
+    root = os.path.join(_folder, folder)
+    files = {}
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            if name not in _SKIPPED:
+                path = os.path.join(dirpath, name)
+                files[os.path.relpath(path, root)] = path
+    return files
+
+
+def _unpack(payload: bytes | None) -> tuple[str, frozenset] | None:
+    """Writes a stored program folder into PoCL's cache; (folder, its files) or None."""
+    if payload is None:
+        return None
+    name, _, archive = payload.partition(b"\n")
+    try:
+        folder = name.decode()
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            names = frozenset(tar.getnames())
+            tar.extractall(os.path.join(_folder, folder), filter="data")
+    except (tarfile.TarError, OSError, UnicodeDecodeError):    # unusable: build afresh
+        return None
+    return folder, names
+
+
+def _pack_all() -> None:
+    for key, (folder, unpacked) in _kept.items():
+        files = _files(folder)
+        if files.keys() <= unpacked or PROGRAM_FILE not in files:
+            continue        # nothing new since it was unpacked
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            for relative, path in sorted(files.items()):
+                tar.add(path, arcname=relative)
+        cache.store("pocl", key, folder.encode() + b"\n" + archive.getvalue())
