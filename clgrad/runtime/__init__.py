@@ -3,15 +3,11 @@
 It knows nothing about tensors: it moves bytes and runs kernels it is given.
 """
 
-from . import pocl_store
-
-pocl_store.prepare()     # before any pyopencl platform query: PoCL reads its cache folder then
-
-from . import cache  # noqa: E402
-from .buffer import Buffer, BufferPool, OutOfMemoryError  # noqa: E402
-from .device import Device, devices, get_device, gpu_is_available  # noqa: E402
-from .profiler import Profiler, profile  # noqa: E402
-from .program import CompileError, Kernel, Program, dump_source  # noqa: E402
+from . import cache
+from .buffer import Buffer, BufferPool, OutOfMemoryError
+from .device import Device, devices, get_device, gpu_is_available
+from .profiler import Profiler, profile
+from .program import CompileError, Kernel, Program, dump_source
 
 __all__ = [
     "Buffer", "BufferPool", "CompileError", "Device", "Kernel", "OutOfMemoryError", "Program",

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import pyopencl as cl
 
 from ..config import config
-from . import icd, probe
+from . import icd, pocl_store, probe
 from .buffer import Buffer, BufferPool
 from .program import Program, get_program
 
@@ -108,7 +108,7 @@ class Device:
 
 @functools.cache
 def _all_devices() -> tuple[Device, ...]:
-    with icd.runtimes_visible():
+    with icd.runtimes_visible(), pocl_store.private_cache():
         try:
             platforms = cl.get_platforms()
         except cl.Error:  # no ICD installed at all

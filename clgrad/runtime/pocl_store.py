@@ -12,12 +12,13 @@ process added. PoCL reads nothing clgrad has not verified.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import os
 import shutil
 import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from . import cache
 
@@ -28,16 +29,23 @@ _folder: str | None = None          # this process's PoCL cache, once made
 _kept: dict[str, tuple[str, frozenset]] = {}   # entry key -> (program folder, files unpacked)
 
 
-def prepare() -> None:
-    """Gives PoCL a private cache folder, unless the user chose one. Runs before PoCL's
-    platform is first queried, when PoCL reads POCL_CACHE_DIR."""
+@contextlib.contextmanager
+def private_cache() -> Iterator[None]:
+    """Around the first platform query, when PoCL reads POCL_CACHE_DIR: gives PoCL a private
+    cache folder for this process, unless the user chose one. The variable is put back at
+    once, so child processes make their own."""
     global _folder
     if "POCL_CACHE_DIR" in os.environ:
+        yield
         return
     _folder = tempfile.mkdtemp(prefix="clgrad-pocl-")
-    os.environ["POCL_CACHE_DIR"] = _folder
     atexit.register(shutil.rmtree, _folder, ignore_errors=True)
     atexit.register(_pack_all)      # runs first: atexit calls run last-registered first
+    os.environ["POCL_CACHE_DIR"] = _folder
+    try:
+        yield
+    finally:
+        del os.environ["POCL_CACHE_DIR"]
 
 
 def fetch(key: str, build: Callable[[], object]) -> tuple[object, bool]:
