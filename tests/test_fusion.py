@@ -138,8 +138,9 @@ def test_kernels_differing_only_in_a_constant_sign_of_zero_are_not_shared():
 
 def test_rows_vectors_do_not_tile_put_lanes_down_another_axis():
     # rows of 10 through a permute: the flat form would divide per lane, so lanes run down the
-    # batch axis (16) with named dims; a plain contiguous kernel keeps its flat vector loads
-    x = cg.randn(16, 3, 10, 10)
+    # batch axis (32, whole vectors of 8 or 16) with named dims; a plain contiguous kernel
+    # keeps its flat vector loads
+    x = cg.randn(32, 3, 10, 10)
     y = x.permute(0, 1, 3, 2) * 2
     (permuted,), (flat,) = cg.compile(y), cg.compile(x * 2)
     assert "gid0" in permuted.source and "gid0" not in flat.source

@@ -18,6 +18,7 @@ from .ir import Node
 from .kernel import KernelSpec
 from .ops import BINARY, ELEMENTWISE, MOVEMENT, UNARY, Op
 from .render import Renderer, Value, unaligned_typedefs
+from .target import Target
 
 
 
@@ -51,9 +52,10 @@ class MatmulTile:
 
 class KernelWriter:
     def __init__(self, spec: KernelSpec, width: int, transposed: bool = False,
-                 lane_axis: int | None = None):
+                 lane_axis: int | None = None, loop_pragma: str = ""):
         self.spec = spec
         self.width = width
+        self.loop_pragma = loop_pragma
         self.transposed = transposed    # a matmul computed as C^T = B^T A^T (see lower())
         self.lane_axis = lane_axis      # an elementwise kernel's lanes down this axis (lower())
         self.r = Renderer(width)
@@ -73,6 +75,12 @@ class KernelWriter:
 
     @contextmanager
     def block(self, header: str):
+        keyword, loop, rest = header.partition("for (")
+        if loop and self.loop_pragma:        # "else for (...)": the pragma goes before the for
+            if keyword.strip():
+                self.emit(keyword.strip())
+            self.emit(self.loop_pragma)
+            header = loop + rest
         self.emit(header + " {")
         self.depth += 1
         self.scopes.append({})
@@ -676,14 +684,15 @@ def _lane_axis(spec: KernelSpec, width: int) -> int | None:
     return next((a for a in reversed(range(len(shape))) if shape[a] % width == 0), None)
 
 
-def lower(spec: KernelSpec, width: int) -> LoweredKernel:
+def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
+    width, pragma = target.width, target.loop_pragma
     transposed = spec.kind == "matmul" and _transpose_matmul(spec, width)
     if spec.kind == "matmul":
         # a matmul's lanes are output columns (rows when transposed): the widest vector that
         # tiles them
         columns = spec.reductions[0].shape[-2 if transposed else -1]
-        width = next(w for w in (8, 4, 2, 1) if w <= width and columns % w == 0)
-    writer = KernelWriter(spec, width, transposed)
+        width = next(w for w in (16, 8, 4, 2, 1) if w <= width and columns % w == 0)
+    writer = KernelWriter(spec, width, transposed, loop_pragma=pragma)
     global_size = getattr(writer, spec.kind)()
     axis = _lane_axis(spec, width)
     if axis is not None:
@@ -691,7 +700,7 @@ def lower(spec: KernelSpec, width: int) -> LoweredKernel:
         # when that leaves less index arithmetic. Through windows, pads and permutes the flat
         # form divides per lane; named dims divide once per vector. A plain contiguous kernel
         # keeps its flat vector loads.
-        down = KernelWriter(spec, width, lane_axis=axis)
+        down = KernelWriter(spec, width, lane_axis=axis, loop_pragma=pragma)
         down_size = down.elementwise()
         if down.divisions() < writer.divisions():
             writer, global_size = down, down_size

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..compiler import textir
 from ..compiler.inspect import kernel_ir, to_dot
-from ..compiler.realize import lowered, vector_width
+from ..compiler.realize import codegen_target, lowered
 from ..compiler.schedule import schedule
 
 
@@ -67,7 +67,7 @@ def compile(*tensors) -> Schedule:  # noqa: A001 - the public name, like torch.c
     specs, _ = schedule([t.node for t in tensors], device)
     kernels = []
     for spec in specs:
-        kernel, _ = lowered(spec, vector_width(device))
+        kernel, _ = lowered(spec, codegen_target(device))
         kernels.append(Kernel(kernel.name, spec.kind, kernel.source, kernel_ir(spec),
                               kernel.global_size))
     return Schedule(kernels, specs)

@@ -1,0 +1,11 @@
+"""What codegen knows of the device it writes for. The engine picks one per device; the
+compiler never asks a device itself."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Target:
+    width: int = 8              # lanes per work-item in explicit vector types (1: none)
+    loop_pragma: str = ""       # a line put before every loop: a device compiler's workaround
