@@ -1,0 +1,163 @@
+"""Runs one generated program on a framework (clgrad or torch) and judges clgrad's answer
+against PyTorch's.
+
+Every reproducer the fuzzer writes is this file followed by the program's text, so it stays
+standalone: it imports NumPy only and receives the frameworks as arguments.
+"""
+import numpy as np
+
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+FLOAT_SPECIALS = (np.nan, np.inf, -np.inf)
+
+# clgrad's float32 answer may differ from PyTorch's float32 answer by
+# RTOL * |value| + ATOL * (largest |value| of that tensor) + SLACK * (how far PyTorch's own
+# float32 answer is from its float64 answer): the last term covers ill-conditioned values
+# (cancellation, long sums) where two correct float32 programs disagree more.
+RTOL, ATOL, SLACK = 1e-4, 1e-5, 8.0
+# A reference whose float32 and float64 runs differ by more than this (relative to the
+# tensor's scale), or in any integer or non-finite element, has no single float32 answer.
+UNSTABLE = 1e-2
+
+
+def make_input(data_seed: int, index: int, shape: tuple, dtype: str, edges: bool) -> np.ndarray:
+    """The index-th input of a program. Floats are distinct (no ties for max or argmax to
+    break differently) and in [-2, 2); ints in [-5, 5]. With edges, some elements are NaN,
+    +-inf or int32 extremes."""
+    rng = np.random.default_rng([data_seed, index])
+    n = int(np.prod(shape, dtype=np.int64))
+    if dtype == "bool":
+        flat = rng.random(n) < 0.5
+    elif dtype.startswith("int"):
+        flat = rng.integers(-5, 6, n).astype(dtype)
+    else:
+        spread = rng.permutation(n) + rng.uniform(0.1, 0.9, n)
+        flat = (-2.0 + 4.0 * spread / max(n, 1)).astype(dtype)
+    if edges and n and dtype != "bool" and rng.random() < 0.5:
+        specials = FLOAT_SPECIALS if dtype.startswith("float") else (INT32_MIN, INT32_MAX)
+        spots = rng.integers(0, n, rng.integers(1, 4))
+        flat[spots] = rng.choice(specials, len(spots))
+    return flat.reshape(shape)
+
+
+def make_inputs(data_seed: int, inputs: list, edges: bool) -> list:
+    return [make_input(data_seed, k, shape, dtype, edges)
+            for k, (shape, dtype, _) in enumerate(inputs)]
+
+
+def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32) -> tuple:
+    """program's outputs and each leaf's gradient (None where it has none), as NumPy arrays.
+    The gradients are of the sum of each float output times a random cotangent (float only:
+    clgrad marks the int and bool results of float tensors as requiring grad, torch not). Everything
+    is computed in one go (clgrad.realize) where the framework can."""
+    leaves = [fw.tensor(a.astype(float_dtype) if a.dtype.kind == "f" else a, requires_grad=g)
+              for a, g in zip(arrays, requires_grad)]
+    outputs = program(fw, *leaves)
+    floats = (fw.float16, fw.float32, fw.float64)
+    differentiable = [o for o in outputs if o.requires_grad and o.dtype in floats]
+    if differentiable:
+        rng = np.random.default_rng(0)
+        cotangents = [fw.tensor(np.asarray(rng.uniform(-1, 1, tuple(o.shape)), np.float32))
+                      .to(o.dtype) for o in differentiable]
+        fw.autograd.backward(differentiable, cotangents)
+    grads = [x.grad for x in leaves]
+    if hasattr(fw, "realize"):
+        fw.realize(*outputs, *[g for g in grads if g is not None])
+    return ([o.detach().numpy() for o in outputs],
+            [None if g is None else g.numpy() for g in grads])
+
+
+def judge(got: tuple, ref: tuple, ref64: tuple, edges: bool) -> tuple[str, str]:
+    """(status, detail): "ok", "skipped" (the reference has no reliable float32 answer),
+    "wrong forward" or "wrong gradient". got, ref and ref64 are run()'s results for clgrad,
+    torch in float32 and torch in float64."""
+    triples = {name: _none_as_zeros(*arrays)
+               for name, arrays in zip(_names(ref), zip(*map(_flat, (got, ref, ref64))))}
+    for name, (_, want, want64) in triples.items():
+        reason = want is not None and _unstable(want, want64, edges)
+        if reason:
+            return "skipped", f"{name}: {reason}"
+    for name, (have, want, want64) in triples.items():
+        problem = want is not None and _mismatch(have, want, want64)
+        if problem:
+            status = "wrong forward" if name.startswith("output") else "wrong gradient"
+            return status, f"{name}: {problem}"
+    return "ok", ""
+
+
+def _names(result: tuple) -> list:
+    outputs, grads = result
+    return [f"output {k}" for k in range(len(outputs))] + \
+        [f"gradient of input {k}" for k in range(len(grads))]
+
+
+def _flat(result: tuple) -> list:
+    return list(result[0]) + list(result[1])
+
+
+def _none_as_zeros(*arrays) -> tuple:
+    """PyTorch's None gradient means zero: Nones become zeros shaped like the others."""
+    shaped = next((a for a in arrays if a is not None), None)
+    return tuple(np.zeros_like(shaped) if a is None and shaped is not None else a
+                 for a in arrays)
+
+
+def _scale(a: np.ndarray) -> float:
+    finite = np.abs(a[np.isfinite(a)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+def _kinds(a: np.ndarray) -> np.ndarray:
+    """0 where finite, 1 NaN, 2 +inf, 3 -inf."""
+    return np.select([np.isnan(a), np.isposinf(a), np.isneginf(a)], [1, 2, 3], 0)
+
+
+def _unstable(want: np.ndarray, want64: np.ndarray, edges: bool) -> str | None:
+    if want.dtype.kind in "biu":
+        return None if np.array_equal(want, want64) else "an integer result flips with precision"
+    if not edges and not np.all(np.isfinite(want)):
+        return "a non-finite reference in the default mode"
+    if np.any(_kinds(want) != _kinds(want64)):
+        return "non-finite elements differ between float32 and float64"
+    finite = np.isfinite(want)
+    deviation = np.abs(want[finite].astype(np.float64) - want64[finite])
+    if deviation.size and deviation.max() > UNSTABLE * _scale(want64):
+        return f"float32 is off float64 by {deviation.max():.3g}"
+    return None
+
+
+def _mismatch(have: np.ndarray, want: np.ndarray, want64: np.ndarray) -> str | None:
+    if have.shape != want.shape:
+        return f"shape {have.shape} != torch's {want.shape}"
+    if have.dtype != want.dtype:
+        return f"dtype {have.dtype} != torch's {want.dtype}"
+    if want.dtype.kind in "biu":
+        return _first_difference(have, want, have != want)
+    if np.any(_kinds(have) != _kinds(want)):
+        return _first_difference(have, want, _kinds(have) != _kinds(want))
+    finite = np.isfinite(want)
+    deviation = np.abs(want[finite].astype(np.float64) - want64[finite])
+    tolerance = (RTOL * np.abs(want.astype(np.float64)) + ATOL * _scale(want)
+                 + SLACK * (deviation.max() if deviation.size else 0.0))
+    error = np.where(finite, np.abs(have.astype(np.float64) - want), 0.0)
+    return _first_difference(have, want, error > tolerance)
+
+
+def _first_difference(have: np.ndarray, want: np.ndarray, bad: np.ndarray) -> str | None:
+    if not np.any(bad):
+        return None
+    at = tuple(int(i) for i in np.argwhere(bad)[0])
+    return (f"{int(np.sum(bad))} of {bad.size} elements differ; at {at}: clgrad {have[at]!r}, "
+            f"torch {want[at]!r}")
+
+
+def main(program, inputs: list, data_seed: int, edges: bool) -> None:
+    """Runs program on clgrad (CLGRAD_DEVICE picks the device) and on torch; prints the
+    verdict."""
+    import clgrad
+    import torch
+    arrays = make_inputs(data_seed, inputs, edges)
+    flags = [g for _, _, g in inputs]
+    ref = run(torch, program, arrays, flags)
+    ref64 = run(torch, program, arrays, flags, np.float64)
+    got = run(clgrad, program, arrays, flags)
+    print(f"device {clgrad.device()}:", *judge(got, ref, ref64, edges))
