@@ -46,24 +46,30 @@ def make_inputs(data_seed: int, inputs: list, edges: bool) -> list:
 
 def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32) -> tuple:
     """program's outputs and each leaf's gradient (None where it has none), as NumPy arrays.
-    The gradients are of the sum of each float output times a random cotangent (float only:
-    clgrad marks the int and bool results of float tensors as requiring grad, torch not). Everything
+    The gradients are of the sum of each float output times a random cotangent. (clgrad marks
+    some outputs as requiring grad that torch does not: the int and bool results of float
+    tensors, and what they select through where. Each output's cotangent depends on its
+    position alone, so such an extra output changes nothing where its gradient is zero.) Everything
     is computed in one go (clgrad.realize) where the framework can."""
     leaves = [fw.tensor(a.astype(float_dtype) if a.dtype.kind == "f" else a, requires_grad=g)
               for a, g in zip(arrays, requires_grad)]
     outputs = program(fw, *leaves)
     floats = (fw.float16, fw.float32, fw.float64)
-    differentiable = [o for o in outputs if o.requires_grad and o.dtype in floats]
+    differentiable = [k for k, o in enumerate(outputs) if o.requires_grad and o.dtype in floats]
     if differentiable:
-        rng = np.random.default_rng(0)
-        cotangents = [fw.tensor(np.asarray(rng.uniform(-1, 1, tuple(o.shape)), np.float32))
-                      .to(o.dtype) for o in differentiable]
-        fw.autograd.backward(differentiable, cotangents)
+        fw.autograd.backward([outputs[k] for k in differentiable],
+                             [_cotangent(fw, outputs[k], k) for k in differentiable])
     grads = [x.grad for x in leaves]
     if hasattr(fw, "realize"):
         fw.realize(*outputs, *[g for g in grads if g is not None])
     return ([o.detach().numpy() for o in outputs],
             [None if g is None else g.numpy() for g in grads])
+
+
+def _cotangent(fw, output, k: int):
+    rng = np.random.default_rng([0, k])
+    values = np.asarray(rng.uniform(-1, 1, tuple(output.shape)), np.float32)
+    return fw.tensor(values).to(output.dtype)
 
 
 def judge(got: tuple, ref: tuple, ref64: tuple, edges: bool) -> tuple[str, str]:

@@ -8,7 +8,7 @@ import math
 
 import torch
 
-from fuzz_gen import MAX_NUMEL, Builder, Value
+from fuzz_gen import MARGIN, MAX_NUMEL, Builder, Value
 
 # unary ops on floats: template, and where the op jumps (its output or its gradient)
 UNARY = {
@@ -151,6 +151,10 @@ def cast(b: Builder) -> str | None:
     return x.name + CASTS[target]
 
 
+def _clear_of_zero(t: torch.Tensor, scale: float) -> bool:
+    return bool((t.abs() > MARGIN * max(scale, 1e-6)).all())
+
+
 def _dims(b: Builder, x: Value, tuples: bool) -> tuple[str, tuple]:
     """A dim argument for a reduction over x ("" for all dims) and the axes it names."""
     ndim = x.t.dim()
@@ -196,8 +200,9 @@ def reduce_(b: Builder) -> str | None:
         return None
     if op in ("var", "std") and math.prod(x.shape[a] for a in axes) < 2 and not b.edges:
         return None
-    if op == "std" and not b.clear(x.t.double().std(dim=axes or None), 1.0):
-        return None
+    if op == "std" and not b.edges and not _clear_of_zero(x.t.double().std(dim=axes or None),
+                                                          float(x.t.abs().max())):
+        return None     # sqrt's gradient is infinite at 0 (PyTorch makes it 0 there)
     keep = dims if op in ("softmax", "log_softmax") else _keepdim(b, dims)
     return f"{x.name}.{op}({keep})"
 

@@ -36,6 +36,7 @@ from fuzz_harness import judge, make_inputs, run
 MAX_LINES = 10            # ops per program
 ATTEMPTS = 12             # tries to find a valid op for each line
 MAX_OUTPUTS = 4
+STARTUP_TIMEOUT = 120     # seconds a child may take to import and start its first graph
 FAILURES = ("wrong forward", "wrong gradient", "exception", "crash", "timeout")
 
 
@@ -141,8 +142,12 @@ def _run_child(batch: list[int], opts: Options, results: dict) -> list[int]:
         if hung:
             proc.kill()
         code = proc.wait()
-    if current is None:
+    left = [s for s in batch if s not in results]
+    if not left:
         return []
+    if current is None:
+        raise RuntimeError(f"a fuzzing child exited with code {code} before graph {left[0]}; "
+                           f"see {log.name}")
     if hung:
         status, detail = "timeout", f"no answer within {opts.timeout:.0f} s"
     elif code < 0:
@@ -151,17 +156,18 @@ def _run_child(batch: list[int], opts: Options, results: dict) -> list[int]:
         status, detail = "crash", f"exit code {code}"
     path = write_reproducer(opts.out, current, opts.device, opts.edges, status, detail)
     results[current] = {"seed": current, "status": status, "detail": detail, "path": path}
-    return batch[batch.index(current) + 1:]
+    return [s for s in left if s != current]
 
 
 def _read_protocol(proc, timeout: float, results: dict) -> tuple[int | None, bool]:
     """Reads the child's records into results until it exits; returns the seed it started
-    and did not finish (None if none) and whether it hung."""
+    and did not finish (None if none) and whether it hung: took longer than timeout on one
+    graph, or than STARTUP_TIMEOUT to start."""
     current, pending = None, b""
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout, selectors.EVENT_READ)
     while True:
-        if not selector.select(timeout):
+        if not selector.select(timeout if current is not None else STARTUP_TIMEOUT):
             return current, True
         chunk = os.read(proc.stdout.fileno(), 1 << 16)
         if not chunk:
