@@ -28,7 +28,6 @@ KINDS = {torch.float32: "float", torch.float64: "float", torch.int64: "int",
          torch.int32: "int", torch.bool: "bool"}
 
 torch.set_num_threads(1)  # deterministic and light on a shared machine
-warnings.filterwarnings("ignore", module="torch")
 
 
 class Choices:
@@ -75,6 +74,13 @@ class Value:
     def shape(self) -> tuple:
         return tuple(self.t.shape)
 
+    @property
+    def scale(self) -> float:
+        """The largest magnitude among its finite elements (0 if none)."""
+        t = self.t.double()
+        finite = t[torch.isfinite(t)]
+        return float(finite.abs().max()) if finite.numel() else 0.0
+
 
 class Builder:
     """A program under construction: its inputs, its lines and the values they computed."""
@@ -102,7 +108,8 @@ class Builder:
         result is acceptable, else returns None."""
         names = {v.name: v.t for v in self.pool}
         try:
-            with torch.no_grad():
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # var of one element and the like
                 result = eval(expr, {"fw": torch}, names)  # noqa: S307 (our own text)
         except Exception:  # noqa: BLE001 (any refusal of PyTorch's just rejects the line)
             return None
@@ -168,8 +175,8 @@ class Builder:
 
     # ---- shapes ----
     def size(self, at_most: int = MAX_NUMEL) -> int:
-        if self.edges and self.ch.chance(8):
-            return 0
+        if self.edges and self.ch.chance(20):
+            return self.ch.pick((1, 0))
         fitting = [s for s in SIZES if s <= at_most] or [1]
         return self.ch.pick(fitting)
 

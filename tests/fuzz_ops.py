@@ -41,7 +41,7 @@ def unary(b: Builder) -> str | None:
     jump = UNARY[template]
     if jump == "positive" or jump == "nonzero" and bool((x.t.abs() < 0.1).any()):
         x = b.positive(x)
-    elif jump and not b.clear(_distance(x.t, jump), float(x.t.abs().max())):
+    elif jump and not b.clear(_distance(x.t, jump), x.scale):
         return None
     return None if x is None else template.format(x=x.name)
 
@@ -49,13 +49,16 @@ def unary(b: Builder) -> str | None:
 def clamp(b: Builder) -> str | None:
     x = b.operand(("float", "int"))
     flat = x.t.flatten().double()
+    flat = flat[torch.isfinite(flat)]
+    if not flat.numel():
+        return None
     lo, hi = (torch.quantile(flat, q).item() for q in (b.ch.integer(0, 40) / 100,
                                                      b.ch.integer(60, 100) / 100))
     if x.kind == "int":
         lo, hi = int(lo), int(hi)
     bounds = b.ch.pick((f"min={lo:.3g}, max={hi:.3g}", f"min={lo:.3g}", f"max={hi:.3g}",
                         f"{lo:.3g}, {hi:.3g}"))
-    scale = float(x.t.abs().max())
+    scale = x.scale
     if not (b.clear(x.t - float(f"{lo:.3g}"), scale) and b.clear(x.t - float(f"{hi:.3g}"), scale)):
         return None
     return f"{x.name}.clamp({bounds})"
@@ -72,7 +75,7 @@ def binary(b: Builder) -> str | None:
             other = b.positive(other)
     elif op == "**":
         a = b.positive(a)
-        if other.kind == "int" or float(other.t.abs().max()) > 3:
+        if other.kind == "int" or other.scale > 3:
             return None
     elif op in ("maximum", "minimum"):
         if not _clear_difference(b, a, other):
@@ -104,7 +107,7 @@ def _clear_difference(b: Builder, x: Value, y: Value) -> bool:
     if x.kind == "bool" or y.kind == "bool":
         return True
     d = x.t.double() - y.t.double()
-    return b.clear(d, max(float(x.t.abs().max()), float(y.t.abs().max())))
+    return b.clear(d, max(x.scale, y.scale))
 
 
 def compare(b: Builder) -> str | None:
@@ -112,7 +115,7 @@ def compare(b: Builder) -> str | None:
     if b.ch.chance(30):
         number = b.scalar(a.kind)
         other_t = torch.tensor(float(number))
-        if not b.clear(a.t.double() - other_t.double(), float(a.t.abs().max())):
+        if not b.clear(a.t.double() - other_t.double(), a.scale):
             return None
         return f"{a.name} {b.ch.pick(COMPARISONS)} {number}"
     other = b.partner(a, (a.kind,))
@@ -146,7 +149,7 @@ def cast(b: Builder) -> str | None:
     target = b.ch.pick(list(CASTS))
     if x.kind == "float" and target != "float":
         jump = "zero" if target == "bool" else "integer"
-        if not b.clear(_distance(x.t, jump), float(x.t.abs().max())):
+        if not b.clear(_distance(x.t, jump), x.scale):
             return None
     return x.name + CASTS[target]
 
@@ -171,9 +174,10 @@ def _keepdim(b: Builder, dims: str) -> str:
     return dims + (", keepdim=True" if dims and b.ch.chance(40) else "")
 
 
-def _clear_top(b: Builder, t: torch.Tensor, axes: tuple, largest: bool) -> bool:
+def _clear_top(b: Builder, x: Value, axes: tuple, largest: bool) -> bool:
     """Whether the largest (or smallest) element of every row along axes is unique by a clear
     margin, or tied exactly."""
+    t = x.t
     if b.edges or not t.is_floating_point() or t.dim() == 0:
         return True
     rows = t.movedim(axes, tuple(range(t.dim() - len(axes), t.dim())))
@@ -181,7 +185,7 @@ def _clear_top(b: Builder, t: torch.Tensor, axes: tuple, largest: bool) -> bool:
     if rows.shape[1] < 2:
         return True
     top = rows.double().topk(2, dim=1, largest=largest).values
-    return b.clear(top[:, 0] - top[:, 1], float(t.abs().max()))
+    return b.clear(top[:, 0] - top[:, 1], x.scale)
 
 
 def reduce_(b: Builder) -> str | None:
@@ -190,7 +194,7 @@ def reduce_(b: Builder) -> str | None:
                     "var", "std", "logsumexp", "softmax", "log_softmax"))
     dims, axes = _dims(b, x, tuples=op in ("sum", "mean", "amax", "amin", "var", "std"))
     if op in ("max", "min", "argmax", "argmin", "amax", "amin"):
-        if not _clear_top(b, x.t, axes, largest=op in ("max", "argmax", "amax")):
+        if not _clear_top(b, x, axes, largest=op in ("max", "argmax", "amax")):
             return None
         if op in ("max", "min") and dims and "(" not in dims:
             return f"{x.name}.{op}({_keepdim(b, dims)}){b.ch.pick(('.values', '.indices', '[0]'))}"
@@ -201,17 +205,17 @@ def reduce_(b: Builder) -> str | None:
     if op in ("var", "std") and math.prod(x.shape[a] for a in axes) < 2 and not b.edges:
         return None
     if op == "std" and not b.edges and not _clear_of_zero(x.t.double().std(dim=axes or None),
-                                                          float(x.t.abs().max())):
+                                                          x.scale):
         return None     # sqrt's gradient is infinite at 0 (PyTorch makes it 0 there)
     keep = dims if op in ("softmax", "log_softmax") else _keepdim(b, dims)
     return f"{x.name}.{op}({keep})"
 
 
 def _factor_shape(b: Builder, numel: int) -> list[int]:
-    """A random shape with numel elements."""
+    """A random shape with numel elements (0 goes last when numel is 0)."""
     dims, left = [], numel
     for _ in range(b.ch.integer(0, 3)):
-        divisors = [d for d in range(1, min(left, 64) + 1) if left % d == 0]
+        divisors = [d for d in range(1, min(left, 64) + 1) if left % d == 0] or [1, 2, 3]
         d = b.ch.pick(divisors)
         dims.append(d)
         left //= d
@@ -330,7 +334,7 @@ def index(b: Builder) -> str | None:
                 and v.t.max() < n]
         if fits:
             return f"{x.name}[{lead}{b.ch.pick(fits).name}]"
-    if form == "compare" and x.kind == "float" and b.clear(x.t - 0.3, float(x.t.abs().max())):
+    if form == "compare" and x.kind == "float" and b.clear(x.t - 0.3, x.scale):
         return f"{x.name}[{x.name} > 0.3]"
     picks = [b.ch.integer(-n, n - 1) for _ in range(b.ch.integer(1, 6))] if n else []
     if form == "two" and x.t.dim() >= 2 and d == 0:

@@ -43,6 +43,12 @@ def test_random_graphs_match_torch(pytestconfig):
     graph()
 
 
+@pytest.mark.parametrize("edges", [False, True])
+def test_generator_always_writes_a_program(edges):
+    for seed in range(300):
+        assert "def program(fw" in fuzzing.generate(SeededChoices(seed), edges)
+
+
 def test_generation_is_deterministic():
     assert fuzzing.generate(SeededChoices(7)) == fuzzing.generate(SeededChoices(7))
     assert fuzzing.generate(SeededChoices(7)) != fuzzing.generate(SeededChoices(8))
@@ -74,6 +80,10 @@ def test_judge_skips_what_float32_cannot_answer():
     assert judge(nan, nan, nan, edges=False)[0] == "skipped"
     assert judge(nan, nan, nan, edges=True) == ("ok", "")
     assert judge(ref, nan, nan, edges=True)[0] == "wrong forward"
+    # a value without a reliable answer is left out, the others are still compared
+    two = _result([[1.0, 2.0], [5.0]], [])
+    assert judge(_result([[1.0, 2.0], [5.5]], []), two, _result([[1.0, 2.5], [5.0]], []),
+                 edges=False)[0] == "wrong forward"
 
 
 def test_runner_records_a_hung_child_and_goes_on(tmp_path):
