@@ -4,16 +4,20 @@ against PyTorch's.
 Every reproducer the fuzzer writes is this file followed by the program's text, so it stays
 standalone: it imports NumPy only and receives the frameworks as arguments.
 """
+import contextlib
+from typing import NamedTuple
+
 import numpy as np
 
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 FLOAT_SPECIALS = (np.nan, np.inf, -np.inf)
 
 # clgrad's float32 answer may differ from PyTorch's float32 answer by
-# RTOL * |value| + ATOL * (largest |value| of that tensor) + SLACK * (how far PyTorch's own
-# float32 answer is from its float64 answer): the last term covers ill-conditioned values
-# (cancellation, long sums) where two correct float32 programs disagree more.
-RTOL, ATOL, SLACK = 1e-4, 1e-5, 8.0
+# RTOL * |value| + ATOL * (largest |value| of that tensor)
+# + SUMS * (its reach: the largest |value| it was computed from, see _reach_tracker)
+# + SLACK * (how far PyTorch's own float32 answer is from its float64 answer: the
+#   conditioning of the value).
+RTOL, ATOL, SUMS, SLACK = 1e-4, 1e-5, 2e-4, 8.0
 # A reference whose float32 and float64 runs differ by more than this (relative to the
 # tensor's scale), or in any integer or non-finite element, has no single float32 answer.
 UNSTABLE = 1e-2
@@ -44,26 +48,68 @@ def make_inputs(data_seed: int, inputs: list, edges: bool) -> list:
             for k, (shape, dtype, _) in enumerate(inputs)]
 
 
-def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32) -> tuple:
-    """program's outputs and each leaf's gradient (None where it has none), as NumPy arrays.
-    The gradients are of the sum of each float output times a random cotangent. (clgrad marks
-    some outputs as requiring grad that torch does not: the int and bool results of float
-    tensors, and what they select through where. Each output's cotangent depends on its
-    position alone, so such an extra output changes nothing where its gradient is zero.) Everything
-    is computed in one go (clgrad.realize) where the framework can."""
+class Result(NamedTuple):
+    outputs: list       # NumPy arrays
+    grads: list         # one per input: a NumPy array, or None without a gradient
+    # torch only: for each output and gradient, the largest magnitude among the values it was
+    # computed from (see _reach); zeros for clgrad
+    output_reach: list = []
+    grad_reach: list = []
+
+
+def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32) -> Result:
+    """program's outputs and each input's gradient. The gradients are of the sum of each float
+    output times a random cotangent. (clgrad marks some outputs as requiring grad that torch
+    does not: the int and bool results of float tensors, and what they select through where.
+    Each output's cotangent depends on its position alone, so such an extra output changes
+    nothing where its gradient is zero.) Everything is computed in one go (clgrad.realize)
+    where the framework can."""
+    tracking = _reach_tracker(fw) if fw.__name__ == "torch" else contextlib.nullcontext()
     leaves = [fw.tensor(a.astype(float_dtype) if a.dtype.kind == "f" else a, requires_grad=g)
               for a, g in zip(arrays, requires_grad)]
-    outputs = program(fw, *leaves)
-    floats = (fw.float16, fw.float32, fw.float64)
-    differentiable = [k for k, o in enumerate(outputs) if o.requires_grad and o.dtype in floats]
-    if differentiable:
-        fw.autograd.backward([outputs[k] for k in differentiable],
-                             [_cotangent(fw, outputs[k], k) for k in differentiable])
+    with tracking:
+        outputs = program(fw, *leaves)
+        floats = (fw.float16, fw.float32, fw.float64)
+        differentiable = [k for k, o in enumerate(outputs)
+                          if o.requires_grad and o.dtype in floats]
+        if differentiable:
+            fw.autograd.backward([outputs[k] for k in differentiable],
+                                 [_cotangent(fw, outputs[k], k) for k in differentiable])
     grads = [x.grad for x in leaves]
     if hasattr(fw, "realize"):
         fw.realize(*outputs, *[g for g in grads if g is not None])
-    return ([o.detach().numpy() for o in outputs],
-            [None if g is None else g.numpy() for g in grads])
+    reach = getattr(tracking, "reach", lambda t: 0.0)
+    return Result([o.detach().numpy() for o in outputs],
+                  [None if g is None else g.numpy() for g in grads],
+                  [reach(o) for o in outputs], [0.0 if g is None else reach(g) for g in grads])
+
+
+def _reach_tracker(torch):
+    """A torch dispatch mode that marks every float value an op makes (backward ops included)
+    with its reach: the largest finite magnitude among it and the values it was computed from.
+    A sum that cancels keeps the rounding errors of its summands, whose size depends on the
+    order of summation (clgrad's is not torch's): the reach bounds them."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    def magnitude(t) -> float:
+        finite = t.detach()[torch.isfinite(t)] if t.is_floating_point() else None
+        return float(finite.abs().max()) if finite is not None and finite.numel() else 0.0
+
+    class ReachTracker(TorchDispatchMode):
+        def reach(self, t) -> float:
+            return getattr(t, "_fuzz_reach", None) or magnitude(t)
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            sources = [self.reach(t) for t in tree_leaves((args, kwargs))
+                       if isinstance(t, torch.Tensor)]
+            for t in tree_leaves(out):
+                if isinstance(t, torch.Tensor) and t.is_floating_point():
+                    t._fuzz_reach = max(sources + [magnitude(t)])
+            return out
+
+    return ReachTracker()
 
 
 def _cotangent(fw, output, k: int):
@@ -72,38 +118,35 @@ def _cotangent(fw, output, k: int):
     return fw.tensor(values).to(output.dtype)
 
 
-def judge(got: tuple, ref: tuple, ref64: tuple, edges: bool) -> tuple[str, str]:
+def judge(got: Result, ref: Result, ref64: Result, edges: bool) -> tuple[str, str]:
     """(status, detail): "ok", "wrong forward", "wrong gradient", or "skipped" when no value
     has a reliable float32 answer. got, ref and ref64 are run()'s results for clgrad, torch in
     float32 and torch in float64. Values without a reliable answer are left out; the
     detail names them."""
-    triples = {name: _none_as_zeros(*arrays)
-               for name, arrays in zip(_names(ref), zip(*map(_flat, (got, ref, ref64))))}
-    left_out = []
+    left_out, compared = [], 0
     with np.errstate(invalid="ignore", over="ignore"):
-        for name, (have, want, want64) in triples.items():
+        for name, have, want, want64, reach in _values(got, ref, ref64):
             if want is None:
                 continue
             reason = _unstable(want, want64, edges)
             if reason:
                 left_out.append(f"{name} left out: {reason}")
                 continue
-            problem = _mismatch(have, want, want64)
+            compared += 1
+            problem = _mismatch(have, want, want64, reach)
             if problem:
                 status = "wrong forward" if name.startswith("output") else "wrong gradient"
                 return status, f"{name}: {problem}"
-    compared = sum(want is not None for _, want, _ in triples.values()) - len(left_out)
     return ("ok" if compared else "skipped"), "; ".join(left_out)
 
 
-def _names(result: tuple) -> list:
-    outputs, grads = result
-    return [f"output {k}" for k in range(len(outputs))] + \
-        [f"gradient of input {k}" for k in range(len(grads))]
-
-
-def _flat(result: tuple) -> list:
-    return list(result[0]) + list(result[1])
+def _values(got: Result, ref: Result, ref64: Result):
+    """(name, clgrad's, torch's, torch's float64 array, torch's reach) for each output and
+    each input's gradient."""
+    for k, arrays in enumerate(zip(got.outputs, ref.outputs, ref64.outputs)):
+        yield (f"output {k}", *arrays, ref.output_reach[k])
+    for k, arrays in enumerate(zip(got.grads, ref.grads, ref64.grads)):
+        yield (f"gradient of input {k}", *_none_as_zeros(*arrays), ref.grad_reach[k])
 
 
 def _none_as_zeros(*arrays) -> tuple:
@@ -137,7 +180,8 @@ def _unstable(want: np.ndarray, want64: np.ndarray, edges: bool) -> str | None:
     return None
 
 
-def _mismatch(have: np.ndarray, want: np.ndarray, want64: np.ndarray) -> str | None:
+def _mismatch(have: np.ndarray, want: np.ndarray, want64: np.ndarray,
+              reach: float) -> str | None:
     if have.shape != want.shape:
         return f"shape {have.shape} != torch's {want.shape}"
     if have.dtype != want.dtype:
@@ -149,7 +193,7 @@ def _mismatch(have: np.ndarray, want: np.ndarray, want64: np.ndarray) -> str | N
     finite = np.isfinite(want)
     deviation = np.abs(want[finite].astype(np.float64) - want64[finite])
     tolerance = (RTOL * np.abs(want.astype(np.float64)) + ATOL * _scale(want)
-                 + SLACK * (deviation.max() if deviation.size else 0.0))
+                 + SUMS * reach + SLACK * (deviation.max() if deviation.size else 0.0))
     error = np.where(finite, np.abs(have.astype(np.float64) - want), 0.0)
     return _first_difference(have, want, error > tolerance)
 

@@ -52,15 +52,13 @@ def clamp(b: Builder) -> str | None:
     flat = flat[torch.isfinite(flat)]
     if not flat.numel():
         return None
+    # bounds inside the values' range, so that both clamp some elements
     lo, hi = (torch.quantile(flat, q).item() for q in (b.ch.integer(0, 40) / 100,
                                                      b.ch.integer(60, 100) / 100))
-    if x.kind == "int":
-        lo, hi = int(lo), int(hi)
-    bounds = b.ch.pick((f"min={lo:.3g}, max={hi:.3g}", f"min={lo:.3g}", f"max={hi:.3g}",
-                        f"{lo:.3g}, {hi:.3g}"))
-    scale = x.scale
-    if not (b.clear(x.t - float(f"{lo:.3g}"), scale) and b.clear(x.t - float(f"{hi:.3g}"), scale)):
+    lo, hi = (str(int(v)) if x.kind == "int" else f"{v:.3g}" for v in (lo, hi))
+    if not (b.clear(x.t - float(lo), x.scale) and b.clear(x.t - float(hi), x.scale)):
         return None
+    bounds = b.ch.pick((f"min={lo}, max={hi}", f"min={lo}", f"max={hi}", f"{lo}, {hi}"))
     return f"{x.name}.clamp({bounds})"
 
 
@@ -93,7 +91,8 @@ def _with_scalar(b: Builder, a: Value, op: str) -> str | None:
         if b.ch.chance(30):
             return f"{b.ch.pick(('2.0', '0.5', '3.0'))} ** {a.name}"
         a = b.positive(a)
-        return None if a is None else f"{a.name} ** {b.ch.pick(('2', '0.5', '-1', '3', '1.5', '-0.5'))}"
+        exponent = b.ch.pick(("2", "0.5", "-1", "3", "1.5", "-0.5"))
+        return None if a is None else f"{a.name} ** {exponent}"
     if b.ch.chance(50):
         if op == "/":
             a = b.positive(a)
@@ -192,16 +191,17 @@ def reduce_(b: Builder) -> str | None:
     x = b.operand(("float", "int", "bool") if b.ch.chance(20) else ("float",))
     op = b.ch.pick(("sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "prod",
                     "var", "std", "logsumexp", "softmax", "log_softmax"))
+    # PyTorch takes a tuple of dims for these only
     dims, axes = _dims(b, x, tuples=op in ("sum", "mean", "amax", "amin", "var", "std"))
     if op in ("max", "min", "argmax", "argmin", "amax", "amin"):
         if not _clear_top(b, x, axes, largest=op in ("max", "argmax", "amax")):
             return None
-        if op in ("max", "min") and dims and "(" not in dims:
+        if op in ("max", "min") and dims:
             return f"{x.name}.{op}({_keepdim(b, dims)}){b.ch.pick(('.values', '.indices', '[0]'))}"
-    if op in ("logsumexp", "softmax", "log_softmax") and (not dims or "(" in dims):
+    if op in ("logsumexp", "softmax", "log_softmax") and not dims:
         return None
-    if op == "prod" and ("(" in dims or not b.edges and math.prod(x.shape[a] for a in axes) > 24):
-        return None
+    if op == "prod" and not b.edges and math.prod(x.shape[a] for a in axes) > 24:
+        return None     # a product of many elements under- or overflows
     if op in ("var", "std") and math.prod(x.shape[a] for a in axes) < 2 and not b.edges:
         return None
     if op == "std" and not b.edges and not _clear_of_zero(x.t.double().std(dim=axes or None),
@@ -348,9 +348,12 @@ def matmul(b: Builder) -> str | None:
     k = a.shape[-1]
     m = b.size(MAX_NUMEL // max(a.t.numel() // max(k, 1), 1))
     batch = a.shape[:-2] if a.t.dim() >= 3 and b.ch.chance(60) else ()
-    form = b.ch.pick(("@", "matmul", "fw.matmul", "mm", "bmm", "vector", "transposed", "self"))
+    form = b.ch.pick(("@", "matmul", "fw.matmul", "mm", "bmm", "vector", "transposed",
+                      "transposed_left", "self"))
     if form == "self" and a.t.dim() >= 2:
         return f"{a.name} @ {a.name}.transpose(-1, -2)"
+    if form == "transposed_left" and a.t.dim() >= 2:
+        return f"{a.name}.transpose(-1, -2) @ {b.new_input(batch + (a.shape[-2], m)).name}"
     if form == "vector":
         return f"{a.name} @ {b.new_input((k,)).name}"
     if form == "transposed":

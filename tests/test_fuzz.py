@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 import clgrad as cg  # noqa: E402
 import fuzzing  # noqa: E402
 from fuzz_gen import Choices, SeededChoices  # noqa: E402
-from fuzz_harness import judge  # noqa: E402
+from fuzz_harness import Result, judge  # noqa: E402
 
 
 class DrawnChoices(Choices):
@@ -55,7 +55,9 @@ def test_generation_is_deterministic():
 
 
 def _result(outputs, grads):
-    return [np.array(o) for o in outputs], [None if g is None else np.array(g) for g in grads]
+    return Result([np.array(o) for o in outputs],
+                  [None if g is None else np.array(g) for g in grads],
+                  [0.0] * len(outputs), [0.0] * len(grads))
 
 
 def test_judge_finds_wrong_values_and_gradients():
