@@ -85,11 +85,10 @@ def reproducer(source: str, seed, device: str, status: str, detail: str) -> str:
             "\n\nif __name__ == \"__main__\":\n    main(program, INPUTS, DATA_SEED, EDGES)\n")
 
 
-def write_reproducer(out: str, seed: int, device: str, edges: bool, status: str,
+def write_reproducer(out: str, source: str, seed: int, device: str, status: str,
                      detail: str) -> str:
-    source = generate(SeededChoices(seed), edges)
-    path = os.path.join(out, f"{device.replace(':', '-')}{'-edges' if edges else ''}"
-                             f"-seed{seed}.py")
+    edges = "-edges" if "EDGES = True" in source else ""
+    path = os.path.join(out, f"{device.replace(':', '-')}{edges}-seed{seed}.py")
     with open(path, "w") as f:
         f.write(reproducer(source, seed, device, status, detail))
     return path
@@ -101,10 +100,11 @@ def child(seeds: list[int], device: str, edges: bool, out: str) -> None:
     os.dup2(2, 1)           # anything else printed goes to the log, not into the protocol
     for seed in seeds:
         protocol.write(json.dumps({"seed": seed, "event": "start"}) + "\n")
-        status, detail = check(generate(SeededChoices(seed), edges))
+        source = generate(SeededChoices(seed), edges)
+        status, detail = check(source)
         record = {"seed": seed, "status": status, "detail": detail}
         if status in FAILURES:
-            record["path"] = write_reproducer(out, seed, device, edges, status, detail)
+            record["path"] = write_reproducer(out, source, seed, device, status, detail)
         protocol.write(json.dumps(record) + "\n")
 
 
@@ -157,7 +157,8 @@ def _run_child(batch: list[int], opts: Options, results: dict) -> list[int]:
         status, detail = "crash", signal.Signals(-code).name
     else:
         status, detail = "crash", f"exit code {code}"
-    path = write_reproducer(opts.out, current, opts.device, opts.edges, status, detail)
+    source = generate(SeededChoices(current), opts.edges)
+    path = write_reproducer(opts.out, source, current, opts.device, status, detail)
     results[current] = {"seed": current, "status": status, "detail": detail, "path": path}
     return [s for s in left if s != current]
 
