@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -33,7 +34,8 @@ from fuzz_gen import Builder, Choices, SeededChoices
 from fuzz_ops import FAMILIES
 from fuzz_harness import judge, make_inputs, run
 
-MAX_LINES = 10            # ops per program
+MAX_LINES = 12            # ops per program
+CONTINUE = 85             # percent chance of one more line: 6 lines on average
 ATTEMPTS = 12             # tries to find a valid op for each line
 MAX_OUTPUTS = 4
 STARTUP_TIMEOUT = 120     # seconds a child may take to import and start its first graph
@@ -44,11 +46,15 @@ def generate(choices: Choices, edges: bool = False) -> str:
     """A random program's source text (see fuzz_gen.Builder.source for its form)."""
     b = Builder(choices, edges)
     b.new_input(b.shape())
-    for _ in range(choices.integer(1, MAX_LINES)):
+    for _ in range(MAX_LINES):
         for _ in range(ATTEMPTS):
             expr = choices.weighted(FAMILIES)(b)
             if expr is not None and b.emit(expr) is not None:
                 break
+        # decided line by line (not a count drawn first), so that hypothesis shrinks a
+        # program by dropping the decisions of one line
+        if not choices.chance(CONTINUE):
+            break
     outputs = b.sinks()[-MAX_OUTPUTS:] or [b.emit(f"{b.pool[0].name}.float() * 2.0")]
     return b.source(outputs)
 
@@ -85,7 +91,7 @@ def reproducer(source: str, seed, device: str, status: str, detail: str) -> str:
             "\n\nif __name__ == \"__main__\":\n    main(program, INPUTS, DATA_SEED, EDGES)\n")
 
 
-def write_reproducer(out: str, source: str, seed: int, device: str, status: str,
+def write_reproducer(out: str, source: str, seed: int | str, device: str, status: str,
                      detail: str) -> str:
     edges = "-edges" if "EDGES = True" in source else ""
     path = os.path.join(out, f"{device.replace(':', '-')}{edges}-seed{seed}.py")
@@ -98,7 +104,10 @@ def write_reproducer(out: str, source: str, seed: int, device: str, status: str,
 def child(seeds: list[int], device: str, edges: bool, out: str) -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)           # anything else printed goes to the log, not into the protocol
+    # pyopencl's note on every build of Intel's would bury the compilers' crash reports
+    warnings.filterwarnings("ignore", message="Non-empty compiler output")
     for seed in seeds:
+        print(f"== {device} seed {seed}", file=sys.stderr, flush=True)   # marks the log
         protocol.write(json.dumps({"seed": seed, "event": "start"}) + "\n")
         source = generate(SeededChoices(seed), edges)
         status, detail = check(source)

@@ -19,26 +19,30 @@ from fuzz_harness import Result, judge  # noqa: E402
 class DrawnChoices(Choices):
     """Decisions drawn by hypothesis, so that a failing program shrinks."""
 
-    def __init__(self, data):
-        self.data = data
+    def __init__(self, draw):
+        self.draw = draw
 
     def integer(self, lo: int, hi: int) -> int:
-        return self.data.draw(st.integers(lo, hi))
+        return self.draw(st.integers(lo, hi))
 
 
-def test_random_graphs_match_torch(pytestconfig):
-    edges = pytestconfig.getoption("--fuzz-edges")
+@st.composite
+def programs(draw, edges: bool) -> str:
+    return fuzzing.generate(DrawnChoices(draw), edges)
 
+
+def test_random_graphs_match_torch(pytestconfig, tmp_path):
     # derandomized: the same graphs every run, so their kernels come from the disk cache
     @settings(max_examples=pytestconfig.getoption("--fuzz-budget"), derandomize=True,
               deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(st.data())
-    def graph(data):
-        source = fuzzing.generate(DrawnChoices(data), edges)
+    @given(programs(pytestconfig.getoption("--fuzz-edges")))
+    def graph(source):
         status, detail = fuzzing.check(source)
         assume(status != "skipped")
-        assert status == "ok", fuzzing.reproducer(source, "(hypothesis)", cg.device().spec,
-                                                  status, detail)
+        if status != "ok":
+            path = fuzzing.write_reproducer(str(tmp_path), source, "-hypothesis",
+                                            cg.device().spec, status, detail)
+            pytest.fail(f"{status}: {detail}\n\n{source}\nreproducer: {path}")
 
     graph()
 
