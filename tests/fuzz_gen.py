@@ -23,7 +23,6 @@ SIZES = (2, 3, 1, 4, 8, 5, 13, 16, 7, 30, 32, 64, 104, 128, 1000)
 MAX_NUMEL = 4096
 MAX_MAGNITUDE = 1e4       # larger results are rejected outside the edge mode
 MARGIN = 1e-4             # how far from a jump, relative to the operand's scale, is clear
-DTYPES = ("float32", "int64", "int32", "bool")
 KINDS = {torch.float32: "float", torch.float64: "float", torch.int64: "int",
          torch.int32: "int", torch.bool: "bool"}
 

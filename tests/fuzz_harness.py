@@ -52,9 +52,9 @@ class Result(NamedTuple):
     outputs: list       # NumPy arrays
     grads: list         # one per input: a NumPy array, or None without a gradient
     # torch only: for each output and gradient, the largest magnitude among the values it was
-    # computed from (see _reach); zeros for clgrad
-    output_reach: list = []
-    grad_reach: list = []
+    # computed from (see _reach_tracker); zeros for clgrad
+    output_reach: list
+    grad_reach: list
 
 
 def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32) -> Result:

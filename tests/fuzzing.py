@@ -62,7 +62,7 @@ def generate(choices: Choices, edges: bool = False) -> str:
 def check(source: str) -> tuple[str, str]:
     """(status, detail) of one program on clgrad's default device: "ok", "skipped", "wrong
     forward", "wrong gradient" or "exception"."""
-    import clgrad
+    import clgrad   # here: the runner's parent process never opens an OpenCL device
     space: dict = {}
     exec(source, space)  # noqa: S102 (a program we generated)
     edges = space["EDGES"]
@@ -177,22 +177,22 @@ def _read_protocol(proc, timeout: float, results: dict) -> tuple[int | None, boo
     and did not finish (None if none) and whether it hung: took longer than timeout on one
     graph, or than STARTUP_TIMEOUT to start."""
     current, pending = None, b""
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stdout, selectors.EVENT_READ)
-    while True:
-        if not selector.select(timeout if current is not None else STARTUP_TIMEOUT):
-            return current, True
-        chunk = os.read(proc.stdout.fileno(), 1 << 16)
-        if not chunk:
-            return current, False
-        *lines, pending = (pending + chunk).split(b"\n")
-        for line in lines:
-            record = json.loads(line)
-            if record.get("event") == "start":
-                current = record["seed"]
-            else:
-                results[record["seed"]] = record
-                current = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while True:
+            if not selector.select(timeout if current is not None else STARTUP_TIMEOUT):
+                return current, True
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return current, False
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                record = json.loads(line)
+                if record.get("event") == "start":
+                    current = record["seed"]
+                else:
+                    results[record["seed"]] = record
+                    current = None
 
 
 def summarize(results: dict[int, dict], device: str, triage: dict[int, dict]) -> str:
