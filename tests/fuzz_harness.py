@@ -173,11 +173,17 @@ def _unstable(want: np.ndarray, want64: np.ndarray, edges: bool) -> str | None:
         return "a non-finite reference in the default mode"
     if np.any(_kinds(want) != _kinds(want64)):
         return "non-finite elements differ between float32 and float64"
+    deviation = _deviation(want, want64)
+    if deviation > UNSTABLE * _scale(want64):
+        return f"float32 is off float64 by {deviation:.3g}"
+    return None
+
+
+def _deviation(want: np.ndarray, want64: np.ndarray) -> float:
+    """How far torch's float32 answer is from its float64 one (finite elements only)."""
     finite = np.isfinite(want)
     deviation = np.abs(want[finite].astype(np.float64) - want64[finite])
-    if deviation.size and deviation.max() > UNSTABLE * _scale(want64):
-        return f"float32 is off float64 by {deviation.max():.3g}"
-    return None
+    return float(deviation.max()) if deviation.size else 0.0
 
 
 def _mismatch(have: np.ndarray, want: np.ndarray, want64: np.ndarray,
@@ -190,11 +196,9 @@ def _mismatch(have: np.ndarray, want: np.ndarray, want64: np.ndarray,
         return _first_difference(have, want, have != want)
     if np.any(_kinds(have) != _kinds(want)):
         return _first_difference(have, want, _kinds(have) != _kinds(want))
-    finite = np.isfinite(want)
-    deviation = np.abs(want[finite].astype(np.float64) - want64[finite])
     tolerance = (RTOL * np.abs(want.astype(np.float64)) + ATOL * _scale(want)
-                 + SUMS * reach + SLACK * (deviation.max() if deviation.size else 0.0))
-    error = np.where(finite, np.abs(have.astype(np.float64) - want), 0.0)
+                 + SUMS * reach + SLACK * _deviation(want, want64))
+    error = np.where(np.isfinite(want), np.abs(have.astype(np.float64) - want), 0.0)
     return _first_difference(have, want, error > tolerance)
 
 
