@@ -9,6 +9,10 @@ from clgrad.config import config as clgrad_config
 def pytest_addoption(parser):
     parser.addoption("--device", default=None,
                      help="run every test on this clgrad device (cpu:intel, cpu:pocl, cl:P:D, ...)")
+    parser.addoption("--fuzz-budget", type=int, default=150,
+                     help="random op graphs test_fuzz.py compares with PyTorch")
+    parser.addoption("--fuzz-edges", action="store_true",
+                     help="test_fuzz.py also draws NaN, inf, empty dims and int32 extremes")
 
 
 def pytest_configure(config):

@@ -1,0 +1,223 @@
+"""Runs one generated program on a framework (clgrad or torch) and judges clgrad's answer
+against PyTorch's.
+
+Every reproducer the fuzzer writes is this file followed by the program's text, so it stays
+standalone: it imports NumPy only and receives the frameworks as arguments.
+"""
+import contextlib
+from typing import NamedTuple
+
+import numpy as np
+
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+FLOAT_SPECIALS = (np.nan, np.inf, -np.inf)
+
+# clgrad's float32 answer may differ from PyTorch's float32 answer by
+# RTOL * |value| + ATOL * (largest |value| of that tensor)
+# + SUMS * (its reach: the largest |value| it was computed from, see _reach_tracker)
+# + SLACK * (how far PyTorch's own float32 answer is from its float64 answer: the
+#   conditioning of the value).
+RTOL, ATOL, SUMS, SLACK = 1e-4, 1e-5, 2e-4, 8.0
+# A reference whose float32 and float64 runs differ by more than this (relative to the
+# tensor's scale), or in any integer or non-finite element, has no single float32 answer.
+UNSTABLE = 1e-2
+
+
+def make_input(data_seed: int, index: int, shape: tuple, dtype: str, edges: bool) -> np.ndarray:
+    """The index-th input of a program. Floats are distinct (no ties for max or argmax to
+    break differently) and in [-2, 2); ints in [-5, 5]. With edges, some elements are NaN,
+    +-inf or int32 extremes."""
+    rng = np.random.default_rng([data_seed, index])
+    n = int(np.prod(shape, dtype=np.int64))
+    if dtype == "bool":
+        flat = rng.random(n) < 0.5
+    elif dtype.startswith("int"):
+        flat = rng.integers(-5, 6, n).astype(dtype)
+    else:
+        spread = rng.permutation(n) + rng.uniform(0.1, 0.9, n)
+        flat = (-2.0 + 4.0 * spread / max(n, 1)).astype(dtype)
+    if edges and n and dtype != "bool" and rng.random() < 0.5:
+        specials = FLOAT_SPECIALS if dtype.startswith("float") else (INT32_MIN, INT32_MAX)
+        spots = rng.integers(0, n, rng.integers(1, 4))
+        flat[spots] = rng.choice(specials, len(spots))
+    return flat.reshape(shape)
+
+
+def make_inputs(data_seed: int, inputs: list, edges: bool) -> list:
+    return [make_input(data_seed, k, shape, dtype, edges)
+            for k, (shape, dtype, _) in enumerate(inputs)]
+
+
+class Result(NamedTuple):
+    outputs: list       # NumPy arrays
+    grads: list         # one per input: a NumPy array, or None without a gradient
+    # torch only: for each output and gradient, the largest magnitude among the values it was
+    # computed from (see _reach_tracker); zeros for clgrad
+    output_reach: list
+    grad_reach: list
+
+
+def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32) -> Result:
+    """program's outputs and each input's gradient. The gradients are of the sum of each float
+    output times a random cotangent. (clgrad marks some outputs as requiring grad that torch
+    does not: the int and bool results of float tensors, and what they select through where.
+    Each output's cotangent depends on its position alone, so such an extra output changes
+    nothing where its gradient is zero.) Everything is computed in one go (clgrad.realize)
+    where the framework can."""
+    tracking = _reach_tracker(fw) if fw.__name__ == "torch" else contextlib.nullcontext()
+    leaves = [fw.tensor(a.astype(float_dtype) if a.dtype.kind == "f" else a, requires_grad=g)
+              for a, g in zip(arrays, requires_grad)]
+    with tracking:
+        outputs = program(fw, *leaves)
+        floats = (fw.float16, fw.float32, fw.float64)
+        differentiable = [k for k, o in enumerate(outputs)
+                          if o.requires_grad and o.dtype in floats]
+        if differentiable:
+            fw.autograd.backward([outputs[k] for k in differentiable],
+                                 [_cotangent(fw, outputs[k], k) for k in differentiable])
+    grads = [x.grad for x in leaves]
+    if hasattr(fw, "realize"):
+        fw.realize(*outputs, *[g for g in grads if g is not None])
+    reach = getattr(tracking, "reach", lambda t: 0.0)
+    return Result([o.detach().numpy() for o in outputs],
+                  [None if g is None else g.numpy() for g in grads],
+                  [reach(o) for o in outputs], [0.0 if g is None else reach(g) for g in grads])
+
+
+def _reach_tracker(torch):
+    """A torch dispatch mode that marks every float value an op makes (backward ops included)
+    with its reach: the largest finite magnitude among it and the values it was computed from.
+    A sum that cancels keeps the rounding errors of its summands, whose size depends on the
+    order of summation (clgrad's is not torch's): the reach bounds them."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    def magnitude(t) -> float:
+        finite = t.detach()[torch.isfinite(t)] if t.is_floating_point() else None
+        return float(finite.abs().max()) if finite is not None and finite.numel() else 0.0
+
+    class ReachTracker(TorchDispatchMode):
+        def reach(self, t) -> float:
+            return getattr(t, "_fuzz_reach", None) or magnitude(t)
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            sources = [self.reach(t) for t in tree_leaves((args, kwargs))
+                       if isinstance(t, torch.Tensor)]
+            for t in tree_leaves(out):
+                if isinstance(t, torch.Tensor) and t.is_floating_point():
+                    t._fuzz_reach = max(sources + [magnitude(t)])
+            return out
+
+    return ReachTracker()
+
+
+def _cotangent(fw, output, k: int):
+    rng = np.random.default_rng([0, k])
+    values = np.asarray(rng.uniform(-1, 1, tuple(output.shape)), np.float32)
+    return fw.tensor(values).to(output.dtype)
+
+
+def judge(got: Result, ref: Result, ref64: Result, edges: bool) -> tuple[str, str]:
+    """(status, detail): "ok", "wrong forward", "wrong gradient", or "skipped" when no value
+    has a reliable float32 answer. got, ref and ref64 are run()'s results for clgrad, torch in
+    float32 and torch in float64. Values without a reliable answer are left out; the
+    detail names them."""
+    left_out, compared = [], 0
+    with np.errstate(invalid="ignore", over="ignore"):
+        for name, have, want, want64, reach in _values(got, ref, ref64):
+            if want is None:
+                continue
+            reason = _unstable(want, want64, edges)
+            if reason:
+                left_out.append(f"{name} left out: {reason}")
+                continue
+            compared += 1
+            problem = _mismatch(have, want, want64, reach)
+            if problem:
+                status = "wrong forward" if name.startswith("output") else "wrong gradient"
+                return status, f"{name}: {problem}"
+    return ("ok" if compared else "skipped"), "; ".join(left_out)
+
+
+def _values(got: Result, ref: Result, ref64: Result):
+    """(name, clgrad's, torch's, torch's float64 array, torch's reach) for each output and
+    each input's gradient."""
+    for k, arrays in enumerate(zip(got.outputs, ref.outputs, ref64.outputs)):
+        yield (f"output {k}", *arrays, ref.output_reach[k])
+    for k, arrays in enumerate(zip(got.grads, ref.grads, ref64.grads)):
+        yield (f"gradient of input {k}", *_none_as_zeros(*arrays), ref.grad_reach[k])
+
+
+def _none_as_zeros(*arrays) -> tuple:
+    """PyTorch's None gradient means zero: Nones become zeros shaped like the others."""
+    shaped = next((a for a in arrays if a is not None), None)
+    return tuple(np.zeros_like(shaped) if a is None and shaped is not None else a
+                 for a in arrays)
+
+
+def _scale(a: np.ndarray) -> float:
+    finite = np.abs(a[np.isfinite(a)])
+    return float(finite.max()) if finite.size else 0.0
+
+
+def _kinds(a: np.ndarray) -> np.ndarray:
+    """0 where finite, 1 NaN, 2 +inf, 3 -inf."""
+    return np.select([np.isnan(a), np.isposinf(a), np.isneginf(a)], [1, 2, 3], 0)
+
+
+def _unstable(want: np.ndarray, want64: np.ndarray, edges: bool) -> str | None:
+    if want.dtype.kind in "biu":
+        return None if np.array_equal(want, want64) else "an integer result flips with precision"
+    if not edges and not np.all(np.isfinite(want)):
+        return "a non-finite reference in the default mode"
+    if np.any(_kinds(want) != _kinds(want64)):
+        return "non-finite elements differ between float32 and float64"
+    deviation = _deviation(want, want64)
+    if deviation > UNSTABLE * _scale(want64):
+        return f"float32 is off float64 by {deviation:.3g}"
+    return None
+
+
+def _deviation(want: np.ndarray, want64: np.ndarray) -> float:
+    """How far torch's float32 answer is from its float64 one (finite elements only)."""
+    finite = np.isfinite(want)
+    deviation = np.abs(want[finite].astype(np.float64) - want64[finite])
+    return float(deviation.max()) if deviation.size else 0.0
+
+
+def _mismatch(have: np.ndarray, want: np.ndarray, want64: np.ndarray,
+              reach: float) -> str | None:
+    if have.shape != want.shape:
+        return f"shape {have.shape} != torch's {want.shape}"
+    if have.dtype != want.dtype:
+        return f"dtype {have.dtype} != torch's {want.dtype}"
+    if want.dtype.kind in "biu":
+        return _first_difference(have, want, have != want)
+    if np.any(_kinds(have) != _kinds(want)):
+        return _first_difference(have, want, _kinds(have) != _kinds(want))
+    tolerance = (RTOL * np.abs(want.astype(np.float64)) + ATOL * _scale(want)
+                 + SUMS * reach + SLACK * _deviation(want, want64))
+    error = np.where(np.isfinite(want), np.abs(have.astype(np.float64) - want), 0.0)
+    return _first_difference(have, want, error > tolerance)
+
+
+def _first_difference(have: np.ndarray, want: np.ndarray, bad: np.ndarray) -> str | None:
+    if not np.any(bad):
+        return None
+    at = tuple(int(i) for i in np.argwhere(bad)[0])
+    return (f"{int(np.sum(bad))} of {bad.size} elements differ; at {at}: clgrad {have[at]!r}, "
+            f"torch {want[at]!r}")
+
+
+def main(program, inputs: list, data_seed: int, edges: bool) -> None:
+    """Runs program on clgrad (CLGRAD_DEVICE picks the device) and on torch; prints the
+    verdict."""
+    import clgrad
+    import torch
+    arrays = make_inputs(data_seed, inputs, edges)
+    flags = [g for _, _, g in inputs]
+    ref = run(torch, program, arrays, flags)
+    ref64 = run(torch, program, arrays, flags, np.float64)
+    got = run(clgrad, program, arrays, flags)
+    print(f"device {clgrad.device()}:", *judge(got, ref, ref64, edges))

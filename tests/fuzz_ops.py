@@ -1,0 +1,374 @@
+"""The op families a fuzzed program draws its lines from. Each takes the Builder, picks its
+operands and returns the line's expression (text that runs with fw = clgrad or fw = torch), or
+None when it finds nothing valid; it may emit helper lines first (a positive version of an
+operand). The Builder evaluates the expression and rejects what PyTorch refuses."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from fuzz_gen import MARGIN, MAX_NUMEL, Builder, Value
+
+# unary ops on floats: template, and where the op jumps (its output or its gradient)
+UNARY = {
+    "-{x}": None, "{x}.neg()": None, "{x}.abs()": "zero", "{x}.exp()": None,
+    "{x}.log()": "positive", "{x}.sqrt()": "positive", "{x}.rsqrt()": "positive",
+    "{x}.sin()": None, "{x}.cos()": None, "{x}.tanh()": None, "{x}.sigmoid()": None,
+    "{x}.relu()": "zero", "{x}.sign()": "zero", "{x}.floor()": "integer",
+    "{x}.ceil()": "integer", "{x}.round()": "half", "{x}.reciprocal()": "nonzero",
+}
+INT_UNARY = ("-{x}", "{x}.abs()", "{x}.sign()", "{x}.neg()")
+ARITHMETIC = ("+", "-", "*", "/", "**")
+COMPARISONS = ("<", ">", "<=", ">=", "==", "!=")
+CASTS = {"float": ".float()", "int32": ".int()", "int64": ".long()", "bool": ".bool()"}
+
+
+def _distance(t: torch.Tensor, jump: str) -> torch.Tensor:
+    """How far each element of t is from where an op of this jump kind jumps."""
+    if jump == "integer":
+        return t - t.round()
+    if jump == "half":
+        return t - (t.floor() + 0.5)
+    return t
+
+
+def unary(b: Builder) -> str | None:
+    x = b.operand(("float", "int"))
+    if x.kind == "int":
+        return b.ch.pick(INT_UNARY).format(x=x.name)
+    template = b.ch.pick(list(UNARY))
+    jump = UNARY[template]
+    if jump == "positive" or jump == "nonzero" and bool((x.t.abs() < 0.1).any()):
+        x = b.positive(x)
+    elif jump and not b.clear(_distance(x.t, jump), x.scale):
+        return None
+    return None if x is None else template.format(x=x.name)
+
+
+def clamp(b: Builder) -> str | None:
+    x = b.operand(("float", "int"))
+    flat = x.t.flatten().double()
+    flat = flat[torch.isfinite(flat)]
+    if not flat.numel():
+        return None
+    # bounds inside the values' range, so that both clamp some elements
+    lo, hi = (torch.quantile(flat, q).item() for q in (b.ch.integer(0, 40) / 100,
+                                                     b.ch.integer(60, 100) / 100))
+    lo, hi = (str(int(v)) if x.kind == "int" else f"{v:.3g}" for v in (lo, hi))
+    if not (b.clear(x.t - float(lo), x.scale) and b.clear(x.t - float(hi), x.scale)):
+        return None
+    bounds = b.ch.pick((f"min={lo}, max={hi}", f"min={lo}", f"max={hi}", f"{lo}, {hi}"))
+    return f"{x.name}.clamp({bounds})"
+
+
+def binary(b: Builder) -> str | None:
+    a = b.operand(("float", "int"))
+    op = b.ch.pick(ARITHMETIC + ("maximum", "minimum"))
+    if b.ch.chance(30) and op not in ("maximum", "minimum"):
+        return _with_scalar(b, a, op)
+    other = b.partner(a, ("float", "int") if b.ch.chance(30) else (a.kind,))
+    if op == "/":
+        if not b.edges and bool((other.t.abs() < 0.1).any()):
+            other = b.positive(other)
+    elif op == "**":
+        a = b.positive(a)
+        if other.kind == "int" or other.scale > 3:
+            return None
+    elif op in ("maximum", "minimum"):
+        if not _clear_difference(b, a, other):
+            return None
+        return f"fw.{op}({a.name}, {other.name})"
+    return None if a is None or other is None else f"{a.name} {op} {other.name}"
+
+
+def _with_scalar(b: Builder, a: Value, op: str) -> str | None:
+    """a op number, or number op a (a reflected operator)."""
+    number = b.scalar(b.ch.pick(("float", "int")))
+    if op == "**":
+        if a.kind == "int":
+            return f"{a.name} ** {b.ch.pick(('2', '3', '1', '0'))}"
+        if b.ch.chance(30):
+            return f"{b.ch.pick(('2.0', '0.5', '3.0'))} ** {a.name}"
+        a = b.positive(a)
+        exponent = b.ch.pick(("2", "0.5", "-1", "3", "1.5", "-0.5"))
+        return None if a is None else f"{a.name} ** {exponent}"
+    if b.ch.chance(50):
+        if op == "/":
+            a = b.positive(a)
+        return None if a is None else f"{number} {op} {a.name}"
+    return f"{a.name} {op} {number}" if not (op == "/" and float(number) == 0) else None
+
+
+def _clear_difference(b: Builder, x: Value, y: Value) -> bool:
+    """Whether x and y are nowhere nearly but not exactly equal (a tie both sides break the
+    same way, or a clear winner)."""
+    if x.kind == "bool" or y.kind == "bool":
+        return True
+    d = x.t.double() - y.t.double()
+    return b.clear(d, max(x.scale, y.scale))
+
+
+def compare(b: Builder) -> str | None:
+    a = b.operand(("float", "int"))
+    if b.ch.chance(30):
+        number = b.scalar(a.kind)
+        other_t = torch.tensor(float(number))
+        if not b.clear(a.t.double() - other_t.double(), a.scale):
+            return None
+        return f"{a.name} {b.ch.pick(COMPARISONS)} {number}"
+    other = b.partner(a, (a.kind,))
+    if not _clear_difference(b, a, other):
+        return None
+    return f"{a.name} {b.ch.pick(COMPARISONS)} {other.name}"
+
+
+def logical(b: Builder) -> str | None:
+    m = b.operand(("bool",))
+    if b.ch.chance(30):
+        return f"~{m.name}"
+    return f"{m.name} {b.ch.pick(('&', '|'))} {b.partner(m, ('bool',)).name}"
+
+
+def where(b: Builder) -> str | None:
+    if any(v.kind == "bool" for v in b.pool) and b.ch.chance(50):
+        cond = b.operand(("bool",))
+    else:           # a comparison line feeding the where
+        comparison = compare(b)
+        cond = comparison and b.emit(comparison)
+    if cond is None:
+        return None
+    a = b.partner(cond, ("float",) if b.ch.chance(80) else ("float", "int"))
+    other = b.scalar() if b.ch.chance(25) else b.partner(cond, (a.kind,)).name
+    return f"fw.where({cond.name}, {a.name}, {other})"
+
+
+def cast(b: Builder) -> str | None:
+    x = b.operand(("float", "int", "bool"))
+    target = b.ch.pick(list(CASTS))
+    if x.kind == "float" and target != "float":
+        jump = "zero" if target == "bool" else "integer"
+        if not b.clear(_distance(x.t, jump), x.scale):
+            return None
+    return x.name + CASTS[target]
+
+
+def _clear_of_zero(t: torch.Tensor, scale: float) -> bool:
+    return bool((t.abs() > MARGIN * max(scale, 1e-6)).all())
+
+
+def _dims(b: Builder, x: Value, tuples: bool) -> tuple[str, tuple]:
+    """A dim argument for a reduction over x ("" for all dims) and the axes it names."""
+    ndim = x.t.dim()
+    if ndim == 0 and not b.edges or b.ch.chance(20):
+        return "", tuple(range(ndim))
+    if tuples and ndim >= 2 and b.ch.chance(30):
+        axes = sorted({b.ch.integer(0, ndim - 1) for _ in range(b.ch.integer(1, ndim))})
+        return f"dim={tuple(axes)!r}", tuple(axes)
+    d = b.dim(ndim)
+    return f"dim={d}", ((d % ndim,) if ndim else ())
+
+
+def _keepdim(b: Builder, dims: str) -> str:
+    return dims + (", keepdim=True" if dims and b.ch.chance(40) else "")
+
+
+def _clear_top(b: Builder, x: Value, axes: tuple, largest: bool) -> bool:
+    """Whether the largest (or smallest) element of every row along axes is unique by a clear
+    margin, or tied exactly."""
+    t = x.t
+    if b.edges or not t.is_floating_point() or t.dim() == 0:
+        return True
+    rows = t.movedim(axes, tuple(range(t.dim() - len(axes), t.dim())))
+    rows = rows.reshape(-1, math.prod(t.shape[a] for a in axes))
+    if rows.shape[1] < 2:
+        return True
+    top = rows.double().topk(2, dim=1, largest=largest).values
+    return b.clear(top[:, 0] - top[:, 1], x.scale)
+
+
+def reduce_(b: Builder) -> str | None:
+    x = b.operand(("float", "int", "bool") if b.ch.chance(20) else ("float",))
+    op = b.ch.pick(("sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "prod",
+                    "var", "std", "logsumexp", "softmax", "log_softmax"))
+    # PyTorch takes a tuple of dims for these only
+    dims, axes = _dims(b, x, tuples=op in ("sum", "mean", "amax", "amin", "var", "std"))
+    if op in ("max", "min", "argmax", "argmin", "amax", "amin"):
+        if not _clear_top(b, x, axes, largest=op in ("max", "argmax", "amax")):
+            return None
+        if op in ("max", "min") and dims:
+            return f"{x.name}.{op}({_keepdim(b, dims)}){b.ch.pick(('.values', '.indices', '[0]'))}"
+    if op in ("logsumexp", "softmax", "log_softmax") and not dims:
+        return None
+    if op == "prod" and not b.edges and math.prod(x.shape[a] for a in axes) > 24:
+        return None     # a product of many elements under- or overflows
+    if op in ("var", "std") and math.prod(x.shape[a] for a in axes) < 2 and not b.edges:
+        return None
+    if op == "std" and not b.edges and not _clear_of_zero(x.t.double().std(dim=axes or None),
+                                                          x.scale):
+        return None     # sqrt's gradient is infinite at 0 (PyTorch makes it 0 there)
+    keep = dims if op in ("softmax", "log_softmax") else _keepdim(b, dims)
+    return f"{x.name}.{op}({keep})"
+
+
+def _factor_shape(b: Builder, numel: int) -> list[int]:
+    """A random shape with numel elements (0 goes last when numel is 0)."""
+    dims, left = [], numel
+    for _ in range(b.ch.integer(0, 3)):
+        divisors = [d for d in range(1, min(left, 64) + 1) if left % d == 0] or [1, 2, 3]
+        d = b.ch.pick(divisors)
+        dims.append(d)
+        left //= d
+    dims.append(left)
+    order = [dims[i] for i in _permutation(b, len(dims))]
+    if numel and b.ch.chance(30):
+        order[b.ch.integer(0, len(order) - 1)] = -1
+    return order
+
+
+def _permutation(b: Builder, n: int) -> list[int]:
+    left, out = list(range(n)), []
+    while left:
+        out.append(left.pop(b.ch.integer(0, len(left) - 1)))
+    return out
+
+
+def reshape(b: Builder) -> str | None:
+    x = b.operand(("float", "int", "bool"))
+    dims = ", ".join(map(str, _factor_shape(b, x.t.numel())))
+    how = b.ch.pick(("reshape", "view", "flatten", "flatten_range"))
+    if how == "view":
+        return f"{x.name}{'' if x.t.is_contiguous() else '.contiguous()'}.view({dims})"
+    if how == "flatten":
+        return f"{x.name}.flatten()"
+    if how == "flatten_range" and x.t.dim() >= 2:
+        start = b.ch.integer(0, x.t.dim() - 2)
+        return f"{x.name}.flatten({start}, {b.ch.integer(start, x.t.dim() - 1)})"
+    return f"{x.name}.reshape({dims})"
+
+
+def permute(b: Builder) -> str | None:
+    x = b.operand(("float", "int", "bool"), min_ndim=1)
+    ndim = x.t.dim()
+    form = b.ch.pick(("permute", "transpose", "t", "unsqueeze", "squeeze", "contiguous"))
+    if form == "permute":
+        return f"{x.name}.permute({', '.join(map(str, _permutation(b, ndim)))})"
+    if form == "transpose":
+        return f"{x.name}.transpose({b.dim(ndim)}, {b.dim(ndim)})"
+    if form == "t" and ndim <= 2:
+        return f"{x.name}.t()"
+    if form == "unsqueeze":
+        return f"{x.name}.unsqueeze({b.ch.integer(-ndim - 1, ndim)})"
+    if form == "squeeze":
+        ones = [d for d, s in enumerate(x.shape) if s == 1]
+        return f"{x.name}.squeeze({b.ch.pick(ones)})" if ones and b.ch.chance(60) \
+            else f"{x.name}.squeeze()"
+    return f"{x.name}.contiguous()"
+
+
+def expand(b: Builder) -> str | None:
+    x = b.operand(("float", "int", "bool"))
+    sizes = ["-1"] * x.t.dim()
+    numel = max(x.t.numel(), 1)
+    for d, s in enumerate(x.shape):
+        if s == 1:
+            grow = b.size(MAX_NUMEL // numel)
+            numel *= max(grow, 1)
+            sizes[d] = str(grow)
+    if b.ch.chance(40) or not x.t.dim():
+        lead = b.size(MAX_NUMEL // numel)
+        sizes.insert(0, str(lead))
+    return f"{x.name}.expand({', '.join(sizes)})"
+
+
+def join(b: Builder) -> str | None:
+    """fw.cat or fw.stack of x with one or two values of fitting shapes."""
+    x = b.operand(("float", "int", "bool") if b.ch.chance(20) else ("float",), min_ndim=1)
+    stack = b.ch.chance(30)
+    d = b.dim(x.t.dim() + 1) if stack else b.dim(x.t.dim())
+    parts = [x]
+    for _ in range(b.ch.integer(1, 2)):
+        shape = list(x.shape)
+        if not stack:
+            shape[d] = b.size(MAX_NUMEL // max(x.t.numel() // max(shape[d], 1), 1))
+        same = [v for v in b.pool if v.shape == tuple(shape) and v.kind == x.kind]
+        parts.append(b.ch.pick(same) if same and b.ch.chance(50)
+                     else b.new_input(tuple(shape), "float32" if x.kind == "float" else "int64"))
+    names = ", ".join(p.name for p in parts)
+    return f"fw.{'stack' if stack else 'cat'}([{names}], dim={d})"
+
+
+def _slice_item(b: Builder, n: int) -> str:
+    form = b.ch.pick((":", "int", "slice", "None", "negative"))
+    if form == "int" and n:
+        return str(b.ch.integer(0, n - 1))
+    if form == "negative" and n:
+        return str(-b.ch.integer(1, n))
+    if form == "slice":
+        start = b.ch.pick(("", "1", "-3", "2"))
+        stop = b.ch.pick(("", "-1", "5", "100"))
+        step = b.ch.pick(("", "2", "3", "7"))
+        return f"{start}:{stop}" + (f":{step}" if step else "")
+    return "None" if form == "None" else ":"
+
+
+def slice_(b: Builder) -> str | None:
+    x = b.operand(("float", "int", "bool"), min_ndim=1)
+    items = [_slice_item(b, n) for n in x.shape[:b.ch.integer(1, x.t.dim())]]
+    if b.ch.chance(30):
+        items.insert(b.ch.integer(0, len(items)), "...")
+    return f"{x.name}[{', '.join(items)}]"
+
+
+def index(b: Builder) -> str | None:
+    """Reading through integer index tensors or a boolean mask, on the first or second dim."""
+    x = b.operand(("float", "int", "bool") if b.ch.chance(20) else ("float",), min_ndim=1)
+    d = 1 if x.t.dim() >= 2 and b.ch.chance(30) else 0
+    n, lead = x.shape[d], ":, " * d
+    form = b.ch.pick(("list", "mask", "pool", "compare", "two"))
+    if form == "mask" and n <= 16:
+        bits = [b.ch.chance(50) for _ in range(n)]
+        return f"{x.name}[{lead}fw.tensor({bits!r})]"
+    if form == "pool":
+        fits = [v for v in b.pool if v.kind == "int" and v.t.numel() and v.t.min() >= -n
+                and v.t.max() < n]
+        if fits:
+            return f"{x.name}[{lead}{b.ch.pick(fits).name}]"
+    if form == "compare" and x.kind == "float" and b.clear(x.t - 0.3, x.scale):
+        return f"{x.name}[{x.name} > 0.3]"
+    picks = [b.ch.integer(-n, n - 1) for _ in range(b.ch.integer(1, 6))] if n else []
+    if form == "two" and x.t.dim() >= 2 and d == 0:
+        second = [b.ch.integer(0, x.shape[1] - 1) for _ in picks] if x.shape[1] else []
+        return f"{x.name}[fw.tensor({picks!r}), fw.tensor({second!r})]"
+    return f"{x.name}[{lead}fw.tensor({picks!r})]"
+
+
+def matmul(b: Builder) -> str | None:
+    a = b.operand(("float",), min_ndim=1)
+    k = a.shape[-1]
+    m = b.size(MAX_NUMEL // max(a.t.numel() // max(k, 1), 1))
+    batch = a.shape[:-2] if a.t.dim() >= 3 and b.ch.chance(60) else ()
+    form = b.ch.pick(("@", "matmul", "fw.matmul", "mm", "bmm", "vector", "transposed",
+                      "transposed_left", "self"))
+    if form == "self" and a.t.dim() >= 2:
+        return f"{a.name} @ {a.name}.transpose(-1, -2)"
+    if form == "transposed_left" and a.t.dim() >= 2:
+        return f"{a.name}.transpose(-1, -2) @ {b.new_input(batch + (a.shape[-2], m)).name}"
+    if form == "vector":
+        return f"{a.name} @ {b.new_input((k,)).name}"
+    if form == "transposed":
+        w = b.new_input(batch + (m, k))
+        return f"{a.name} @ {w.name}.{'t()' if not batch else 'transpose(-2, -1)'}"
+    w = b.new_input(batch + (k, m))
+    if form == "mm" and a.t.dim() == 2:
+        return f"{a.name}.mm({w.name})"
+    if form == "bmm" and a.t.dim() == 3 and batch:
+        return f"{a.name}.bmm({w.name})"
+    if form == "fw.matmul":
+        return f"fw.matmul({a.name}, {w.name})"
+    return f"{a.name}.matmul({w.name})" if form == "matmul" else f"{a.name} @ {w.name}"
+
+
+# op family -> weight
+FAMILIES = {unary: 10, binary: 10, reduce_: 8, reshape: 3, permute: 4, matmul: 4, where: 3,
+            compare: 3, cast: 3, clamp: 2, slice_: 4, index: 3, join: 3, expand: 2, logical: 1}

@@ -1,0 +1,255 @@
+"""A differential fuzzer: random programs of tensor ops, run on clgrad and on PyTorch.
+
+From a seed (or hypothesis' choices) `generate` writes a program as Python text that runs
+unchanged with fw = clgrad or fw = torch; `check` runs it on both and compares the outputs and
+the gradients of every float input (fuzz_harness.judge). A failing program's text, with the
+harness, is a standalone reproducer.
+
+As a command, it runs many graphs in child processes, so that a crash inside an OpenCL compiler
+kills one child only; the seed it died on is recorded and the next child goes on:
+
+    python tests/fuzzing.py --device cpu:intel --graphs 5000 --seed 0 [--edges]
+        [--out /tmp/fuzz-out] [--batch 100] [--triage cpu:pocl]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import dataclasses
+import inspect
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import torch
+
+import fuzz_harness
+from fuzz_gen import Builder, Choices, SeededChoices
+from fuzz_ops import FAMILIES
+from fuzz_harness import judge, make_inputs, run
+
+MAX_LINES = 12            # ops per program
+CONTINUE = 85             # percent chance of one more line: 6 lines on average
+ATTEMPTS = 12             # tries to find a valid op for each line
+MAX_OUTPUTS = 4
+STARTUP_TIMEOUT = 120     # seconds a child may take to import and start its first graph
+FAILURES = ("wrong forward", "wrong gradient", "exception", "crash", "timeout")
+
+
+def generate(choices: Choices, edges: bool = False) -> str:
+    """A random program's source text (see fuzz_gen.Builder.source for its form)."""
+    b = Builder(choices, edges)
+    b.new_input(b.shape())
+    for _ in range(MAX_LINES):
+        for _ in range(ATTEMPTS):
+            expr = choices.weighted(FAMILIES)(b)
+            if expr is not None and b.emit(expr) is not None:
+                break
+        # decided line by line (not a count drawn first), so that hypothesis shrinks a
+        # program by dropping the decisions of one line
+        if not choices.chance(CONTINUE):
+            break
+    outputs = b.sinks()[-MAX_OUTPUTS:] or [b.emit(f"{b.pool[0].name}.float() * 2.0")]
+    return b.source(outputs)
+
+
+def check(source: str) -> tuple[str, str]:
+    """(status, detail) of one program on clgrad's default device: "ok", "skipped", "wrong
+    forward", "wrong gradient" or "exception"."""
+    import clgrad   # here: the runner's parent process never opens an OpenCL device
+    space: dict = {}
+    exec(source, space)  # noqa: S102 (a program we generated)
+    edges = space["EDGES"]
+    arrays = make_inputs(space["DATA_SEED"], space["INPUTS"], edges)
+    flags = [g for _, _, g in space["INPUTS"]]
+    try:
+        ref = run(torch, space["program"], arrays, flags)
+    except Exception as error:  # noqa: BLE001 (its backward may refuse: not our question)
+        return "skipped", f"torch refused: {type(error).__name__}: {error}"
+    try:
+        ref64 = run(torch, space["program"], arrays, flags, np.float64)
+    except RuntimeError:        # a float32 cast met a float64 operand (matmul): no estimate
+        ref64 = ref
+    try:
+        got = run(clgrad, space["program"], arrays, flags)
+    except Exception as error:  # noqa: BLE001 (any exception of clgrad's is a finding)
+        return "exception", f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"
+    return judge(got, ref, ref64, edges)
+
+
+def reproducer(source: str, seed, device: str, status: str, detail: str) -> str:
+    """A standalone script: the harness, the program and a call that runs it."""
+    header = (f"# clgrad fuzz seed {seed} on {device}: {status}\n# {detail}\n"
+              f"# Run from a clgrad checkout: PYTHONPATH=. CLGRAD_DEVICE={device} python <this>\n")
+    return (header + inspect.getsource(fuzz_harness) + "\n\n" + source +
+            "\n\nif __name__ == \"__main__\":\n    main(program, INPUTS, DATA_SEED, EDGES)\n")
+
+
+def write_reproducer(out: str, source: str, seed: int | str, device: str, status: str,
+                     detail: str) -> str:
+    edges = "-edges" if "EDGES = True" in source else ""
+    path = os.path.join(out, f"{device.replace(':', '-')}{edges}-seed{seed}.py")
+    with open(path, "w") as f:
+        f.write(reproducer(source, seed, device, status, detail))
+    return path
+
+
+# ---- the child: runs a list of seeds, one JSON line per event on its protocol stream ----
+def child(seeds: list[int], device: str, edges: bool, out: str) -> None:
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)           # anything else printed goes to the log, not into the protocol
+    # pyopencl's note on every build of Intel's would bury the compilers' crash reports
+    warnings.filterwarnings("ignore", message="Non-empty compiler output")
+    for seed in seeds:
+        print(f"== {device} seed {seed}", file=sys.stderr, flush=True)   # marks the log
+        protocol.write(json.dumps({"seed": seed, "event": "start"}) + "\n")
+        source = generate(SeededChoices(seed), edges)
+        status, detail = check(source)
+        record = {"seed": seed, "status": status, "detail": detail}
+        if status in FAILURES:
+            record["path"] = write_reproducer(out, source, seed, device, status, detail)
+        protocol.write(json.dumps(record) + "\n")
+
+
+# ---- the parent: children in batches, crashes and hangs recorded ----
+@dataclasses.dataclass
+class Options:
+    device: str
+    edges: bool
+    out: str
+    batch: int
+    timeout: float
+
+
+def run_seeds(seeds: list[int], opts: Options, log=sys.stderr) -> dict[int, dict]:
+    """{seed: record} for every seed, running them in children of opts.batch seeds each; a
+    child that dies or hangs is recorded against its current seed and replaced."""
+    results: dict[int, dict] = {}
+    todo = list(seeds)
+    while todo:
+        batch, todo = todo[:opts.batch], todo[opts.batch:]
+        left = _run_child(batch, opts, results)
+        todo = left + todo
+        counts = collections.Counter(results[s]["status"] for s in batch if s in results)
+        print(f"  {opts.device}: {len(results)}/{len(seeds)} graphs; last batch "
+              f"{dict(counts)}", file=log, flush=True)
+    return results
+
+
+def _run_child(batch: list[int], opts: Options, results: dict) -> list[int]:
+    """Runs batch in one child; returns the seeds it did not reach."""
+    command = [sys.executable, os.path.abspath(__file__), "--child", "--device", opts.device,
+               "--out", opts.out, "--seeds", ",".join(map(str, batch))]
+    env = dict(os.environ, CLGRAD_DEVICE=opts.device)
+    with open(os.path.join(opts.out, "children.log"), "a") as log:
+        proc = subprocess.Popen(command + (["--edges"] if opts.edges else []), env=env,
+                                stdout=subprocess.PIPE, stderr=log)
+        current, hung = _read_protocol(proc, opts.timeout, results)
+        if hung:
+            proc.kill()
+        code = proc.wait()
+    left = [s for s in batch if s not in results]
+    if not left:
+        return []
+    if current is None:
+        raise RuntimeError(f"a fuzzing child exited with code {code} before graph {left[0]}; "
+                           f"see {log.name}")
+    if hung:
+        status, detail = "timeout", f"no answer within {opts.timeout:.0f} s"
+    elif code < 0:
+        status, detail = "crash", signal.Signals(-code).name
+    else:
+        status, detail = "crash", f"exit code {code}"
+    source = generate(SeededChoices(current), opts.edges)
+    path = write_reproducer(opts.out, source, current, opts.device, status, detail)
+    results[current] = {"seed": current, "status": status, "detail": detail, "path": path}
+    return [s for s in left if s != current]
+
+
+def _read_protocol(proc, timeout: float, results: dict) -> tuple[int | None, bool]:
+    """Reads the child's records into results until it exits; returns the seed it started
+    and did not finish (None if none) and whether it hung: took longer than timeout on one
+    graph, or than STARTUP_TIMEOUT to start."""
+    current, pending = None, b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while True:
+            if not selector.select(timeout if current is not None else STARTUP_TIMEOUT):
+                return current, True
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return current, False
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                record = json.loads(line)
+                if record.get("event") == "start":
+                    current = record["seed"]
+                else:
+                    results[record["seed"]] = record
+                    current = None
+
+
+def summarize(results: dict[int, dict], device: str, triage: dict[int, dict]) -> str:
+    counts = collections.Counter(r["status"] for r in results.values())
+    exceptions = collections.Counter(r["detail"].split(":")[0] for r in results.values()
+                                     if r["status"] == "exception")
+    crashes = collections.Counter(r["detail"] for r in results.values()
+                                  if r["status"] == "crash")
+    lines = [f"device {device}: {len(results)} graphs run",
+             f"  ok {counts['ok']}, skipped (no reliable float32 reference) {counts['skipped']}",
+             f"  wrong forward {counts['wrong forward']}, wrong gradients "
+             f"{counts['wrong gradient']}",
+             f"  clgrad exceptions {counts['exception']} {dict(exceptions)}",
+             f"  crashed processes {counts['crash']} {dict(crashes)}, timeouts {counts['timeout']}"]
+    for seed in sorted(s for s, r in results.items() if r["status"] in FAILURES):
+        r = results[seed]
+        lines.append(f"  seed {seed}: {r['status']}: {r['detail'][:160]}\n    {r['path']}")
+        if seed in triage:
+            t = triage[seed]
+            lines.append(f"    on {t['device']}: {t['status']} {t['detail'][:120]}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--graphs", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0, help="the first seed")
+    parser.add_argument("--edges", action="store_true", help="NaN, inf, empty and size-1 dims, "
+                                                             "int32 extremes")
+    parser.add_argument("--out", default="/tmp/fuzz-out", help="reproducers and logs")
+    parser.add_argument("--batch", type=int, default=100, help="graphs per child process")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per graph")
+    parser.add_argument("--triage", metavar="DEVICE", help="rerun failures on this device too")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--seeds", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    if args.child:
+        child([int(s) for s in args.seeds.split(",")], args.device, args.edges, args.out)
+        return
+    opts = Options(args.device, args.edges, args.out, args.batch, args.timeout)
+    started = time.time()
+    results = run_seeds(list(range(args.seed, args.seed + args.graphs)), opts)
+    triage = {}
+    failed = sorted(s for s, r in results.items() if r["status"] in FAILURES)
+    if args.triage and failed:
+        other = dataclasses.replace(opts, device=args.triage)
+        triage = {s: dict(r, device=args.triage) for s, r in run_seeds(failed, other).items()}
+    report = summarize(results, args.device, triage)
+    print(report + f"\n  ({time.time() - started:.0f} s)")
+    name = f"summary-{args.device.replace(':', '-')}{'-edges' if args.edges else ''}.json"
+    with open(os.path.join(args.out, name), "w") as f:
+        json.dump({"results": results, "triage": triage}, f, indent=1)
+
+
+if __name__ == "__main__":
+    # test the clgrad of the checkout this file is in, not whichever one is installed
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    main()

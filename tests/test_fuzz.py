@@ -1,0 +1,100 @@
+"""Random op graphs on clgrad against PyTorch (tests/fuzzing.py): forward values and the
+gradients of every float input. `--fuzz-budget N` sets how many graphs, `--fuzz-edges` adds
+NaN, inf, empty and size-1 dims and int32 extremes."""
+import io
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("torch")
+
+import clgrad as cg  # noqa: E402
+import fuzzing  # noqa: E402
+from fuzz_gen import Choices, SeededChoices  # noqa: E402
+from fuzz_harness import Result, judge  # noqa: E402
+
+
+class DrawnChoices(Choices):
+    """Decisions drawn by hypothesis, so that a failing program shrinks."""
+
+    def __init__(self, draw):
+        self.draw = draw
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self.draw(st.integers(lo, hi))
+
+
+@st.composite
+def programs(draw, edges: bool) -> str:
+    return fuzzing.generate(DrawnChoices(draw), edges)
+
+
+def test_random_graphs_match_torch(pytestconfig, tmp_path):
+    # derandomized: the same graphs every run, so their kernels come from the disk cache
+    @settings(max_examples=pytestconfig.getoption("--fuzz-budget"), derandomize=True,
+              deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(programs(pytestconfig.getoption("--fuzz-edges")))
+    def graph(source):
+        status, detail = fuzzing.check(source)
+        assume(status != "skipped")
+        if status != "ok":
+            path = fuzzing.write_reproducer(str(tmp_path), source, "-hypothesis",
+                                            cg.device().spec, status, detail)
+            pytest.fail(f"{status}: {detail}\n\n{source}\nreproducer: {path}")
+
+    graph()
+
+
+@pytest.mark.parametrize("edges", [False, True])
+def test_generator_always_writes_a_program(edges):
+    for seed in range(300):
+        assert "def program(fw" in fuzzing.generate(SeededChoices(seed), edges)
+
+
+def test_generation_is_deterministic():
+    assert fuzzing.generate(SeededChoices(7)) == fuzzing.generate(SeededChoices(7))
+    assert fuzzing.generate(SeededChoices(7)) != fuzzing.generate(SeededChoices(8))
+
+
+def _result(outputs, grads):
+    return Result([np.array(o) for o in outputs],
+                  [None if g is None else np.array(g) for g in grads],
+                  [0.0] * len(outputs), [0.0] * len(grads))
+
+
+def test_judge_finds_wrong_values_and_gradients():
+    ref = _result([[1.0, 2.0], [3, 4]], [[0.5, -0.5], None])
+    assert judge(ref, ref, ref, edges=False) == ("ok", "")
+    off_value = _result([[1.0, 2.001], [3, 4]], [[0.5, -0.5], None])
+    assert judge(off_value, ref, ref, edges=False)[0] == "wrong forward"
+    off_index = _result([[1.0, 2.0], [3, 5]], [[0.5, -0.5], None])
+    assert judge(off_index, ref, ref, edges=False)[0] == "wrong forward"
+    off_grad = _result([[1.0, 2.0], [3, 4]], [[0.5, -0.4], None])
+    assert judge(off_grad, ref, ref, edges=False)[0] == "wrong gradient"
+    extra_grad = _result([[1.0, 2.0], [3, 4]], [[0.5, -0.5], [1.0]])
+    assert judge(extra_grad, ref, _result([[1.0, 2.0], [3, 4]], [[0.5, -0.5], None]),
+                 edges=False)[0] == "wrong gradient"
+
+
+def test_judge_skips_what_float32_cannot_answer():
+    ref = _result([[1.0, 2.0]], [])
+    far = _result([[1.0, 2.5]], [])
+    assert judge(ref, ref, far, edges=False)[0] == "skipped"
+    nan = _result([[1.0, np.nan]], [])
+    assert judge(nan, nan, nan, edges=False)[0] == "skipped"
+    assert judge(nan, nan, nan, edges=True) == ("ok", "")
+    assert judge(ref, nan, nan, edges=True)[0] == "wrong forward"
+    # a value without a reliable answer is left out, the others are still compared
+    two = _result([[1.0, 2.0], [5.0]], [])
+    assert judge(_result([[1.0, 2.0], [5.5]], []), two, _result([[1.0, 2.5], [5.0]], []),
+                 edges=False)[0] == "wrong forward"
+
+
+def test_runner_records_a_hung_child_and_goes_on(tmp_path):
+    opts = fuzzing.Options(cg.device().spec, edges=False, out=str(tmp_path), batch=5,
+                           timeout=0.01)
+    results = fuzzing.run_seeds([0, 1], opts, log=io.StringIO())
+    assert [results[s]["status"] for s in (0, 1)] == ["timeout", "timeout"]
+    assert all(open(results[s]["path"]).read().startswith("# clgrad fuzz seed") for s in (0, 1))
