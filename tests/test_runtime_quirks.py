@@ -100,3 +100,27 @@ def test_code_for_an_avx2_cpu(tmp_path):
     done = subprocess.run([sys.executable, "-c", AVX2_SCRIPT], env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_sine_and_cosine_of_one_value_are_one_call():
+    # Intel's compiler, pairing sin and cos itself, crashed (SIGSEGV) building this gradient
+    check(lambda x: x.cos().cos().cos().sum(), (16,))
+    check(lambda x: x.sin().sin().sin().sum(), (16,))
+    x = cg.randn(16, requires_grad=True)
+    (grad,) = cg.autograd.grad(x.cos().cos().cos().sum(), [x])
+    assert "sincos(" in sources(grad)
+
+
+@pytest.mark.parametrize("reduce", ["max", "amax"])
+def test_gradient_of_the_max_of_a_sine(reduce):
+    # Intel's runtime gave all-zero or inf gradients: the max and the equality that routes its
+    # gradient saw different values of sin
+    a = np.random.default_rng(1).uniform(-2, 2, (4, 13)).astype(np.float32)
+    check(lambda x: getattr(x.sin(), reduce)(dim=1)[0] if reduce == "max"
+          else x.sin().amax(dim=1), a)
+
+
+def test_subtracting_a_negative_constant():
+    # `v0--3.0f` is a decrement in C: negative literals are parenthesised
+    check(lambda x: x - -3, (5,))
+    check(lambda x: x - -3, np.arange(5, dtype=np.int64), grad=False)

@@ -7,6 +7,7 @@ so a node used twice in a kernel is computed once.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from contextlib import contextmanager
@@ -151,6 +152,8 @@ class KernelWriter:
         if op is Op.CONTIGUOUS:
             return self.value(node.src[0], index)
         self._saw(op)
+        if op in (Op.SIN, Op.COS) and node.src[0] in self._trig_pairs:
+            return self._sincos(node, index)
         srcs = [self.value(s, index) for s in node.src]
         vec = any(v.vec for v in srcs)
         if op in UNARY:
@@ -160,6 +163,30 @@ class KernelWriter:
         if op is Op.WHERE:
             return self.tmp(self.r.where(*srcs), node.dtype, vec)
         raise AssertionError(f"{op.name} reached codegen unfused: scheduler bug")
+
+    @functools.cached_property
+    def _trig_pairs(self) -> dict[Node, tuple[Node, Node]]:
+        """Values whose sine and cosine the kernel both computes: source -> (sin, cos)."""
+        trig: dict[Node, dict[Op, Node]] = {}
+        for root, _ in self.spec.outputs:
+            for node in _kernel_graph(root, self.spec, lambda n: True):
+                if node.op in (Op.SIN, Op.COS):
+                    trig.setdefault(node.src[0], {})[node.op] = node
+        return {src: (ops[Op.SIN], ops[Op.COS]) for src, ops in trig.items() if len(ops) == 2}
+
+    def _sincos(self, node: Node, index: Index) -> Value:
+        """sin and cos of one value in one call: cheaper than two, and Intel's compiler, which
+        pairs them itself, crashes doing so in chains like sin(cos(cos(x)))*sin(cos(x))*sin(x)."""
+        sin, cos = self._trig_pairs[node.src[0]]
+        v = self.value(node.src[0], index)
+        ctype = self.r.ctype(node.dtype, v.vec)
+        c = f"v{self.counter}"
+        self.counter += 1
+        self.emit(f"{ctype} {c};")
+        s = self.tmp(f"sincos({v.code},&{c})", node.dtype, v.vec)
+        self.scopes[-1][(cos, index.key())] = Value(c, node.dtype, v.vec)
+        self.scopes[-1][(sin, index.key())] = s
+        return s if node is sin else self.scopes[-1][(cos, index.key())]
 
     def _saw(self, op: Op) -> None:
         name = op.name.lower()

@@ -77,18 +77,21 @@ class Renderer:
         return f"{dtype.ctype}{self.width}" if vec else dtype.ctype
 
     def literal(self, value, dtype: DType) -> str:
+        """A constant as C; negative ones in parentheses, so that `a - -3` stays a subtraction
+        (`a--3` would be a decrement)."""
         if dtype == bool_:
             return "1" if value else "0"
         if not dtype.is_float:
-            return f"{int(value)}L" if dtype.itemsize == 8 else str(int(value))
+            text = f"{int(value)}L" if dtype.itemsize == 8 else str(int(value))
+            return f"({text})" if value < 0 else text
         if math.isnan(value):
             size = 8 if dtype.itemsize == 8 else 4      # half is computed as float
             self.nan_itemsizes.add(size)
             return f"nan_f{size * 8}"
         if math.isinf(value):
             return "INFINITY" if value > 0 else "(-INFINITY)"
-        text = repr(float(value))
-        return text if dtype.itemsize == 8 else f"{text}f"
+        text = repr(float(value)) + ("" if dtype.itemsize == 8 else "f")
+        return f"({text})" if text.startswith("-") else text
 
     def splat(self, v: Value) -> str:
         if v.vec:
