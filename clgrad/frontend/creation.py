@@ -193,7 +193,7 @@ def to(t: Tensor, *args, **kwargs) -> Tensor:
     if device is not None and get_device(device) != t.device:
         from .autograd import record
         moved = _upload(t.detach().numpy(), t.dtype, get_device(device), False)
-        out = record("ToCopyBackward0", moved.node, moved.device, [t])
+        out = record("to", moved.node, moved.device, [t])
     if dtype is not None:
         out = ew.cast(out, _resolve_dtype(dtype))
     return out

@@ -24,22 +24,23 @@ def _operands(name: str, a, b, float_only=False):
     return tensors, device, lift(a, dtype, shape), lift(b, dtype, shape)
 
 
-def binary(name: str, op: Op, a, b, grad_name: str, *, float_only=False):
-    """a op b with broadcasting and PyTorch promotion; a or b may be a Python number."""
+def binary(name: str, op: Op, a, b, *, float_only=False):
+    """a op b with broadcasting and PyTorch promotion; a or b may be a Python number. name
+    names the op in messages and its grad_fn (grad_fn_names)."""
     tensors, device, na, nb = _operands(name, a, b, float_only)
-    return record(grad_name, ir.binary(op, na, nb), device, tensors)
+    return record(name, ir.binary(op, na, nb), device, tensors)
 
 
-def unary(name: str, op: Op, x, grad_name: str):
+def unary(name: str, op: Op, x):
     """A math function; integer inputs are computed in the default float type, as in PyTorch."""
     node = x.node if x.dtype.is_float else ir.cast(x.node, dt.DEFAULT_FLOAT)
-    return record(grad_name, ir.unary(op, node), x.device, [x])
+    return record(name, ir.unary(op, node), x.device, [x])
 
 
 def cast(x, dtype: dt.DType):
     if x.dtype == dtype:
         return x
-    return record("ToCopyBackward0", ir.cast(x.node, dtype), x.device, [x])
+    return record("to", ir.cast(x.node, dtype), x.device, [x])
 
 
 def where(cond, a, b):
@@ -51,22 +52,26 @@ def where(cond, a, b):
     dtype = result_dtype("where", (a, b))
     shape = broadcast_shape("where", *(t.shape for t in tensors))
     node = ir.where(lift(cond, dt.bool_, shape), lift(a, dtype, shape), lift(b, dtype, shape))
-    return record("WhereBackward0", node, device, tensors)
+    return record("where", node, device, tensors)
 
 
 def pow_(x, exponent):
     dtype = result_dtype("pow", (x, exponent))
     if not dtype.is_float:
         return _int_pow(x, exponent, dtype)
-    if not is_tensor(x):
-        return binary("pow", Op.POW, x, exponent, "PowBackward2", float_only=True)
-    if is_tensor(exponent):
-        return binary("pow", Op.POW, x, exponent, "PowBackward1", float_only=True)
+    if is_tensor(exponent) or not is_tensor(x):
+        tensors, device, base, power = _operands("pow", x, exponent, float_only=True)
+        return record(_pow_name(x), ir.binary(Op.POW, base, power), device, tensors)
     node = ir.cast(x.node, dtype)
     if exponent == 2:    # exact and cheaper than pow(); same gradient
-        return record("PowBackward0", ir.binary(Op.MUL, node, node), x.device, [x])
+        return record("pow", ir.binary(Op.MUL, node, node), x.device, [x])
     node = ir.binary(Op.POW, node, ir.const(exponent, dtype, x.shape))
-    return record("PowBackward0", node, x.device, [x])
+    return record("pow", node, x.device, [x])
+
+
+def _pow_name(x) -> str:
+    """The name of a power with a tensor exponent: of a tensor, or of a number."""
+    return "pow_tensor" if is_tensor(x) else "rpow"
 
 
 def _int_pow(x, exponent, dtype):
@@ -85,36 +90,36 @@ def _int_pow(x, exponent, dtype):
             exponent >>= 1
             if exponent:
                 base = ir.binary(Op.MUL, base, base)
-        return record("PowBackward0", result, device, tensors)
+        return record("pow", result, device, tensors)
     wide = dt.float64 if device.has_fp64 else dt.float32
     node = ir.binary(Op.POW, lift(x, wide, shape), lift(exponent, wide, shape))
     node = ir.cast(ir.unary(Op.ROUND, node), dtype)
-    return record("PowBackward1" if is_tensor(x) else "PowBackward2", node, device, tensors)
+    return record(_pow_name(x), node, device, tensors)
 
 
 def relu(x):
     zero = ir.const(0, x.dtype, x.shape)
     node = ir.where(ir.binary(Op.CMPLT, zero, x.node), x.node, zero)
-    return record("ReluBackward0", node, x.device, [x])
+    return record("relu", node, x.device, [x])
 
 
 def sigmoid(x):
     xf = x.node if x.dtype.is_float else ir.cast(x.node, dt.DEFAULT_FLOAT)
     one = ir.const(1, xf.dtype, x.shape)
     node = ir.unary(Op.RECIP, ir.binary(Op.ADD, one, ir.unary(Op.EXP, ir.unary(Op.NEG, xf))))
-    return record("SigmoidBackward0", node, x.device, [x])
+    return record("sigmoid", node, x.device, [x])
 
 
 def rsqrt(x):
     xf = x.node if x.dtype.is_float else ir.cast(x.node, dt.DEFAULT_FLOAT)
-    return record("RsqrtBackward0", ir.unary(Op.RECIP, ir.unary(Op.SQRT, xf)), x.device, [x])
+    return record("rsqrt", ir.unary(Op.RECIP, ir.unary(Op.SQRT, xf)), x.device, [x])
 
 
 def sign(x):
     zero = ir.const(0, x.dtype, x.shape)
     pos = ir.cast(ir.binary(Op.CMPLT, zero, x.node), x.dtype)
     neg = ir.cast(ir.binary(Op.CMPLT, x.node, zero), x.dtype)
-    return record("SignBackward0", ir.binary(Op.SUB, pos, neg), x.device, [x])
+    return record("sign", ir.binary(Op.SUB, pos, neg), x.device, [x])
 
 
 def clamp(x, min=None, max=None):
@@ -131,7 +136,7 @@ def clamp(x, min=None, max=None):
     if max is not None:
         hi = ir.const(max, dtype, x.shape)
         node = ir.where(ir.binary(Op.CMPLT, hi, node), hi, node)
-    return record("ClampBackward1", node, x.device, [x])
+    return record("clamp", node, x.device, [x])
 
 
 def _signs_differ(x: ir.Node, y: ir.Node) -> ir.Node:
@@ -150,7 +155,7 @@ def floor_divide(a, b):
         inexact = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.MUL, q, nb), na))
         adjust = ir.binary(Op.AND, inexact, _signs_differ(na, nb))
         node = ir.binary(Op.SUB, q, ir.cast(adjust, na.dtype))
-    return record("DivBackward0", node, device, tensors)
+    return record("floor_divide", node, device, tensors)
 
 
 def remainder(a, b):
@@ -160,9 +165,9 @@ def remainder(a, b):
     nonzero = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, r, ir.const(0, r.dtype, r.shape)))
     fix = ir.binary(Op.AND, _signs_differ(r, nb), nonzero)
     node = ir.where(fix, ir.binary(Op.ADD, r, nb), r)
-    return record("RemainderBackward0", node, device, tensors)
+    return record("remainder", node, device, tensors)
 
 
 def logical_not(x):
     node = ir.unary(Op.NOT, ir.cast(x.node, dt.bool_))
-    return record("NotBackward0", node, x.device, [x])
+    return record("logical_not", node, x.device, [x])

@@ -160,7 +160,7 @@ def getitem(x, index):
     node, advanced = _basic(x, items)
     if not advanced:
         ints = index if isinstance(index, tuple) else (index,)
-        name = "SelectBackward0" if all(type(i) is int for i in ints) else "SliceBackward0"
+        name = "select" if all(type(i) is int for i in ints) else "slice"
         return views.indexed(record(name, node, x.device, [x]), x, index)
     axes, indices = _advanced_positions(x, node, advanced)
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
@@ -171,7 +171,7 @@ def getitem(x, index):
         k = len(index_shape)
         order = tuple(range(k, k + axes[0])) + tuple(range(k)) + tuple(range(k + axes[0], len(out.shape)))
         out = ir.permute(out, order)
-    return record("IndexBackward0", out, x.device, [x])
+    return record("index", out, x.device, [x])
 
 
 def setitem(x, index, value):
@@ -184,14 +184,14 @@ def setitem(x, index, value):
     inputs = [x] + ([value] if is_tensor(value) else [])
     if is_tensor(index) and index.dtype == dt.bool_ and index.shape == x.shape:
         out = ir.where(index.node, lift(value, x.dtype, x.shape), x.node)
-        return record("MaskedFillBackward0", out, x.device, inputs)
+        return record("masked_fill", out, x.device, inputs)
     if any(_is_advanced(i) for i in items):
-        return record("IndexPutBackward0", _scatter(x, items, value), x.device, inputs)
+        return record("index_put", _scatter(x, items, value), x.device, inputs)
     region, _ = _basic(x, items)
     v = _value_as(value, x.dtype, region.shape)
     placed = _unview(v, items, x.shape)
     marked = _unview(ir.const(True, dt.bool_, region.shape), items, x.shape)
-    return record("CopySlices", ir.where(marked, placed, x.node), x.device, inputs)
+    return record("copy_slices", ir.where(marked, placed, x.node), x.device, inputs)
 
 
 def _is_advanced(item) -> bool:

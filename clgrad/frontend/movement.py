@@ -32,9 +32,9 @@ def infer_shape(op: str, numel: int, shape: tuple, old_shape: tuple) -> tuple[in
     return shape
 
 
-def reshape(x, shape, grad_name, op="view"):
+def reshape(x, shape, op="view"):
     shape = infer_shape(op, x.numel(), _sizes(shape), x.shape)
-    return views.reshaped(record(grad_name, ir.reshape(x.node, shape), x.device, [x]), x)
+    return views.reshaped(record(op, ir.reshape(x.node, shape), x.device, [x]), x)
 
 
 def permute(x, dims):
@@ -43,7 +43,7 @@ def permute(x, dims):
     if sorted(order) != list(range(x.ndim)):
         raise RuntimeError(f"permute: dims {dims} are not a permutation of the {x.ndim} "
                            f"dimensions of a tensor of shape {x.shape}")
-    return views.permuted(record("PermuteBackward0", ir.permute(x.node, order), x.device, [x]),
+    return views.permuted(record("permute", ir.permute(x.node, order), x.device, [x]),
                           x, order)
 
 
@@ -53,7 +53,7 @@ def transpose(x, dim0, dim1):
     a, b = normalize_dim("transpose", dim0, x.ndim), normalize_dim("transpose", dim1, x.ndim)
     order = list(range(x.ndim))
     order[a], order[b] = order[b], order[a]
-    out = record("TransposeBackward0", ir.permute(x.node, tuple(order)), x.device, [x])
+    out = record("transpose", ir.permute(x.node, tuple(order)), x.device, [x])
     return views.permuted(out, x, tuple(order))
 
 
@@ -62,7 +62,7 @@ def t(x):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
     if x.ndim < 2:
         return x
-    return views.permuted(record("TBackward0", ir.permute(x.node, (1, 0)), x.device, [x]), x, (1, 0))
+    return views.permuted(record("t", ir.permute(x.node, (1, 0)), x.device, [x]), x, (1, 0))
 
 
 def expand(x, sizes):
@@ -76,37 +76,37 @@ def expand(x, sizes):
         if o != 1 and s != o:
             raise RuntimeError(f"expand: the expanded size {s} must match the existing size {o} "
                                f"at a non-singleton dimension (shape {x.shape} to {sizes})")
-    return views.expanded(record("ExpandBackward0", broadcast_to(x.node, shape), x.device, [x]), x)
+    return views.expanded(record("expand", broadcast_to(x.node, shape), x.device, [x]), x)
 
 
 def unsqueeze(x, dim):
     axis = normalize_dim("unsqueeze", dim, x.ndim + 1)
     shape = x.shape[:axis] + (1,) + x.shape[axis:]
-    return views.reshaped(record("UnsqueezeBackward0", ir.reshape(x.node, shape), x.device, [x]), x)
+    return views.reshaped(record("unsqueeze", ir.reshape(x.node, shape), x.device, [x]), x)
 
 
 def squeeze(x, dim=None):
     axes = normalize_dims("squeeze", dim, x.ndim)
     shape = tuple(s for i, s in enumerate(x.shape) if not (i in axes and s == 1))
-    name = "SqueezeBackward0" if dim is None else "SqueezeBackward1"
+    name = "squeeze" if dim is None else "squeeze_dim"
     return views.reshaped(record(name, ir.reshape(x.node, shape), x.device, [x]), x)
 
 
 def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
-        return reshape(x, (1,), "ViewBackward0")
+        return reshape(x, (1,))
     start = normalize_dim("flatten", start_dim, x.ndim)
     end = normalize_dim("flatten", end_dim, x.ndim)
     if start > end:
         raise RuntimeError(f"flatten: start_dim {start_dim} cannot come after end_dim {end_dim}")
     shape = x.shape[:start] + (math.prod(x.shape[start:end + 1]),) + x.shape[end + 1:]
-    return reshape(x, shape, "ViewBackward0")
+    return reshape(x, shape)
 
 
 def flip(x, dims):
     axes = normalize_dims("flip", dims, x.ndim)
     steps = tuple(-1 if i in axes else 1 for i in range(x.ndim))
-    return record("FlipBackward0", ir.stride(x.node, steps), x.device, [x])
+    return record("flip", ir.stride(x.node, steps), x.device, [x])
 
 
 def repeat(x, sizes):
@@ -118,7 +118,7 @@ def repeat(x, sizes):
     node = ir.reshape(x.node, tuple(d for s in shape for d in (1, s)))
     node = ir.expand(node, tuple(d for r, s in zip(sizes, shape) for d in (r, s)))
     node = ir.reshape(node, tuple(r * s for r, s in zip(sizes, shape)))
-    return record("RepeatBackward0", node, x.device, [x])
+    return record("repeat", node, x.device, [x])
 
 
 def pad(x, pads, value=0.0):
@@ -135,7 +135,7 @@ def pad(x, pads, value=0.0):
     crop = tuple((max(-b, 0), s - max(-e, 0)) for (b, e), s in zip(per_dim, x.shape))
     node = ir.shrink(node, crop)
     node = ir.pad(node, tuple((max(b, 0), max(e, 0)) for b, e in per_dim), value)
-    return record("ConstantPadNdBackward0", node, x.device, [x])
+    return record("pad", node, x.device, [x])
 
 
 def cat(tensors, dim=0):
@@ -160,7 +160,7 @@ def cat(tensors, dim=0):
         piece = ir.pad(ir.cast(t.node, dtype), pads, 0)
         node = piece if node is None else ir.binary(Op.ADD, node, piece)
         offset += t.shape[axis]
-    return record("CatBackward0", node, device, parts)
+    return record("cat", node, device, parts)
 
 
 def stack(tensors, dim=0):
@@ -204,8 +204,8 @@ def matmul(a, b):
         shape = shape[:-2] + shape[-1:]
     if b.ndim == 1:
         shape = shape[:-1]
-    name = "MmBackward0" if a.ndim == 2 and b.ndim == 2 else \
-        "BmmBackward0" if a.ndim == 3 and b.ndim == 3 else "MatmulBackward0"
+    name = "mm" if a.ndim == 2 and b.ndim == 2 else "bmm" if a.ndim == 3 and b.ndim == 3 else \
+        "matmul"
     return record(name, ir.reshape(out, shape), device, [a, b])
 
 

@@ -48,7 +48,7 @@ def sum_(x, dim, keepdim, dtype=None):
     target = dtype or (dt.int64 if not x.dtype.is_float else x.dtype)
     node = ir.cast(node, target)
     out = _drop(reduce_node(Op.SUM, node, axes), axes, keepdim)
-    return record("SumBackward1" if dim is not None else "SumBackward0", out, x.device, [x])
+    return record("sum" if dim is None else "sum_dim", out, x.device, [x])
 
 
 def mean(x, dim, keepdim):
@@ -59,21 +59,21 @@ def mean(x, dim, keepdim):
     count = math.prod(x.shape[a] for a in axes)
     total = _drop(reduce_node(Op.SUM, x.node, axes), axes, keepdim)
     out = ir.binary(Op.MUL, total, ir.const(1 / count if count else math.nan, x.dtype, total.shape))
-    return record("MeanBackward1" if dim is not None else "MeanBackward0", out, x.device, [x])
+    return record("mean" if dim is None else "mean_dim", out, x.device, [x])
 
 
-def amax(x, dim, keepdim, grad_name="AmaxBackward0"):
+def amax(x, dim, keepdim, op="amax"):
     axes = normalize_dims("amax", dim, x.ndim)
     _check_nonempty("max", x, axes)
-    return record(grad_name, _drop(reduce_node(Op.RMAX, x.node, axes), axes, keepdim), x.device, [x])
+    return record(op, _drop(reduce_node(Op.RMAX, x.node, axes), axes, keepdim), x.device, [x])
 
 
-def amin(x, dim, keepdim, grad_name="AminBackward0"):
+def amin(x, dim, keepdim, op="amin"):
     axes = normalize_dims("amin", dim, x.ndim)
     _check_nonempty("min", x, axes)
     neg = ir.unary(Op.NEG, x.node)
     out = ir.unary(Op.NEG, _drop(reduce_node(Op.RMAX, neg, axes), axes, keepdim))
-    return record(grad_name, out, x.device, [x])
+    return record(op, out, x.device, [x])
 
 
 def _check_nonempty(op: str, x, axes) -> None:
@@ -86,14 +86,14 @@ def max_(x, dim, keepdim, negate=False):
     of each row alone (PyTorch routes it by the indices), not shared among ties as amax's."""
     name = "min" if negate else "max"
     if dim is None:
-        return (amin if negate else amax)(x, None, False, f"{name.capitalize()}Backward1")
+        return (amin if negate else amax)(x, None, False, name)
     (axis,) = normalize_dims(name, dim, x.ndim)
     _check_nonempty(name, x, (axis,))
     node = ir.unary(Op.NEG, x.node) if negate else x.node
     first, hit = _first_largest(node, axis)
     values = _read_at(node, hit, axis) if node.dtype.is_float else ir.reduce(Op.RMAX, node, (axis,))
     values = ir.unary(Op.NEG, values) if negate else values
-    values = record(f"{name.capitalize()}Backward0", _drop(values, (axis,), keepdim),
+    values = record("min_dim" if negate else "max_dim", _drop(values, (axis,), keepdim),
                     x.device, [x])
     return (MinResult if negate else MaxResult)(values, _indices(first, axis, keepdim, x.device))
 
@@ -156,10 +156,10 @@ def prod(x, dim, keepdim):
     axes = normalize_dims("prod", dim, x.ndim)
     node = ir.cast(x.node, x.dtype if x.dtype.is_float else dt.int64)
     out = _drop(reduce_node(Op.PROD, node, axes), axes, keepdim)
-    return record("ProdBackward1" if dim is not None else "ProdBackward0", out, x.device, [x])
+    return record("prod" if dim is None else "prod_dim", out, x.device, [x])
 
 
-def var(x, dim, unbiased, keepdim, correction, grad_name="VarBackward0"):
+def var(x, dim, unbiased, keepdim, correction):
     axes = normalize_dims("var", dim, x.ndim)
     node = _float(x.node)
     count = math.prod(x.shape[a] for a in axes)
@@ -172,12 +172,12 @@ def var(x, dim, unbiased, keepdim, correction, grad_name="VarBackward0"):
     denom = max(count - correction, 0)
     scale = ir.const(1 / denom if denom else math.nan, node.dtype, squares.shape)
     out = _drop(ir.binary(Op.MUL, squares, scale), axes, keepdim)
-    return record(grad_name, out, x.device, [x])
+    return record("var", out, x.device, [x])
 
 
 def std(x, dim, unbiased, keepdim, correction):
     v = var(x, dim, unbiased, keepdim, correction)
-    return record("StdBackward0", ir.unary(Op.SQRT, v.node), x.device, [x])
+    return record("std", ir.unary(Op.SQRT, v.node), x.device, [x])
 
 
 def _row_max(node: ir.Node, axis: int) -> ir.Node:
@@ -196,7 +196,7 @@ def logsumexp_node(node: ir.Node, axis: int) -> ir.Node:
 def logsumexp(x, dim, keepdim):
     (axis,) = normalize_dims("logsumexp", dim, x.ndim)
     out = _drop(logsumexp_node(_float(x.node), axis), (axis,), keepdim)
-    return record("LogsumexpBackward0", out, x.device, [x])
+    return record("logsumexp", out, x.device, [x])
 
 
 def softmax(x, dim):
@@ -204,7 +204,7 @@ def softmax(x, dim):
     node = _float(x.node)
     e = ir.unary(Op.EXP, ir.binary(Op.SUB, node, _row_max(node, axis)))
     total = ir.expand(ir.reduce(Op.SUM, e, (axis,)), node.shape)
-    return record("SoftmaxBackward0", ir.binary(Op.MUL, e, ir.unary(Op.RECIP, total)),
+    return record("softmax", ir.binary(Op.MUL, e, ir.unary(Op.RECIP, total)),
                   x.device, [x])
 
 
@@ -212,7 +212,7 @@ def log_softmax(x, dim):
     (axis,) = normalize_dims("log_softmax", dim, x.ndim)
     node = _float(x.node)
     out = ir.binary(Op.SUB, node, ir.expand(logsumexp_node(node, axis), node.shape))
-    return record("LogSoftmaxBackward0", out, x.device, [x])
+    return record("log_softmax", out, x.device, [x])
 
 
 def all_(x):

@@ -11,6 +11,7 @@ from ..compiler import dtype as dtypes, ir
 from ..compiler.ops import Op
 from ..frontend.autograd import record
 from ..frontend.function import Function
+from ..frontend.grad_fn_names import GRAD_FN_NAMES
 from ..frontend.operands import common_device
 from ..frontend.reductions import max_at_first
 from ..frontend.tensor import Tensor
@@ -138,10 +139,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     conf = (stride, padding, dilation, groups, unbatched)
     if not GRADIENT_KERNELS:
         out = _conv_node(x, weight.node, None if bias is None else bias.node, conf)
-        return record("ConvolutionBackward0", out, device, tensors)
+        return record("conv2d", out, device, tensors)
     out = _Convolution.apply(input, weight, bias, conf)
     if out.grad_fn is not None:
-        out.grad_fn._name = "ConvolutionBackward0"
+        out.grad_fn._name = GRAD_FN_NAMES["conv2d"]
     return out
 
 
@@ -291,7 +292,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         out = ir.reshape(max_at_first(rows, 4), (n, c, ho, wo))
     if unbatched:
         out = ir.reshape(out, out.shape[1:])
-    return record("MaxPool2DWithIndicesBackward0", out, input.device, [input])
+    return record("max_pool2d", out, input.device, [input])
 
 
 def _blocks(node: ir.Node, kernel) -> ir.Node:
@@ -360,4 +361,4 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     out = ir.reshape(out, (win.shape[0], win.shape[1], win.shape[2], win.shape[4]))
     if unbatched:
         out = ir.reshape(out, out.shape[1:])
-    return record("AvgPool2DBackward0", out, input.device, [input])
+    return record("avg_pool2d", out, input.device, [input])

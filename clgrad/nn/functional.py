@@ -91,7 +91,7 @@ def gelu(input, approximate: str = "none"):
         cdf = _bin(Op.MUL, _c(0.5, x), _bin(Op.ADD, _c(1, x), erf))
     else:
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return record("GeluBackward0", _bin(Op.MUL, x, cdf), input.device, [input])
+    return record("gelu", _bin(Op.MUL, x, cdf), input.device, [input])
 
 
 # ---- linear, dropout, embedding, pad ------------------------------------------------------
@@ -115,8 +115,9 @@ def linear(input, weight, bias=None):
         b = ir.reshape(bias.node, (1,) * (2 - bias.ndim) + bias.shape)
         out = _bin(Op.ADD, out, ir.expand(b, out.shape))
     out = ir.reshape(out, lead + (weight.shape[0],))
-    name = "AddmmBackward0" if bias is not None and input.ndim == 2 else \
-        "MmBackward0" if input.ndim == 2 else "ViewBackward0"
+    # named as PyTorch's linear decomposes: addmm (2-D, a bias), mm (2-D), else ending in a view
+    name = "addmm" if bias is not None and input.ndim == 2 else \
+        "mm" if input.ndim == 2 else "view"
     return record(name, out, device, tensors)
 
 
@@ -132,7 +133,7 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     x = _float(input)
     mask = ir.cast(ir.unary(Op.NOT, _bin(Op.CMPLT, ir.cast(keep, x.dtype), _c(p, x))), x.dtype)
     out = _bin(Op.MUL, x, _bin(Op.MUL, mask, _c(1 / (1 - p), x)))
-    return record("NativeDropoutBackward0", out, input.device, [input])
+    return record("dropout", out, input.device, [input])
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None):
@@ -144,7 +145,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None):
     from ..frontend import indexing
     picked = indexing.getitem(weight, input).node
     if padding_idx is None:
-        return record("EmbeddingBackward0", picked, weight.device, [weight])
+        return record("embedding", picked, weight.device, [weight])
     padding_idx = padding_idx % weight.shape[0]
     weight.realize()
     ref = weight.node.arg
@@ -155,7 +156,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None):
     idx = ir.cast(input.node, dt.int64)
     is_pad = _bin(Op.CMPEQ, idx, ir.const(padding_idx, dt.int64, idx.shape))
     is_pad = ir.expand(ir.reshape(is_pad, idx.shape + (1,)), picked.shape)
-    return record("EmbeddingBackward0", ir.where(is_pad, frozen_rows, picked), weight.device,
+    return record("embedding", ir.where(is_pad, frozen_rows, picked), weight.device,
                   [weight])
 
 
@@ -198,7 +199,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     axes = tuple(range(input.ndim - k, input.ndim))
     y, _, _ = _normalize(_float(input), axes, eps)
     y = _affine(y, weight, bias, (1,) * (input.ndim - k) + normalized_shape)
-    return record("NativeLayerNormBackward0", y, common_device("layer_norm", tensors), tensors)
+    return record("layer_norm", y, common_device("layer_norm", tensors), tensors)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
@@ -230,7 +231,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             Op.ADD, ir.reshape(ir.cast(running_var.node, x.dtype), shape), _c(eps, mean))))
         y = _bin(Op.MUL, _bin(Op.SUB, x, ir.expand(mean, x.shape)), ir.expand(inv, x.shape))
     y = _affine(y, weight, bias, shape)
-    return record("NativeBatchNormBackward0", y, device, tensors)
+    return record("batch_norm", y, device, tensors)
 
 
 def _update_running(running_mean, running_var, mean, var, count, momentum) -> None:
@@ -276,7 +277,7 @@ def mse_loss(input, target, reduction: str = "mean"):
     a = broadcast_to(_float(input), shape)
     b = broadcast_to(ir.cast(target.node, a.dtype), shape)
     d = _bin(Op.SUB, a, b)
-    return record("MseLossBackward0", _reduce(_bin(Op.MUL, d, d), reduction), device,
+    return record("mse_loss", _reduce(_bin(Op.MUL, d, d), reduction), device,
                   [input, target])
 
 
@@ -372,7 +373,7 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: st
     if input.ndim < 2:
         raise ValueError(f"nll_loss: expected input of shape (N, C, ...), got {tuple(input.shape)}")
     out = _nll(_float(input), input, target, weight, ignore_index, reduction, "nll_loss")
-    return record("NllLossBackward0", out, device, tensors)
+    return record("nll_loss", out, device, tensors)
 
 
 def cross_entropy(input, target, weight=None, ignore_index: int = -100,
@@ -403,7 +404,8 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
         loss = ir.unary(Op.NEG, ir.reshape(ir.reduce(Op.SUM, terms, (1,)),
                                            (x.shape[0],) + x.shape[2:]))
         out = _reduce(loss, reduction)
-        return record("DivBackward1" if reduction == "mean" else "SumBackward1", out, device,
+        # named as PyTorch's soft-label loss ends: a sum over classes, for the mean a division
+        return record("div_scalar" if reduction == "mean" else "sum_dim", out, device,
                       tensors + ([target] if target.requires_grad else []))
     out = _nll(logp, input, target, weight, ignore_index, reduction, "cross_entropy")
     if label_smoothing:
@@ -419,7 +421,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
         eps = label_smoothing
         out = _bin(Op.ADD, _bin(Op.MUL, out, _c(1 - eps, out)),
                    _bin(Op.MUL, smooth, _c(eps / x.shape[1], smooth)))
-    return record("NllLossBackward0", out, device, tensors)
+    return record("nll_loss", out, device, tensors)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -440,7 +442,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     loss = _bin(Op.ADD, _bin(Op.MUL, _bin(Op.SUB, _c(1, x), y), x), _bin(Op.MUL, scale, softplus))
     if weight is not None:
         loss = _bin(Op.MUL, loss, broadcast_to(ir.cast(weight.node, x.dtype), x.shape))
-    return record("BinaryCrossEntropyWithLogitsBackward0", _reduce(loss, reduction), device,
+    return record("binary_cross_entropy_with_logits", _reduce(loss, reduction), device,
                   tensors)
 
 
