@@ -150,10 +150,10 @@ class Tensor:
         return self._retains_grad and not self.is_leaf
 
     def detach(self) -> Tensor:
-        return views.detached(Tensor(ir.detach(self.node), self.device), self)
+        return views.detached(Tensor(self.node.detach(), self.device), self)
 
     def detach_(self) -> Tensor:
-        self.node = ir.detach(self.node)
+        self.node = self.node.detach()
         self.grad_fn, self.requires_grad = None, False
         return self
 
@@ -172,7 +172,7 @@ class Tensor:
         if result.shape != self.shape:
             raise RuntimeError(f"{op}: output with shape {self.shape} doesn't match the "
                                f"broadcast shape {result.shape}")
-        self.node = ir.cast(result.node, self.dtype)
+        self.node = result.node.cast(self.dtype)
         if result.grad_fn is not None:
             self.grad_fn, self.requires_grad = result.grad_fn, True
             self._output_nr = result._output_nr
@@ -186,7 +186,7 @@ class Tensor:
 
     def _overwrite(self, value: Tensor) -> None:
         """Takes value without autograd seeing it: an in-place write through detach()."""
-        self.node = ir.detach(ir.cast(value.node, self.dtype))
+        self.node = value.node.cast(self.dtype).detach()
         self._version += 1
         if self.is_leaf and self.requires_grad:
             self.realize()      # a leaf's gradient is found by its node: give it its own
@@ -220,7 +220,7 @@ class Tensor:
 
     def fill_(self, value, _op: str = "fill_") -> Tensor:
         # recorded on the old value, so autograd sees the overwrite (its gradient is zero)
-        node = ir.const(value, self.dtype, self.shape)
+        node = self.node.const_like(value)
         return self._assign(record(_op, node, self.device, [self._snapshot()]), _op)
 
     def copy_(self, src) -> Tensor:
@@ -233,7 +233,7 @@ class Tensor:
         if shape != self.shape:
             raise RuntimeError(f"copy_: cannot copy a tensor of shape {src.shape} into one of "
                                f"shape {self.shape}")
-        moved = record("copy_", broadcast_to(ir.cast(src.node, self.dtype), self.shape),
+        moved = record("copy_", broadcast_to(src.node.cast(self.dtype), self.shape),
                        self.device, [self._snapshot(), src])   # the old value gets zero
         return self._assign(moved, "copy_")
 
@@ -332,7 +332,7 @@ class Tensor:
 
     def __neg__(self):
         return ew.unary("neg", Op.NEG, self) if self.dtype.is_float else \
-            record("neg", ir.unary(Op.NEG, self.node), self.device, [self])
+            record("neg", -self.node, self.device, [self])
 
     def __pos__(self):
         return self
@@ -380,7 +380,7 @@ class Tensor:
 
     def abs(self):
         return ew.unary("abs", Op.ABS, self) if self.dtype.is_float else \
-            record("abs", ir.unary(Op.ABS, self.node), self.device, [self])
+            record("abs", self.node.abs(), self.device, [self])
 
     def exp(self):
         return ew.unary("exp", Op.EXP, self)
