@@ -123,6 +123,11 @@ def _zero_rule(node: Node, g: Node):
     return (g.const_like(0),)
 
 
+def _unpad(g: Node, pads, shape: tuple[int, ...]) -> Node:
+    """g with the padding cut off: the part the padded source fills."""
+    return g.shrink(tuple((b, b + s) for (b, _), s in zip(pads, shape)))
+
+
 def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(range(len(order)), key=order.__getitem__))
 
@@ -156,7 +161,7 @@ RULES = {
     Op.RESHAPE: lambda n, g: (g.reshape(n.src[0].shape),),
     Op.PERMUTE: lambda n, g: (g.permute(_inverse(n.arg)),),
     Op.EXPAND: lambda n, g: (_sum_to(g, n.src[0].shape),),
-    Op.PAD: lambda n, g: (g.shrink(tuple((b, b + s) for (b, _), s in zip(n.arg[0], n.src[0].shape))),),
+    Op.PAD: lambda n, g: (_unpad(g, n.arg[0], n.src[0].shape),),
     Op.SHRINK: lambda n, g: (g.pad(tuple((b, s - e) for (b, e), s in zip(n.arg, n.src[0].shape))),),
     Op.STRIDE: lambda n, g: (_unstride(g, n.arg, n.src[0].shape),),
     Op.WINDOW: _window_rule,
