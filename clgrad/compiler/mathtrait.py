@@ -13,13 +13,14 @@ from .ops import Op
 
 class MathTrait:
     """Mixed into ir.Node, whose dtype and shape the operators read."""
-    __slots__ = ()
+    __slots__ = ()      # Node's own slots stay its only storage: no dict per node
 
     def const_like(self, value):
         """value as a constant of this node's dtype and shape."""
         return ir.const(value, self.dtype, self.shape)
 
     def _lift(self, x):
+        """x as the other operand of a binary op: a node, or a number made a constant."""
         return x if isinstance(x, MathTrait) else ir.const(x, self.dtype, self.shape)
 
     # ---- arithmetic ----
@@ -81,7 +82,7 @@ class MathTrait:
         return ir.binary(Op.CMPEQ, self, self._lift(x))
 
     def ne(self, x):
-        return ir.unary(Op.NOT, self.eq(x))
+        return ir.unary(Op.NOT, self.eq(x))     # the IR has no not-equal op
 
     def logical_not(self):
         return ir.unary(Op.NOT, self)
