@@ -93,11 +93,13 @@ class GradFn(BackwardNode):
             if node is None:
                 results.append(None)
                 continue
-            result = tensor.Tensor(node.cast(t.dtype), t.device)
-            inputs = [grad, *self.inputs] if create_graph else []
-            if any(x.requires_grad for x in inputs):   # an op of its own, differentiable again
-                result.requires_grad = True
-                result.grad_fn = GradFn(f"{self._name[:-1]}Backward", inputs, result.node)
+            node = node.cast(t.dtype)
+            result = tensor.Tensor(node, t.device)
+            if create_graph:    # the gradient is an op of its own, differentiable again
+                inputs = [grad, *self.inputs]
+                if any(x.requires_grad for x in inputs):
+                    result.requires_grad = True
+                    result.grad_fn = GradFn(f"{self._name[:-1]}Backward", inputs, node)
             results.append(result)
         return results
 

@@ -98,7 +98,8 @@ def _int_pow(x, exponent, dtype):
 
 def relu(x):
     node = x.node
-    return record("relu", (0 < node).where(node, 0), x.device, [x])
+    zero = node.const_like(0)
+    return record("relu", (zero < node).where(node, zero), x.device, [x])
 
 
 def sigmoid(x):
@@ -111,7 +112,9 @@ def rsqrt(x):
 
 def sign(x):
     node = x.node
-    return record("sign", (0 < node).cast(x.dtype) - (node < 0).cast(x.dtype), x.device, [x])
+    zero = node.const_like(0)
+    return record("sign", (zero < node).cast(x.dtype) - (node < zero).cast(x.dtype), x.device,
+                  [x])
 
 
 def clamp(x, min=None, max=None):
@@ -123,14 +126,17 @@ def clamp(x, min=None, max=None):
     dtype = result_dtype("clamp", [x] + [b for b in (min, max) if b is not None])
     node = x.node.cast(dtype)
     if min is not None:
-        node = (node < min).where(min, node)
+        lo = node.const_like(min)
+        node = (node < lo).where(lo, node)
     if max is not None:
-        node = (node > max).where(max, node)
+        hi = node.const_like(max)
+        node = (hi < node).where(hi, node)
     return record("clamp", node, x.device, [x])
 
 
 def _signs_differ(x: ir.Node, y: ir.Node) -> ir.Node:
-    return (x < 0).ne(y < 0)
+    zero = x.const_like(0)
+    return (x < zero).ne(y < zero)
 
 
 def floor_divide(a, b):
