@@ -11,6 +11,7 @@ import weakref
 from typing import Any
 
 from .dtype import DType, bool_
+from .mathtrait import MathTrait
 from .ops import BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCE, UNARY, Op
 
 Shape = tuple[int, ...]
@@ -36,10 +37,11 @@ class BufferRef:
         return f"@{self.id}"
 
 
-class Node:
+class Node(MathTrait):
     """Interned: constructing an equal node returns the live one, so nodes compare and hash
     by identity. `buffer` is the buffer holding the node's value once one does (a BUFFER
-    node's own; a computed node's after a schedule wrote it), else None."""
+    node's own; a computed node's after a schedule wrote it), else None. Operators build
+    nodes (MathTrait): `a * b + 1`."""
     __slots__ = ("op", "dtype", "shape", "src", "arg", "buffer", "__weakref__")
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None):

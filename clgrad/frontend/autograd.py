@@ -1,15 +1,17 @@
 """Reverse-mode autograd over frontend ops.
 
-Each op that touches a tensor requiring grad gets a grad_fn node (PyTorch's names:
-MulBackward0, ...) remembering its inputs and the IR node it produced. Backward derives the
-gradient of that IR subgraph from the primitive rules in compiler.gradients, so gradients are
-lazy graphs that fuse like any other. With create_graph=True the derived gradient is recorded
-as an op too, which gives higher derivatives.
+Each op that touches a tensor requiring grad gets a grad_fn node (PyTorch's names, from
+grad_fn_names: MulBackward0, ...) remembering its inputs and the IR node it produced.
+Backward derives the gradient of that IR subgraph from the primitive rules in
+compiler.gradients, so gradients are lazy graphs that fuse like any other. With
+create_graph=True the derived gradient is recorded as an op too, which gives higher
+derivatives.
 """
 from __future__ import annotations
 
 from ..compiler import gradients, ir
 from ..compiler.ir import Node
+from .grad_fn_names import GRAD_FN_NAMES
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
@@ -91,12 +93,14 @@ class GradFn(BackwardNode):
             if node is None:
                 results.append(None)
                 continue
-            node = ir.cast(node, t.dtype) if node.dtype != t.dtype else node
-            if create_graph:
-                results.append(record(f"{self._name[:-1]}Backward", node, t.device,
-                                      [grad, *self.inputs]))
-            else:
-                results.append(tensor.Tensor(node, t.device))
+            node = node.cast(t.dtype)
+            result = tensor.Tensor(node, t.device)
+            if create_graph:    # the gradient is an op of its own, differentiable again
+                inputs = [grad, *self.inputs]
+                if any(x.requires_grad for x in inputs):
+                    result.requires_grad = True
+                    result.grad_fn = GradFn(f"{self._name[:-1]}Backward", inputs, node)
+            results.append(result)
         return results
 
     def _derive(self, grad: Node) -> list:
@@ -194,15 +198,16 @@ def _run_hooks(fn, slot: list) -> list:
     return slot
 
 
-def record(name: str, node: Node, device, inputs):
-    """The tensor holding node, with a grad_fn when autograd should see this op."""
+def record(op: str, node: Node, device, inputs):
+    """The tensor holding node, the result of op (its name in GRAD_FN_NAMES), with a grad_fn
+    when autograd should see this op."""
     tracked = any(t.requires_grad for t in inputs)
     if tracked and not is_grad_enabled():
-        node = ir.detach(node)      # else it would be the same node as its grad-mode twin
+        node = node.detach()        # else it would be the same node as its grad-mode twin
     out = tensor.Tensor(node, device)
     if tracked and is_grad_enabled():
         out.requires_grad = True
-        out.grad_fn = GradFn(name, list(inputs), node)
+        out.grad_fn = GradFn(GRAD_FN_NAMES[op], list(inputs), node)
     return out
 
 

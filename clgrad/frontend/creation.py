@@ -5,7 +5,6 @@ import numpy as np
 
 from ..compiler import dtype as dt
 from ..compiler import ir
-from ..compiler.ops import Op
 from ..runtime import get_device
 from .tensor import Tensor
 
@@ -157,10 +156,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
     n = max(int(np.ceil((end - start) / step)), 0)
     node = ir.iota(n, dtype if not dtype.is_float else dt.float64)
     if step != 1:
-        node = ir.binary(Op.MUL, node, ir.const(step, node.dtype, (n,)))
+        node = node * step
     if start != 0:
-        node = ir.binary(Op.ADD, node, ir.const(start, node.dtype, (n,)))
-    t = Tensor(ir.cast(node, dtype), get_device(device))
+        node = node + start
+    t = Tensor(node.cast(dtype), get_device(device))
     return t.requires_grad_() if requires_grad else t
 
 
@@ -171,10 +170,10 @@ def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
 
 def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     m = n if m is None else m
-    rows = ir.expand(ir.reshape(ir.iota(n, dt.int64), (n, 1)), (n, m))
-    cols = ir.expand(ir.reshape(ir.iota(m, dt.int64), (1, m)), (n, m))
+    rows = ir.iota(n, dt.int64).reshape((n, 1)).expand((n, m))
+    cols = ir.iota(m, dt.int64).reshape((1, m)).expand((n, m))
     dtype = _resolve_dtype(dtype) or dt.DEFAULT_FLOAT
-    t = Tensor(ir.cast(ir.binary(Op.CMPEQ, rows, cols), dtype), get_device(device))
+    t = Tensor(rows.eq(cols).cast(dtype), get_device(device))
     return t.requires_grad_() if requires_grad else t
 
 
@@ -193,7 +192,7 @@ def to(t: Tensor, *args, **kwargs) -> Tensor:
     if device is not None and get_device(device) != t.device:
         from .autograd import record
         moved = _upload(t.detach().numpy(), t.dtype, get_device(device), False)
-        out = record("ToCopyBackward0", moved.node, moved.device, [t])
+        out = record("to", moved.node, moved.device, [t])
     if dtype is not None:
         out = ew.cast(out, _resolve_dtype(dtype))
     return out

@@ -5,7 +5,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
 from .autograd import record
-from .operands import broadcast_shape, common_device, is_tensor, lift, result_dtype
+from .operands import as_float, broadcast_shape, common_device, is_tensor, lift, result_dtype
 
 
 def _tensors(args):
@@ -24,22 +24,23 @@ def _operands(name: str, a, b, float_only=False):
     return tensors, device, lift(a, dtype, shape), lift(b, dtype, shape)
 
 
-def binary(name: str, op: Op, a, b, grad_name: str, *, float_only=False):
-    """a op b with broadcasting and PyTorch promotion; a or b may be a Python number."""
+def binary(name: str, op: Op, a, b, *, float_only=False):
+    """a op b with broadcasting and PyTorch promotion; a or b may be a Python number. name
+    names the op in messages and its grad_fn (grad_fn_names)."""
     tensors, device, na, nb = _operands(name, a, b, float_only)
-    return record(grad_name, ir.binary(op, na, nb), device, tensors)
+    return record(name, ir.binary(op, na, nb), device, tensors)
 
 
-def unary(name: str, op: Op, x, grad_name: str):
+def unary(name: str, op: Op, x):
     """A math function; integer inputs are computed in the default float type, as in PyTorch."""
-    node = x.node if x.dtype.is_float else ir.cast(x.node, dt.DEFAULT_FLOAT)
-    return record(grad_name, ir.unary(op, node), x.device, [x])
+    node = x.node if x.dtype.is_float else x.node.cast(dt.DEFAULT_FLOAT)
+    return record(name, ir.unary(op, node), x.device, [x])
 
 
 def cast(x, dtype: dt.DType):
     if x.dtype == dtype:
         return x
-    return record("ToCopyBackward0", ir.cast(x.node, dtype), x.device, [x])
+    return record("to", x.node.cast(dtype), x.device, [x])
 
 
 def where(cond, a, b):
@@ -50,23 +51,26 @@ def where(cond, a, b):
                         f"{cond.dtype.name if is_tensor(cond) else type(cond).__name__}")
     dtype = result_dtype("where", (a, b))
     shape = broadcast_shape("where", *(t.shape for t in tensors))
-    node = ir.where(lift(cond, dt.bool_, shape), lift(a, dtype, shape), lift(b, dtype, shape))
-    return record("WhereBackward0", node, device, tensors)
+    node = lift(cond, dt.bool_, shape).where(lift(a, dtype, shape), lift(b, dtype, shape))
+    return record("where", node, device, tensors)
 
 
 def pow_(x, exponent):
     dtype = result_dtype("pow", (x, exponent))
     if not dtype.is_float:
         return _int_pow(x, exponent, dtype)
-    if not is_tensor(x):
-        return binary("pow", Op.POW, x, exponent, "PowBackward2", float_only=True)
-    if is_tensor(exponent):
-        return binary("pow", Op.POW, x, exponent, "PowBackward1", float_only=True)
-    node = ir.cast(x.node, dtype)
+    if is_tensor(exponent) or not is_tensor(x):
+        tensors, device, base, power = _operands("pow", x, exponent, float_only=True)
+        return record(_pow_name(x), base ** power, device, tensors)
+    node = x.node.cast(dtype)
     if exponent == 2:    # exact and cheaper than pow(); same gradient
-        return record("PowBackward0", ir.binary(Op.MUL, node, node), x.device, [x])
-    node = ir.binary(Op.POW, node, ir.const(exponent, dtype, x.shape))
-    return record("PowBackward0", node, x.device, [x])
+        return record("pow", node * node, x.device, [x])
+    return record("pow", node ** exponent, x.device, [x])
+
+
+def _pow_name(x) -> str:
+    """The name of a power with a tensor exponent: of a tensor, or of a number."""
+    return "pow_tensor" if is_tensor(x) else "rpow"
 
 
 def _int_pow(x, exponent, dtype):
@@ -78,43 +82,39 @@ def _int_pow(x, exponent, dtype):
         if exponent < 0:
             raise RuntimeError(f"pow: integers to negative integer powers are not allowed "
                                f"(base {x.dtype.name} {x.shape}, exponent {exponent})")
-        base, result = ir.cast(x.node, dtype), ir.const(1, dtype, shape)
+        base = x.node.cast(dtype)
+        result = base.const_like(1)
         while exponent:
             if exponent & 1:
-                result = ir.binary(Op.MUL, result, base)
+                result = result * base
             exponent >>= 1
             if exponent:
-                base = ir.binary(Op.MUL, base, base)
-        return record("PowBackward0", result, device, tensors)
+                base = base * base
+        return record("pow", result, device, tensors)
     wide = dt.float64 if device.has_fp64 else dt.float32
-    node = ir.binary(Op.POW, lift(x, wide, shape), lift(exponent, wide, shape))
-    node = ir.cast(ir.unary(Op.ROUND, node), dtype)
-    return record("PowBackward1" if is_tensor(x) else "PowBackward2", node, device, tensors)
+    node = (lift(x, wide, shape) ** lift(exponent, wide, shape)).round().cast(dtype)
+    return record(_pow_name(x), node, device, tensors)
 
 
 def relu(x):
-    zero = ir.const(0, x.dtype, x.shape)
-    node = ir.where(ir.binary(Op.CMPLT, zero, x.node), x.node, zero)
-    return record("ReluBackward0", node, x.device, [x])
+    node = x.node
+    zero = node.const_like(0)
+    return record("relu", (zero < node).where(node, zero), x.device, [x])
 
 
 def sigmoid(x):
-    xf = x.node if x.dtype.is_float else ir.cast(x.node, dt.DEFAULT_FLOAT)
-    one = ir.const(1, xf.dtype, x.shape)
-    node = ir.unary(Op.RECIP, ir.binary(Op.ADD, one, ir.unary(Op.EXP, ir.unary(Op.NEG, xf))))
-    return record("SigmoidBackward0", node, x.device, [x])
+    return record("sigmoid", (1 + (-as_float(x.node)).exp()).recip(), x.device, [x])
 
 
 def rsqrt(x):
-    xf = x.node if x.dtype.is_float else ir.cast(x.node, dt.DEFAULT_FLOAT)
-    return record("RsqrtBackward0", ir.unary(Op.RECIP, ir.unary(Op.SQRT, xf)), x.device, [x])
+    return record("rsqrt", as_float(x.node).sqrt().recip(), x.device, [x])
 
 
 def sign(x):
-    zero = ir.const(0, x.dtype, x.shape)
-    pos = ir.cast(ir.binary(Op.CMPLT, zero, x.node), x.dtype)
-    neg = ir.cast(ir.binary(Op.CMPLT, x.node, zero), x.dtype)
-    return record("SignBackward0", ir.binary(Op.SUB, pos, neg), x.device, [x])
+    node = x.node
+    zero = node.const_like(0)
+    return record("sign", (zero < node).cast(x.dtype) - (node < zero).cast(x.dtype), x.device,
+                  [x])
 
 
 def clamp(x, min=None, max=None):
@@ -124,45 +124,40 @@ def clamp(x, min=None, max=None):
         if bound is not None and is_tensor(bound):
             raise TypeError("clamp: tensor bounds are not supported; use maximum/minimum")
     dtype = result_dtype("clamp", [x] + [b for b in (min, max) if b is not None])
-    node = ir.cast(x.node, dtype)
+    node = x.node.cast(dtype)
     if min is not None:
-        lo = ir.const(min, dtype, x.shape)
-        node = ir.where(ir.binary(Op.CMPLT, node, lo), lo, node)
+        lo = node.const_like(min)
+        node = (node < lo).where(lo, node)
     if max is not None:
-        hi = ir.const(max, dtype, x.shape)
-        node = ir.where(ir.binary(Op.CMPLT, hi, node), hi, node)
-    return record("ClampBackward1", node, x.device, [x])
+        hi = node.const_like(max)
+        node = (hi < node).where(hi, node)
+    return record("clamp", node, x.device, [x])
 
 
 def _signs_differ(x: ir.Node, y: ir.Node) -> ir.Node:
-    zero = ir.const(0, x.dtype, x.shape)
-    return ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.CMPLT, x, zero),
-                                      ir.binary(Op.CMPLT, y, zero)))
+    zero = x.const_like(0)
+    return (x < zero).ne(y < zero)
 
 
 def floor_divide(a, b):
     """Python's // : rounds toward negative infinity."""
     tensors, device, na, nb = _operands("floor_divide", a, b)
-    q = ir.binary(Op.DIV, na, nb)
+    q = na / nb
     if na.dtype.is_float:
-        node = ir.unary(Op.FLOOR, q)
+        node = q.floor()
     else:       # C truncates; step down where the signs differ and it did not divide evenly
-        inexact = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, ir.binary(Op.MUL, q, nb), na))
-        adjust = ir.binary(Op.AND, inexact, _signs_differ(na, nb))
-        node = ir.binary(Op.SUB, q, ir.cast(adjust, na.dtype))
-    return record("DivBackward0", node, device, tensors)
+        adjust = (q * nb).ne(na) & _signs_differ(na, nb)
+        node = q - adjust.cast(na.dtype)
+    return record("floor_divide", node, device, tensors)
 
 
 def remainder(a, b):
     """Python's % : the result takes the sign of the divisor."""
     tensors, device, na, nb = _operands("remainder", a, b)
-    r = ir.binary(Op.MOD, na, nb)
-    nonzero = ir.unary(Op.NOT, ir.binary(Op.CMPEQ, r, ir.const(0, r.dtype, r.shape)))
-    fix = ir.binary(Op.AND, _signs_differ(r, nb), nonzero)
-    node = ir.where(fix, ir.binary(Op.ADD, r, nb), r)
-    return record("RemainderBackward0", node, device, tensors)
+    r = na % nb
+    fix = _signs_differ(r, nb) & r.ne(0)
+    return record("remainder", fix.where(r + nb, r), device, tensors)
 
 
 def logical_not(x):
-    node = ir.unary(Op.NOT, ir.cast(x.node, dt.bool_))
-    return record("NotBackward0", node, x.device, [x])
+    return record("logical_not", x.node.cast(dt.bool_).logical_not(), x.device, [x])

@@ -6,7 +6,6 @@ import numpy as np
 
 from ..compiler import dtype as dt
 from ..compiler import ir
-from ..compiler.ops import Op
 from . import views
 from .autograd import record
 from .operands import broadcast_shape, broadcast_to, is_tensor, lift, result_dtype
@@ -56,7 +55,7 @@ def _basic(x, items) -> tuple[ir.Node, list]:
     axis = 0
     for item in items:
         if item is None:
-            node = ir.reshape(node, node.shape[:out_axis] + (1,) + node.shape[out_axis:])
+            node = node.reshape(node.shape[:out_axis] + (1,) + node.shape[out_axis:])
             out_axis += 1
             continue
         if isinstance(item, (bool, np.bool_)):
@@ -73,8 +72,8 @@ def _basic(x, items) -> tuple[ir.Node, list]:
                 raise ValueError("step must be greater than zero")
             stop = max(stop, start)
             bounds = tuple((start, stop) if i == out_axis else (0, s) for i, s in enumerate(node.shape))
-            node = ir.shrink(node, bounds)
-            node = ir.stride(node, tuple(step if i == out_axis else 1 for i in range(len(node.shape))))
+            node = node.shrink(bounds)
+            node = node.stride(tuple(step if i == out_axis else 1 for i in range(len(node.shape))))
             out_axis += 1
         else:
             i = _as_int(item)
@@ -82,8 +81,8 @@ def _basic(x, items) -> tuple[ir.Node, list]:
                 raise IndexError(f"index {i} is out of bounds for dimension {axis} with size {n}")
             i %= n
             bounds = tuple((i, i + 1) if k == out_axis else (0, s) for k, s in enumerate(node.shape))
-            node = ir.shrink(node, bounds)
-            node = ir.reshape(node, node.shape[:out_axis] + node.shape[out_axis + 1:])
+            node = node.shrink(bounds)
+            node = node.reshape(node.shape[:out_axis] + node.shape[out_axis + 1:])
         axis += 1
     return node, advanced
 
@@ -138,19 +137,18 @@ def _flat_rows(node: ir.Node, axes: list[int], indices: list) -> tuple[ir.Node, 
     """node with the indexed axes moved to the front and flattened into rows, and the row
     number each index combination selects."""
     rest = [i for i in range(len(node.shape)) if i not in axes]
-    moved = ir.permute(node, tuple(axes) + tuple(rest))
+    moved = node.permute(tuple(axes) + tuple(rest))
     n_rows = int(np.prod([node.shape[a] for a in axes]))
     rest_shape = tuple(node.shape[i] for i in rest)
-    rows = ir.reshape(moved, (n_rows, int(np.prod(rest_shape))))
+    rows = moved.reshape((n_rows, int(np.prod(rest_shape))))
     index_shape = broadcast_shape("index", *(t.shape for t in indices))
     row, stride = None, 1
     for axis, t in reversed(list(zip(axes, indices))):
         n = node.shape[axis]
-        idx = broadcast_to(ir.cast(t.node, dt.int64), index_shape)
-        idx = ir.where(ir.binary(Op.CMPLT, idx, ir.const(0, dt.int64, index_shape)),
-                       ir.binary(Op.ADD, idx, ir.const(n, dt.int64, index_shape)), idx)
-        term = ir.binary(Op.MUL, idx, ir.const(stride, dt.int64, index_shape))
-        row = term if row is None else ir.binary(Op.ADD, row, term)
+        idx = broadcast_to(t.node.cast(dt.int64), index_shape)
+        idx = (idx < 0).where(idx + n, idx)
+        term = idx * stride
+        row = term if row is None else row + term
         stride *= n
     return rows, row, index_shape, rest_shape
 
@@ -160,18 +158,18 @@ def getitem(x, index):
     node, advanced = _basic(x, items)
     if not advanced:
         ints = index if isinstance(index, tuple) else (index,)
-        name = "SelectBackward0" if all(type(i) is int for i in ints) else "SliceBackward0"
+        name = "select" if all(type(i) is int for i in ints) else "slice"
         return views.indexed(record(name, node, x.device, [x]), x, index)
     axes, indices = _advanced_positions(x, node, advanced)
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
-    picked = ir.gather(ir.contiguous(rows), row)     # index_shape + (rest,)
-    out = ir.reshape(picked, index_shape + rest_shape)
+    picked = rows.contiguous().gather(row)     # index_shape + (rest,)
+    out = picked.reshape(index_shape + rest_shape)
     # PyTorch keeps the result dims in place when the indexed dims are adjacent
     if axes == list(range(axes[0], axes[0] + len(axes))) and axes[0] > 0:
         k = len(index_shape)
         order = tuple(range(k, k + axes[0])) + tuple(range(k)) + tuple(range(k + axes[0], len(out.shape)))
-        out = ir.permute(out, order)
-    return record("IndexBackward0", out, x.device, [x])
+        out = out.permute(order)
+    return record("index", out, x.device, [x])
 
 
 def setitem(x, index, value):
@@ -183,15 +181,15 @@ def setitem(x, index, value):
     items = _expand_index(x, index)
     inputs = [x] + ([value] if is_tensor(value) else [])
     if is_tensor(index) and index.dtype == dt.bool_ and index.shape == x.shape:
-        out = ir.where(index.node, lift(value, x.dtype, x.shape), x.node)
-        return record("MaskedFillBackward0", out, x.device, inputs)
+        out = index.node.where(lift(value, x.dtype, x.shape), x.node)
+        return record("masked_fill", out, x.device, inputs)
     if any(_is_advanced(i) for i in items):
-        return record("IndexPutBackward0", _scatter(x, items, value), x.device, inputs)
+        return record("index_put", _scatter(x, items, value), x.device, inputs)
     region, _ = _basic(x, items)
     v = _value_as(value, x.dtype, region.shape)
     placed = _unview(v, items, x.shape)
     marked = _unview(ir.const(True, dt.bool_, region.shape), items, x.shape)
-    return record("CopySlices", ir.where(marked, placed, x.node), x.device, inputs)
+    return record("copy_slices", marked.where(placed, x.node), x.device, inputs)
 
 
 def _is_advanced(item) -> bool:
@@ -204,7 +202,7 @@ def _value_as(value, dtype, shape) -> ir.Node:
     if broadcast_shape("setitem", value.shape, shape) != tuple(shape):
         raise RuntimeError(f"setitem: shape mismatch: value of shape {value.shape} cannot be "
                            f"broadcast to indexing result of shape {tuple(shape)}")
-    return broadcast_to(ir.cast(value.node, dtype), tuple(shape))
+    return broadcast_to(value.node.cast(dtype), tuple(shape))
 
 
 def _unview(v: ir.Node, items, full_shape) -> ir.Node:
@@ -216,7 +214,7 @@ def _unview(v: ir.Node, items, full_shape) -> ir.Node:
     for item in reversed(items):
         if item is None:
             out_axis -= 1
-            node = ir.reshape(node, node.shape[:out_axis] + node.shape[out_axis + 1:])
+            node = node.reshape(node.shape[:out_axis] + node.shape[out_axis + 1:])
             continue
         shape_axis -= 1
         n = full_shape[shape_axis]
@@ -227,7 +225,7 @@ def _unview(v: ir.Node, items, full_shape) -> ir.Node:
             node = _place(node, out_axis, start, stop, step, n)
         else:
             i = _as_int(item) % n
-            node = ir.reshape(node, node.shape[:out_axis] + (1,) + node.shape[out_axis:])
+            node = node.reshape(node.shape[:out_axis] + (1,) + node.shape[out_axis:])
             node = _place(node, out_axis, i, i + 1, 1, n)
     return node
 
@@ -236,14 +234,14 @@ def _place(node: ir.Node, axis: int, start: int, stop: int, step: int, n: int) -
     m = node.shape[axis]
     if step > 1:
         before, after = node.shape[:axis], node.shape[axis + 1:]
-        node = ir.reshape(node, before + (m, 1) + after)
+        node = node.reshape(before + (m, 1) + after)
         pads = tuple((0, step - 1) if i == axis + 1 else (0, 0) for i in range(len(node.shape)))
-        node = ir.reshape(ir.pad(node, pads, 0), before + (m * step,) + after)
-        node = ir.shrink(node, tuple((0, stop - start) if i == axis else (0, s)
-                                     for i, s in enumerate(node.shape)))
+        node = node.pad(pads, 0).reshape(before + (m * step,) + after)
+        node = node.shrink(tuple((0, stop - start) if i == axis else (0, s)
+                                 for i, s in enumerate(node.shape)))
     pads = tuple((start, n - stop) if i == axis else (0, 0) for i in range(len(node.shape)))
     fill = False if node.dtype == dt.bool_ else 0
-    return ir.pad(node, pads, fill)
+    return node.pad(pads, fill)
 
 
 def _scatter(x, items, value) -> ir.Node:
@@ -256,16 +254,16 @@ def _scatter(x, items, value) -> ir.Node:
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
     n_rows, row_len = rows.shape
     n_idx = int(np.prod(index_shape))
-    v = ir.reshape(_value_as(value, x.dtype, index_shape + rest_shape), (n_idx, row_len))
-    targets = ir.expand(ir.reshape(row, (n_idx, 1)), (n_idx, n_rows))
-    ids = ir.expand(ir.reshape(ir.iota(n_rows, dt.int64), (1, n_rows)), (n_idx, n_rows))
-    hit = ir.binary(Op.CMPEQ, targets, ids)                        # (n_idx, n_rows)
+    v = _value_as(value, x.dtype, index_shape + rest_shape).reshape((n_idx, row_len))
+    targets = row.reshape((n_idx, 1)).expand((n_idx, n_rows))
+    ids = ir.iota(n_rows, dt.int64).reshape((1, n_rows)).expand((n_idx, n_rows))
+    hit = targets.eq(ids)                                           # (n_idx, n_rows)
     compute = x.dtype if x.dtype.is_float else dt.float64
-    placed = ir.matmul(ir.permute(ir.cast(hit, compute), (1, 0)), ir.cast(v, compute))
-    touched = ir.cast(ir.reduce(Op.RMAX, ir.cast(hit, dt.int32), (0,)), dt.bool_)  # (1, n_rows)
-    touched = ir.expand(ir.permute(touched, (1, 0)), (n_rows, row_len))
-    new_rows = ir.where(touched, ir.cast(placed, x.dtype), rows)
+    placed = hit.cast(compute).permute((1, 0)) @ v.cast(compute)
+    touched = hit.cast(dt.int32).max((0,)).cast(dt.bool_)           # (1, n_rows)
+    touched = touched.permute((1, 0)).expand((n_rows, row_len))
+    new_rows = touched.where(placed.cast(x.dtype), rows)
     rest = [i for i in range(x.ndim) if i not in axes]
     moved_shape = tuple(x.shape[a] for a in axes) + tuple(x.shape[i] for i in rest)
     inverse = tuple(int(i) for i in np.argsort(list(axes) + rest))
-    return ir.permute(ir.reshape(new_rows, moved_shape), inverse)
+    return new_rows.reshape(moved_shape).permute(inverse)

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import math
 
-from ..compiler import ir
-from ..compiler.ops import Op
 from . import views
 from .autograd import record
 from .operands import (broadcast_shape, broadcast_to, common_device, normalize_dim,
@@ -32,9 +30,9 @@ def infer_shape(op: str, numel: int, shape: tuple, old_shape: tuple) -> tuple[in
     return shape
 
 
-def reshape(x, shape, grad_name, op="view"):
+def reshape(x, shape, op="view"):
     shape = infer_shape(op, x.numel(), _sizes(shape), x.shape)
-    return views.reshaped(record(grad_name, ir.reshape(x.node, shape), x.device, [x]), x)
+    return views.reshaped(record(op, x.node.reshape(shape), x.device, [x]), x)
 
 
 def permute(x, dims):
@@ -43,8 +41,7 @@ def permute(x, dims):
     if sorted(order) != list(range(x.ndim)):
         raise RuntimeError(f"permute: dims {dims} are not a permutation of the {x.ndim} "
                            f"dimensions of a tensor of shape {x.shape}")
-    return views.permuted(record("PermuteBackward0", ir.permute(x.node, order), x.device, [x]),
-                          x, order)
+    return views.permuted(record("permute", x.node.permute(order), x.device, [x]), x, order)
 
 
 def transpose(x, dim0, dim1):
@@ -53,7 +50,7 @@ def transpose(x, dim0, dim1):
     a, b = normalize_dim("transpose", dim0, x.ndim), normalize_dim("transpose", dim1, x.ndim)
     order = list(range(x.ndim))
     order[a], order[b] = order[b], order[a]
-    out = record("TransposeBackward0", ir.permute(x.node, tuple(order)), x.device, [x])
+    out = record("transpose", x.node.permute(tuple(order)), x.device, [x])
     return views.permuted(out, x, tuple(order))
 
 
@@ -62,7 +59,7 @@ def t(x):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
     if x.ndim < 2:
         return x
-    return views.permuted(record("TBackward0", ir.permute(x.node, (1, 0)), x.device, [x]), x, (1, 0))
+    return views.permuted(record("t", x.node.permute((1, 0)), x.device, [x]), x, (1, 0))
 
 
 def expand(x, sizes):
@@ -76,37 +73,37 @@ def expand(x, sizes):
         if o != 1 and s != o:
             raise RuntimeError(f"expand: the expanded size {s} must match the existing size {o} "
                                f"at a non-singleton dimension (shape {x.shape} to {sizes})")
-    return views.expanded(record("ExpandBackward0", broadcast_to(x.node, shape), x.device, [x]), x)
+    return views.expanded(record("expand", broadcast_to(x.node, shape), x.device, [x]), x)
 
 
 def unsqueeze(x, dim):
     axis = normalize_dim("unsqueeze", dim, x.ndim + 1)
     shape = x.shape[:axis] + (1,) + x.shape[axis:]
-    return views.reshaped(record("UnsqueezeBackward0", ir.reshape(x.node, shape), x.device, [x]), x)
+    return views.reshaped(record("unsqueeze", x.node.reshape(shape), x.device, [x]), x)
 
 
 def squeeze(x, dim=None):
     axes = normalize_dims("squeeze", dim, x.ndim)
     shape = tuple(s for i, s in enumerate(x.shape) if not (i in axes and s == 1))
-    name = "SqueezeBackward0" if dim is None else "SqueezeBackward1"
-    return views.reshaped(record(name, ir.reshape(x.node, shape), x.device, [x]), x)
+    name = "squeeze" if dim is None else "squeeze_dim"
+    return views.reshaped(record(name, x.node.reshape(shape), x.device, [x]), x)
 
 
 def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
-        return reshape(x, (1,), "ViewBackward0")
+        return reshape(x, (1,))
     start = normalize_dim("flatten", start_dim, x.ndim)
     end = normalize_dim("flatten", end_dim, x.ndim)
     if start > end:
         raise RuntimeError(f"flatten: start_dim {start_dim} cannot come after end_dim {end_dim}")
     shape = x.shape[:start] + (math.prod(x.shape[start:end + 1]),) + x.shape[end + 1:]
-    return reshape(x, shape, "ViewBackward0")
+    return reshape(x, shape)
 
 
 def flip(x, dims):
     axes = normalize_dims("flip", dims, x.ndim)
     steps = tuple(-1 if i in axes else 1 for i in range(x.ndim))
-    return record("FlipBackward0", ir.stride(x.node, steps), x.device, [x])
+    return record("flip", x.node.stride(steps), x.device, [x])
 
 
 def repeat(x, sizes):
@@ -115,10 +112,10 @@ def repeat(x, sizes):
         raise RuntimeError(f"repeat: number of repeat dims {len(sizes)} can not be smaller "
                            f"than the number of dimensions of the tensor ({x.ndim})")
     shape = (1,) * (len(sizes) - x.ndim) + x.shape
-    node = ir.reshape(x.node, tuple(d for s in shape for d in (1, s)))
-    node = ir.expand(node, tuple(d for r, s in zip(sizes, shape) for d in (r, s)))
-    node = ir.reshape(node, tuple(r * s for r, s in zip(sizes, shape)))
-    return record("RepeatBackward0", node, x.device, [x])
+    node = x.node.reshape(tuple(d for s in shape for d in (1, s)))
+    node = node.expand(tuple(d for r, s in zip(sizes, shape) for d in (r, s)))
+    node = node.reshape(tuple(r * s for r, s in zip(sizes, shape)))
+    return record("repeat", node, x.device, [x])
 
 
 def pad(x, pads, value=0.0):
@@ -130,12 +127,10 @@ def pad(x, pads, value=0.0):
     per_dim = [(0, 0)] * x.ndim
     for k in range(len(pads) // 2):
         per_dim[x.ndim - 1 - k] = (pads[2 * k], pads[2 * k + 1])
-    node = x.node
     # negative padding crops
     crop = tuple((max(-b, 0), s - max(-e, 0)) for (b, e), s in zip(per_dim, x.shape))
-    node = ir.shrink(node, crop)
-    node = ir.pad(node, tuple((max(b, 0), max(e, 0)) for b, e in per_dim), value)
-    return record("ConstantPadNdBackward0", node, x.device, [x])
+    node = x.node.shrink(crop).pad(tuple((max(b, 0), max(e, 0)) for b, e in per_dim), value)
+    return record("pad", node, x.device, [x])
 
 
 def cat(tensors, dim=0):
@@ -157,10 +152,10 @@ def cat(tensors, dim=0):
     for t in parts:     # each part padded to the full size; the sum fuses into one kernel
         pads = tuple((offset, total - offset - t.shape[axis]) if i == axis else (0, 0)
                      for i in range(ref.ndim))
-        piece = ir.pad(ir.cast(t.node, dtype), pads, 0)
-        node = piece if node is None else ir.binary(Op.ADD, node, piece)
+        piece = t.node.cast(dtype).pad(pads, 0)
+        node = piece if node is None else node + piece
         offset += t.shape[axis]
-    return record("CatBackward0", node, device, parts)
+    return record("cat", node, device, parts)
 
 
 def stack(tensors, dim=0):
@@ -185,8 +180,8 @@ def matmul(a, b):
     if a.dtype != b.dtype:
         raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
                            f"{a.dtype.name} and {b.dtype.name}")
-    an = ir.reshape(a.node, (1,) + a.shape) if a.ndim == 1 else a.node
-    bn = ir.reshape(b.node, b.shape + (1,)) if b.ndim == 1 else b.node
+    an = a.node.reshape((1,) + a.shape) if a.ndim == 1 else a.node
+    bn = b.node.reshape(b.shape + (1,)) if b.ndim == 1 else b.node
     if an.shape[-1] != bn.shape[-2]:
         raise RuntimeError(f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied "
                            f"({an.shape[-2]}x{an.shape[-1]} and {bn.shape[-2]}x{bn.shape[-1]})")
@@ -198,15 +193,15 @@ def matmul(a, b):
                            f"{bn.shape[:-2]})") from None
     an = broadcast_to(an, batch + an.shape[-2:])
     bn = broadcast_to(bn, batch + bn.shape[-2:])
-    out = ir.matmul(an, bn)
+    out = an @ bn
     shape = out.shape
     if a.ndim == 1:
         shape = shape[:-2] + shape[-1:]
     if b.ndim == 1:
         shape = shape[:-1]
-    name = "MmBackward0" if a.ndim == 2 and b.ndim == 2 else \
-        "BmmBackward0" if a.ndim == 3 and b.ndim == 3 else "MatmulBackward0"
-    return record(name, ir.reshape(out, shape), device, [a, b])
+    name = "mm" if a.ndim == 2 and b.ndim == 2 else "bmm" if a.ndim == 3 and b.ndim == 3 else \
+        "matmul"
+    return record(name, out.reshape(shape), device, [a, b])
 
 
 def mm(a, b):

@@ -67,6 +67,12 @@ def lift(x, dtype: dt.DType, shape: tuple[int, ...]) -> Node:
     return ir.const(x, dtype, shape)
 
 
+def as_float(node: Node) -> Node:
+    """node, cast to the default float type unless it is float: math functions of integers
+    are computed in it, as in PyTorch."""
+    return node if node.dtype.is_float else node.cast(dt.DEFAULT_FLOAT)
+
+
 def normalize_dim(op: str, dim: int, ndim: int) -> int:
     rank = max(ndim, 1)
     if not -rank <= dim < rank:

@@ -8,7 +8,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
 from .autograd import record
-from .operands import normalize_dims
+from .operands import as_float, normalize_dims
 
 MaxResult = namedtuple("max", ["values", "indices"])
 MinResult = namedtuple("min", ["values", "indices"])
@@ -19,7 +19,7 @@ _SPLIT_MIN_LENGTH = 1 << 15
 def _drop(node: ir.Node, axes, keepdim: bool) -> ir.Node:
     if keepdim:
         return node
-    return ir.reshape(node, tuple(s for i, s in enumerate(node.shape) if i not in axes))
+    return node.reshape(tuple(s for i, s in enumerate(node.shape) if i not in axes))
 
 
 def reduce_node(op: Op, node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
@@ -31,24 +31,18 @@ def reduce_node(op: Op, node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
         chunk = next((c for c in (4096, 2048, 1024, 512) if length % c == 0), None)
         if chunk is not None:
             outer = node.shape[:len(node.shape) - len(axes)]
-            split = ir.reshape(node, outer + (length // chunk, chunk))
+            split = node.reshape(outer + (length // chunk, chunk))
             partial = ir.reduce(op, split, (len(outer) + 1,))
             total = ir.reduce(op, partial, (len(outer),))
-            return ir.reshape(total, outer + (1,) * len(axes))
+            return total.reshape(outer + (1,) * len(axes))
     return ir.reduce(op, node, axes)
-
-
-def _float(node: ir.Node) -> ir.Node:
-    return node if node.dtype.is_float else ir.cast(node, dt.DEFAULT_FLOAT)
 
 
 def sum_(x, dim, keepdim, dtype=None):
     axes = normalize_dims("sum", dim, x.ndim)
-    node = x.node
     target = dtype or (dt.int64 if not x.dtype.is_float else x.dtype)
-    node = ir.cast(node, target)
-    out = _drop(reduce_node(Op.SUM, node, axes), axes, keepdim)
-    return record("SumBackward1" if dim is not None else "SumBackward0", out, x.device, [x])
+    out = _drop(reduce_node(Op.SUM, x.node.cast(target), axes), axes, keepdim)
+    return record("sum" if dim is None else "sum_dim", out, x.device, [x])
 
 
 def mean(x, dim, keepdim):
@@ -58,22 +52,21 @@ def mean(x, dim, keepdim):
     axes = normalize_dims("mean", dim, x.ndim)
     count = math.prod(x.shape[a] for a in axes)
     total = _drop(reduce_node(Op.SUM, x.node, axes), axes, keepdim)
-    out = ir.binary(Op.MUL, total, ir.const(1 / count if count else math.nan, x.dtype, total.shape))
-    return record("MeanBackward1" if dim is not None else "MeanBackward0", out, x.device, [x])
+    out = total * (1 / count if count else math.nan)
+    return record("mean" if dim is None else "mean_dim", out, x.device, [x])
 
 
-def amax(x, dim, keepdim, grad_name="AmaxBackward0"):
+def amax(x, dim, keepdim, op="amax"):
     axes = normalize_dims("amax", dim, x.ndim)
     _check_nonempty("max", x, axes)
-    return record(grad_name, _drop(reduce_node(Op.RMAX, x.node, axes), axes, keepdim), x.device, [x])
+    return record(op, _drop(reduce_node(Op.RMAX, x.node, axes), axes, keepdim), x.device, [x])
 
 
-def amin(x, dim, keepdim, grad_name="AminBackward0"):
+def amin(x, dim, keepdim, op="amin"):
     axes = normalize_dims("amin", dim, x.ndim)
     _check_nonempty("min", x, axes)
-    neg = ir.unary(Op.NEG, x.node)
-    out = ir.unary(Op.NEG, _drop(reduce_node(Op.RMAX, neg, axes), axes, keepdim))
-    return record(grad_name, out, x.device, [x])
+    out = -_drop(reduce_node(Op.RMAX, -x.node, axes), axes, keepdim)
+    return record(op, out, x.device, [x])
 
 
 def _check_nonempty(op: str, x, axes) -> None:
@@ -86,14 +79,14 @@ def max_(x, dim, keepdim, negate=False):
     of each row alone (PyTorch routes it by the indices), not shared among ties as amax's."""
     name = "min" if negate else "max"
     if dim is None:
-        return (amin if negate else amax)(x, None, False, f"{name.capitalize()}Backward1")
+        return (amin if negate else amax)(x, None, False, name)
     (axis,) = normalize_dims(name, dim, x.ndim)
     _check_nonempty(name, x, (axis,))
-    node = ir.unary(Op.NEG, x.node) if negate else x.node
+    node = -x.node if negate else x.node
     first, hit = _first_largest(node, axis)
-    values = _read_at(node, hit, axis) if node.dtype.is_float else ir.reduce(Op.RMAX, node, (axis,))
-    values = ir.unary(Op.NEG, values) if negate else values
-    values = record(f"{name.capitalize()}Backward0", _drop(values, (axis,), keepdim),
+    values = _read_at(node, hit, axis) if node.dtype.is_float else node.max((axis,))
+    values = -values if negate else values
+    values = record("min_dim" if negate else "max_dim", _drop(values, (axis,), keepdim),
                     x.device, [x])
     return (MinResult if negate else MaxResult)(values, _indices(first, axis, keepdim, x.device))
 
@@ -110,31 +103,26 @@ def argmax(x, dim, keepdim, negate=False):
             argmax(flat, 0, False, negate).reshape((1,) * x.ndim)
     (axis,) = normalize_dims("argmax", dim, x.ndim)
     _check_nonempty("argmax", x, (axis,))
-    node = ir.unary(Op.NEG, x.node) if negate else x.node
+    node = -x.node if negate else x.node
     return _indices(_first_largest(node, axis)[0], axis, keepdim, x.device)
 
 
 def _first_largest(node: ir.Node, axis: int) -> tuple[ir.Node, ir.Node]:
     """Per row along axis: the position of the first largest element (int64, the axis kept
     as size 1), and a mask true at that element only."""
-    best = ir.expand(ir.reduce(Op.RMAX, node, (axis,)), node.shape)
+    best = node.max((axis,)).expand(node.shape)
     n = node.shape[axis]
-    position = ir.iota(n, dt.int64)
     shape_1d = tuple(n if i == axis else 1 for i in range(len(node.shape)))
-    position = ir.expand(ir.reshape(position, shape_1d), node.shape)
+    position = ir.iota(n, dt.int64).reshape(shape_1d).expand(node.shape)
     # the first hit wins: count down from n so the largest is the earliest
-    score = ir.where(ir.binary(Op.CMPEQ, node, best),
-                     ir.binary(Op.SUB, ir.const(n, dt.int64, node.shape), position),
-                     ir.const(0, dt.int64, node.shape))
-    top = ir.reduce(Op.RMAX, score, (axis,))
-    first = ir.binary(Op.SUB, ir.const(n, dt.int64, top.shape), top)
-    return first, ir.binary(Op.CMPEQ, position, ir.expand(first, node.shape))
+    score = node.eq(best).where(n - position, 0)
+    first = n - score.max((axis,))
+    return first, position.eq(first.expand(node.shape))
 
 
 def _read_at(node: ir.Node, hit: ir.Node, axis: int) -> ir.Node:
     """The row's max again, read where hit is true only: its derived gradient goes there."""
-    return ir.reduce(Op.RMAX, ir.where(hit, node, ir.const(-math.inf, node.dtype, node.shape)),
-                     (axis,))
+    return hit.where(node, -math.inf).max((axis,))
 
 
 def max_at_first(node: ir.Node, axis: int) -> ir.Node:
@@ -154,78 +142,74 @@ def argmin(x, dim, keepdim):
 
 def prod(x, dim, keepdim):
     axes = normalize_dims("prod", dim, x.ndim)
-    node = ir.cast(x.node, x.dtype if x.dtype.is_float else dt.int64)
+    node = x.node.cast(x.dtype if x.dtype.is_float else dt.int64)
     out = _drop(reduce_node(Op.PROD, node, axes), axes, keepdim)
-    return record("ProdBackward1" if dim is not None else "ProdBackward0", out, x.device, [x])
+    return record("prod" if dim is None else "prod_dim", out, x.device, [x])
 
 
-def var(x, dim, unbiased, keepdim, correction, grad_name="VarBackward0"):
+def var(x, dim, unbiased, keepdim, correction):
     axes = normalize_dims("var", dim, x.ndim)
-    node = _float(x.node)
+    node = as_float(x.node)
     count = math.prod(x.shape[a] for a in axes)
     correction = (1 if unbiased else 0) if correction is None else correction
-    mean_ = ir.binary(Op.MUL, reduce_node(Op.SUM, node, axes),
-                      ir.const(1 / count, node.dtype, tuple(1 if i in axes else s
-                                                            for i, s in enumerate(node.shape))))
-    centered = ir.binary(Op.SUB, node, ir.expand(mean_, node.shape))
-    squares = reduce_node(Op.SUM, ir.binary(Op.MUL, centered, centered), axes)
+    centered = node - (reduce_node(Op.SUM, node, axes) * (1 / count)).expand(node.shape)
+    squares = reduce_node(Op.SUM, centered * centered, axes)
     denom = max(count - correction, 0)
-    scale = ir.const(1 / denom if denom else math.nan, node.dtype, squares.shape)
-    out = _drop(ir.binary(Op.MUL, squares, scale), axes, keepdim)
-    return record(grad_name, out, x.device, [x])
+    out = _drop(squares * (1 / denom if denom else math.nan), axes, keepdim)
+    return record("var", out, x.device, [x])
 
 
 def std(x, dim, unbiased, keepdim, correction):
     v = var(x, dim, unbiased, keepdim, correction)
-    return record("StdBackward0", ir.unary(Op.SQRT, v.node), x.device, [x])
+    return record("std", v.node.sqrt(), x.device, [x])
 
 
 def _row_max(node: ir.Node, axis: int) -> ir.Node:
-    return ir.expand(ir.reduce(Op.RMAX, node, (axis,)), node.shape)
+    return node.max((axis,)).expand(node.shape)
 
 
 def logsumexp_node(node: ir.Node, axis: int) -> ir.Node:
     """log(sum(exp(x))) along axis, kept as size 1, stable for large x. The shift by the max
     m cancels, so its gradient is zero up to rounding: detached, m's rule (a tie count and
     its division) is not built, walked or run, and the gradient is g * softmax as PyTorch's."""
-    m = ir.detach(ir.reduce(Op.RMAX, node, (axis,)))
-    shifted = ir.unary(Op.EXP, ir.binary(Op.SUB, node, ir.expand(m, node.shape)))
-    return ir.binary(Op.ADD, m, ir.unary(Op.LOG, ir.reduce(Op.SUM, shifted, (axis,))))
+    m = node.max((axis,)).detach()
+    shifted = (node - m.expand(node.shape)).exp()
+    return m + shifted.sum((axis,)).log()
 
 
 def logsumexp(x, dim, keepdim):
     (axis,) = normalize_dims("logsumexp", dim, x.ndim)
-    out = _drop(logsumexp_node(_float(x.node), axis), (axis,), keepdim)
-    return record("LogsumexpBackward0", out, x.device, [x])
+    out = _drop(logsumexp_node(as_float(x.node), axis), (axis,), keepdim)
+    return record("logsumexp", out, x.device, [x])
 
 
 def softmax(x, dim):
     (axis,) = normalize_dims("softmax", dim, x.ndim)
-    node = _float(x.node)
-    e = ir.unary(Op.EXP, ir.binary(Op.SUB, node, _row_max(node, axis)))
-    total = ir.expand(ir.reduce(Op.SUM, e, (axis,)), node.shape)
-    return record("SoftmaxBackward0", ir.binary(Op.MUL, e, ir.unary(Op.RECIP, total)),
-                  x.device, [x])
+    node = as_float(x.node)
+    e = (node - _row_max(node, axis)).exp()
+    total = e.sum((axis,)).expand(node.shape)
+    return record("softmax", e * total.recip(), x.device, [x])
 
 
 def log_softmax(x, dim):
     (axis,) = normalize_dims("log_softmax", dim, x.ndim)
-    node = _float(x.node)
-    out = ir.binary(Op.SUB, node, ir.expand(logsumexp_node(node, axis), node.shape))
-    return record("LogSoftmaxBackward0", out, x.device, [x])
+    node = as_float(x.node)
+    out = node - logsumexp_node(node, axis).expand(node.shape)
+    return record("log_softmax", out, x.device, [x])
+
+
+def _any_set(flags: ir.Node) -> ir.Node:
+    """Whether any element of a bool node is true, as a bool node of shape (1,)."""
+    ints = flags.cast(dt.int32)
+    flat = ints.reshape((ints.numel,)) if ints.numel else ir.const(0, dt.int32, (1,))
+    return reduce_node(Op.RMAX, flat, (0,)).cast(dt.bool_)
 
 
 def all_(x):
     from .tensor import Tensor
-    as_bool = ir.cast(x.node, dt.bool_)
-    falses = ir.cast(ir.unary(Op.NOT, as_bool), dt.int32)
-    flat = ir.reshape(falses, (x.numel(),)) if x.numel() else ir.const(0, dt.int32, (1,))
-    any_false = ir.cast(reduce_node(Op.RMAX, flat, (0,)), dt.bool_)
-    return Tensor(ir.reshape(ir.unary(Op.NOT, any_false), ()), x.device)
+    return Tensor((~_any_set(~x.node.cast(dt.bool_))).reshape(()), x.device)
 
 
 def any_(x):
     from .tensor import Tensor
-    trues = ir.cast(ir.cast(x.node, dt.bool_), dt.int32)
-    flat = ir.reshape(trues, (x.numel(),)) if x.numel() else ir.const(0, dt.int32, (1,))
-    return Tensor(ir.reshape(ir.cast(reduce_node(Op.RMAX, flat, (0,)), dt.bool_), ()), x.device)
+    return Tensor(_any_set(x.node.cast(dt.bool_)).reshape(()), x.device)

@@ -150,10 +150,10 @@ class Tensor:
         return self._retains_grad and not self.is_leaf
 
     def detach(self) -> Tensor:
-        return views.detached(Tensor(ir.detach(self.node), self.device), self)
+        return views.detached(Tensor(self.node.detach(), self.device), self)
 
     def detach_(self) -> Tensor:
-        self.node = ir.detach(self.node)
+        self.node = self.node.detach()
         self.grad_fn, self.requires_grad = None, False
         return self
 
@@ -172,7 +172,7 @@ class Tensor:
         if result.shape != self.shape:
             raise RuntimeError(f"{op}: output with shape {self.shape} doesn't match the "
                                f"broadcast shape {result.shape}")
-        self.node = ir.cast(result.node, self.dtype)
+        self.node = result.node.cast(self.dtype)
         if result.grad_fn is not None:
             self.grad_fn, self.requires_grad = result.grad_fn, True
             self._output_nr = result._output_nr
@@ -186,7 +186,7 @@ class Tensor:
 
     def _overwrite(self, value: Tensor) -> None:
         """Takes value without autograd seeing it: an in-place write through detach()."""
-        self.node = ir.detach(ir.cast(value.node, self.dtype))
+        self.node = value.node.cast(self.dtype).detach()
         self._version += 1
         if self.is_leaf and self.requires_grad:
             self.realize()      # a leaf's gradient is found by its node: give it its own
@@ -216,12 +216,12 @@ class Tensor:
         return self._assign(self._snapshot().clamp(min, max), "clamp_")
 
     def zero_(self) -> Tensor:
-        return self.fill_(0, "zero_", "ZeroBackward0")
+        return self.fill_(0, "zero_")
 
-    def fill_(self, value, _op: str = "fill_", _grad_name: str = "FillBackward0") -> Tensor:
+    def fill_(self, value, _op: str = "fill_") -> Tensor:
         # recorded on the old value, so autograd sees the overwrite (its gradient is zero)
-        node = ir.const(value, self.dtype, self.shape)
-        return self._assign(record(_grad_name, node, self.device, [self._snapshot()]), _op)
+        node = self.node.const_like(value)
+        return self._assign(record(_op, node, self.device, [self._snapshot()]), _op)
 
     def copy_(self, src) -> Tensor:
         if not isinstance(src, Tensor):
@@ -233,7 +233,7 @@ class Tensor:
         if shape != self.shape:
             raise RuntimeError(f"copy_: cannot copy a tensor of shape {src.shape} into one of "
                                f"shape {self.shape}")
-        moved = record("CopyBackwards", broadcast_to(ir.cast(src.node, self.dtype), self.shape),
+        moved = record("copy_", broadcast_to(src.node.cast(self.dtype), self.shape),
                        self.device, [self._snapshot(), src])   # the old value gets zero
         return self._assign(moved, "copy_")
 
@@ -282,7 +282,7 @@ class Tensor:
         return ew.cast(self, dtype)
 
     def clone(self) -> Tensor:
-        return record("CloneBackward0", self.node, self.device, [self])
+        return record("clone", self.node, self.device, [self])
 
     def contiguous(self) -> Tensor:
         return self     # views are index arithmetic: every tensor reads as contiguous
@@ -292,29 +292,28 @@ class Tensor:
 
     # ---- arithmetic ----
     def __add__(self, other):
-        return ew.binary("add", Op.ADD, self, other, "AddBackward0")
+        return ew.binary("add", Op.ADD, self, other)
 
     def __radd__(self, other):
-        return ew.binary("add", Op.ADD, other, self, "AddBackward0")
+        return ew.binary("add", Op.ADD, other, self)
 
     def __sub__(self, other):
-        return ew.binary("sub", Op.SUB, self, other, "SubBackward0")
+        return ew.binary("sub", Op.SUB, self, other)
 
     def __rsub__(self, other):
-        return ew.binary("sub", Op.SUB, other, self, "RsubBackward1")
+        return ew.binary("rsub", Op.SUB, other, self)
 
     def __mul__(self, other):
-        return ew.binary("mul", Op.MUL, self, other, "MulBackward0")
+        return ew.binary("mul", Op.MUL, self, other)
 
     def __rmul__(self, other):
-        return ew.binary("mul", Op.MUL, other, self, "MulBackward0")
+        return ew.binary("mul", Op.MUL, other, self)
 
     def __truediv__(self, other):
-        return ew.binary("div", Op.DIV, self, other, "DivBackward0", float_only=True)
+        return ew.binary("div", Op.DIV, self, other, float_only=True)
 
     def __rtruediv__(self, other):
-        # PyTorch computes `number / t` as reciprocal(t) * number, hence its node's name
-        return ew.binary("div", Op.DIV, other, self, "MulBackward0", float_only=True)
+        return ew.binary("rdiv", Op.DIV, other, self, float_only=True)
 
     def __floordiv__(self, other):
         return ew.floor_divide(self, other)
@@ -332,8 +331,8 @@ class Tensor:
         return ew.pow_(base, self)
 
     def __neg__(self):
-        return ew.unary("neg", Op.NEG, self, "NegBackward0") if self.dtype.is_float else \
-            record("NegBackward0", ir.unary(Op.NEG, self.node), self.device, [self])
+        return ew.unary("neg", Op.NEG, self) if self.dtype.is_float else \
+            record("neg", -self.node, self.device, [self])
 
     def __pos__(self):
         return self
@@ -345,10 +344,10 @@ class Tensor:
         return ew.logical_not(self)
 
     def __and__(self, other):
-        return ew.binary("and", Op.AND, self, other, "BitwiseAndBackward0")
+        return ew.binary("and", Op.AND, self, other)
 
     def __or__(self, other):
-        return ew.binary("or", Op.OR, self, other, "BitwiseOrBackward0")
+        return ew.binary("or", Op.OR, self, other)
 
     def __matmul__(self, other):
         return movement.matmul(self, other)
@@ -358,10 +357,10 @@ class Tensor:
 
     # ---- comparisons ----
     def __lt__(self, other):
-        return ew.binary("lt", Op.CMPLT, self, other, "LtBackward0")
+        return ew.binary("lt", Op.CMPLT, self, other)
 
     def __gt__(self, other):
-        return ew.binary("gt", Op.CMPLT, other, self, "GtBackward0")
+        return ew.binary("gt", Op.CMPLT, other, self)
 
     def __le__(self, other):
         return ew.logical_not(self > other)
@@ -370,7 +369,7 @@ class Tensor:
         return ew.logical_not(self < other)
 
     def __eq__(self, other):
-        return ew.binary("eq", Op.CMPEQ, self, other, "EqBackward0")
+        return ew.binary("eq", Op.CMPEQ, self, other)
 
     def __ne__(self, other):
         return ew.logical_not(self == other)
@@ -380,29 +379,29 @@ class Tensor:
         return -self
 
     def abs(self):
-        return ew.unary("abs", Op.ABS, self, "AbsBackward0") if self.dtype.is_float else \
-            record("AbsBackward0", ir.unary(Op.ABS, self.node), self.device, [self])
+        return ew.unary("abs", Op.ABS, self) if self.dtype.is_float else \
+            record("abs", self.node.abs(), self.device, [self])
 
     def exp(self):
-        return ew.unary("exp", Op.EXP, self, "ExpBackward0")
+        return ew.unary("exp", Op.EXP, self)
 
     def log(self):
-        return ew.unary("log", Op.LOG, self, "LogBackward0")
+        return ew.unary("log", Op.LOG, self)
 
     def sqrt(self):
-        return ew.unary("sqrt", Op.SQRT, self, "SqrtBackward0")
+        return ew.unary("sqrt", Op.SQRT, self)
 
     def rsqrt(self):
         return ew.rsqrt(self)
 
     def sin(self):
-        return ew.unary("sin", Op.SIN, self, "SinBackward0")
+        return ew.unary("sin", Op.SIN, self)
 
     def cos(self):
-        return ew.unary("cos", Op.COS, self, "CosBackward0")
+        return ew.unary("cos", Op.COS, self)
 
     def tanh(self):
-        return ew.unary("tanh", Op.TANH, self, "TanhBackward0")
+        return ew.unary("tanh", Op.TANH, self)
 
     def sigmoid(self):
         return ew.sigmoid(self)
@@ -411,16 +410,16 @@ class Tensor:
         return ew.relu(self)
 
     def reciprocal(self):
-        return ew.unary("reciprocal", Op.RECIP, self, "ReciprocalBackward0")
+        return ew.unary("reciprocal", Op.RECIP, self)
 
     def floor(self):
-        return ew.unary("floor", Op.FLOOR, self, "FloorBackward0") if self.dtype.is_float else self
+        return ew.unary("floor", Op.FLOOR, self) if self.dtype.is_float else self
 
     def ceil(self):
-        return ew.unary("ceil", Op.CEIL, self, "CeilBackward0") if self.dtype.is_float else self
+        return ew.unary("ceil", Op.CEIL, self) if self.dtype.is_float else self
 
     def round(self):
-        return ew.unary("round", Op.ROUND, self, "RoundBackward0") if self.dtype.is_float else self
+        return ew.unary("round", Op.ROUND, self) if self.dtype.is_float else self
 
     def sign(self):
         return ew.sign(self)
@@ -437,10 +436,10 @@ class Tensor:
     clip = clamp
 
     def maximum(self, other):
-        return ew.binary("maximum", Op.MAX, self, other, "MaximumBackward0")
+        return ew.binary("maximum", Op.MAX, self, other)
 
     def minimum(self, other):
-        return ew.binary("minimum", Op.MIN, self, other, "MinimumBackward0")
+        return ew.binary("minimum", Op.MIN, self, other)
 
     def where(self, condition, other):
         return ew.where(condition, self, other)
@@ -511,10 +510,10 @@ class Tensor:
 
     # ---- movement ----
     def reshape(self, *shape):
-        return movement.reshape(self, shape, "ViewBackward0", "reshape")  # PyTorch 2's name
+        return movement.reshape(self, shape, "reshape")
 
     def view(self, *shape):
-        return movement.reshape(self, shape, "ViewBackward0")
+        return movement.reshape(self, shape, "view")
 
     def view_as(self, other):
         return self.view(other.shape)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 
 from ..compiler import dtype as dtypes, ir
-from ..compiler.ops import Op
 from ..frontend.autograd import record
 from ..frontend.function import Function
+from ..frontend.grad_fn_names import GRAD_FN_NAMES
 from ..frontend.operands import common_device
 from ..frontend.reductions import max_at_first
 from ..frontend.tensor import Tensor
@@ -34,7 +34,7 @@ def out_size(i: int, k: int, s: int, d: int, p: int, op: str) -> int:
 
 def window_axis(node: ir.Node, axis: int, k: int, s: int, d: int) -> ir.Node:
     """Replaces axis (size i) by two axes (o, k): [oo, kk] = node[oo*s + kk*d]."""
-    return ir.window(node, axis, k, s, d)
+    return node.window(axis, k, s, d)
 
 
 def windows(node: ir.Node, kernel, stride, dilation) -> ir.Node:
@@ -45,12 +45,12 @@ def windows(node: ir.Node, kernel, stride, dilation) -> ir.Node:
 
 def _pad_spatial(node: ir.Node, padding, fill=0.0, extra=(0, 0)) -> ir.Node:
     (ph, pw), (eh, ew) = padding, extra
-    return ir.pad(node, ((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)), fill)
+    return node.pad(((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)), fill)
 
 
 def _batched(x, op: str, dims: int = 4):
     if x.ndim == dims - 1:
-        return ir.reshape(x.node, (1,) + x.shape), True
+        return x.node.reshape((1,) + x.shape), True
     if x.ndim != dims:
         raise RuntimeError(f"{op}: expected a {dims - 1}-D or {dims}-D input, got shape "
                            f"{tuple(x.shape)}")
@@ -75,38 +75,37 @@ def _add_bias(out: ir.Node, bias: ir.Node | None, shape: tuple[int, ...]) -> ir.
     """out + bias viewed as shape, at the matmul's own shape so it runs as its epilogue."""
     if bias is None:
         return out
-    return ir.binary(Op.ADD, out, ir.expand(ir.reshape(bias, shape), out.shape))
+    return out + bias.reshape(shape).expand(out.shape)
 
 
 def _conv_rows(win: ir.Node, weight: ir.Node, bias, g: int, og: int) -> ir.Node:
     """(N*Ho*Wo, C*kh*kw) windows @ (C*kh*kw, O) weight per group, then back to NCHW."""
     n, c, ho, kh, wo, kw = win.shape
     cg = c // g
-    win = ir.reshape(win, (n, g, cg, ho, kh, wo, kw))
-    cols = ir.permute(win, (1, 0, 3, 5, 2, 4, 6))                    # G N Ho Wo Cg kh kw
-    cols = ir.reshape(cols, (g, n * ho * wo, cg * kh * kw))
-    wmat = ir.permute(ir.reshape(weight, (g, og, cg * kh * kw)), (0, 2, 1))
-    out = ir.matmul(cols, wmat)                                       # G NHW Og
+    win = win.reshape((n, g, cg, ho, kh, wo, kw))
+    cols = win.permute((1, 0, 3, 5, 2, 4, 6))                         # G N Ho Wo Cg kh kw
+    cols = cols.reshape((g, n * ho * wo, cg * kh * kw))
+    wmat = weight.reshape((g, og, cg * kh * kw)).permute((0, 2, 1))
+    out = cols @ wmat                                                 # G NHW Og
     if bias is not None:
         # broadcast per image, then over its rows: the derived bias gradient sums each
         # image's rows (G*N*Og rows to reduce), then the images, where one reduction would
         # give only Og rows of N*Ho*Wo each
-        per_image = ir.expand(ir.reshape(bias, (g, 1, 1, og)), (g, n, 1, og))
-        full = ir.expand(per_image, (g, n, ho * wo, og))
-        out = ir.binary(Op.ADD, out, ir.reshape(full, out.shape))
-    out = ir.permute(ir.reshape(out, (g, n, ho, wo, og)), (1, 0, 4, 2, 3))
-    return ir.reshape(out, (n, g * og, ho, wo))
+        per_image = bias.reshape((g, 1, 1, og)).expand((g, n, 1, og))
+        out = out + per_image.expand((g, n, ho * wo, og)).reshape(out.shape)
+    out = out.reshape((g, n, ho, wo, og)).permute((1, 0, 4, 2, 3))
+    return out.reshape((n, g * og, ho, wo))
 
 
 def _conv_columns(win: ir.Node, weight: ir.Node, bias, g: int, og: int) -> ir.Node:
     """Per image: (O, C*kh*kw) weight @ (C*kh*kw, Ho*Wo) windows, already NCHW."""
     n, c, ho, kh, wo, kw = win.shape
     cg = c // g
-    win = ir.reshape(win, (n, g, cg, ho, kh, wo, kw))
-    cols = ir.reshape(ir.permute(win, (0, 1, 2, 4, 6, 3, 5)), (n, g, cg * kh * kw, ho * wo))
-    wmat = ir.expand(ir.reshape(weight, (1, g, og, cg * kh * kw)), (n, g, og, cg * kh * kw))
-    out = _add_bias(ir.matmul(wmat, cols), bias, (1, g, og, 1))
-    return ir.reshape(out, (n, g * og, ho, wo))
+    win = win.reshape((n, g, cg, ho, kh, wo, kw))
+    cols = win.permute((0, 1, 2, 4, 6, 3, 5)).reshape((n, g, cg * kh * kw, ho * wo))
+    wmat = weight.reshape((1, g, og, cg * kh * kw)).expand((n, g, og, cg * kh * kw))
+    out = _add_bias(wmat @ cols, bias, (1, g, og, 1))
+    return out.reshape((n, g * og, ho, wo))
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -138,10 +137,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     conf = (stride, padding, dilation, groups, unbatched)
     if not GRADIENT_KERNELS:
         out = _conv_node(x, weight.node, None if bias is None else bias.node, conf)
-        return record("ConvolutionBackward0", out, device, tensors)
+        return record("conv2d", out, device, tensors)
     out = _Convolution.apply(input, weight, bias, conf)
     if out.grad_fn is not None:
-        out.grad_fn._name = "ConvolutionBackward0"
+        out.grad_fn._name = GRAD_FN_NAMES["conv2d"]
     return out
 
 
@@ -151,7 +150,7 @@ def _conv_node(x: ir.Node, weight: ir.Node, bias, conf) -> ir.Node:
     win = windows(_pad_spatial(x, padding), (kh, kw), stride, dilation)  # N C Ho kh Wo kw
     layout = _conv_rows if LAYOUT == "rows" else _conv_columns
     out = layout(win, weight, bias, groups, weight.shape[0] // groups)
-    return ir.reshape(out, out.shape[1:]) if unbatched else out
+    return out.reshape(out.shape[1:]) if unbatched else out
 
 
 # The gradients the primitive rules derive for conv2d sum the windows back into the input with
@@ -171,21 +170,21 @@ def _dilate(node: ir.Node, axis: int, step: int) -> ir.Node:
         return node
     n = node.shape[axis]
     before, after = node.shape[:axis], node.shape[axis + 1:]
-    node = ir.reshape(node, before + (n, 1) + after)
+    node = node.reshape(before + (n, 1) + after)
     pads = tuple((0, step - 1) if a == axis + 1 else (0, 0) for a in range(len(node.shape)))
-    node = ir.reshape(ir.pad(node, pads), before + (n * step,) + after)
+    node = node.pad(pads).reshape(before + (n * step,) + after)
     span = tuple((0, (n - 1) * step + 1) if a == axis else (0, s)
                  for a, s in enumerate(node.shape))
-    return ir.shrink(node, span)
+    return node.shrink(span)
 
 
 def _pad_or_crop(node: ir.Node, axis: int, lo: int, hi: int) -> ir.Node:
     span = tuple((max(-lo, 0), s - max(-hi, 0)) if a == axis else (0, s)
                  for a, s in enumerate(node.shape))
-    node = ir.shrink(node, span)
+    node = node.shrink(span)
     pads = tuple((max(lo, 0), max(hi, 0)) if a == axis else (0, 0)
                  for a in range(len(node.shape)))
-    return ir.pad(node, pads)
+    return node.pad(pads)
 
 
 def _input_grad(g: ir.Node, weight: ir.Node, x_shape, conf) -> ir.Node:
@@ -200,9 +199,9 @@ def _input_grad(g: ir.Node, weight: ir.Node, x_shape, conf) -> ir.Node:
         lo = dilation[a] * (k - 1) - padding[a]
         hi = x_shape[axis] + dilation[a] * (k - 1) - g.shape[axis] - lo
         g = _pad_or_crop(g, axis, lo, hi)
-    flipped = ir.reshape(weight, (groups, og, cg, kh, kw))
-    flipped = ir.stride(ir.permute(flipped, (0, 2, 1, 3, 4)), (1, 1, 1, -1, -1))
-    flipped = ir.reshape(flipped, (groups * cg, og, kh, kw))
+    flipped = weight.reshape((groups, og, cg, kh, kw))
+    flipped = flipped.permute((0, 2, 1, 3, 4)).stride((1, 1, 1, -1, -1))
+    flipped = flipped.reshape((groups * cg, og, kh, kw))
     win = windows(g, (kh, kw), (1, 1), dilation)
     return _conv_rows(win, flipped, None, groups, cg)
 
@@ -214,11 +213,10 @@ def _weight_grad(g: ir.Node, x: ir.Node, weight_shape, conf) -> ir.Node:
     o, cg, kh, kw = weight_shape
     n, _, ho, wo = g.shape
     win = windows(_pad_spatial(x, padding), (kh, kw), stride, dilation)  # N C Ho kh Wo kw
-    win = ir.reshape(win, (n, groups, cg, ho, kh, wo, kw))
-    cols = ir.reshape(ir.permute(win, (0, 1, 3, 5, 2, 4, 6)), (n, groups, ho * wo, cg * kh * kw))
-    gm = ir.reshape(g, (n, groups, o // groups, ho * wo))
-    per_image = ir.matmul(gm, cols)                                   # N G Og CgKK
-    return ir.reshape(ir.reduce(Op.SUM, per_image, (0,)), weight_shape)
+    win = win.reshape((n, groups, cg, ho, kh, wo, kw))
+    cols = win.permute((0, 1, 3, 5, 2, 4, 6)).reshape((n, groups, ho * wo, cg * kh * kw))
+    per_image = g.reshape((n, groups, o // groups, ho * wo)) @ cols   # N G Og CgKK
+    return per_image.sum((0,)).reshape(weight_shape)
 
 
 class _Convolution(Function):
@@ -226,7 +224,7 @@ class _Convolution(Function):
     def forward(ctx, x, weight, bias, conf):
         ctx.save_for_backward(x, weight)
         ctx.conf = conf
-        node = x.node if not conf[4] else ir.reshape(x.node, (1,) + x.shape)
+        node = x.node if not conf[4] else x.node.reshape((1,) + x.shape)
         out = _conv_node(node, weight.node, None if bias is None else bias.node, conf)
         return Tensor(out, x.device)
 
@@ -234,16 +232,16 @@ class _Convolution(Function):
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
         conf = ctx.conf
-        g = grad.node if not conf[4] else ir.reshape(grad.node, (1,) + grad.shape)
-        xn = x.node if not conf[4] else ir.reshape(x.node, (1,) + x.shape)
+        g = grad.node if not conf[4] else grad.node.reshape((1,) + grad.shape)
+        xn = x.node if not conf[4] else x.node.reshape((1,) + x.shape)
         dx = dw = db = None
         if ctx.needs_input_grad[0]:
-            dx = ir.reshape(_input_grad(g, weight.node, xn.shape, conf), x.shape)
+            dx = _input_grad(g, weight.node, xn.shape, conf).reshape(x.shape)
             dx = Tensor(dx, x.device)
         if ctx.needs_input_grad[1]:
             dw = Tensor(_weight_grad(g, xn, weight.shape, conf), x.device)
         if ctx.needs_input_grad[2]:
-            db = Tensor(ir.reshape(ir.reduce(Op.SUM, g, (0, 2, 3)), (weight.shape[0],)), x.device)
+            db = Tensor(g.sum((0, 2, 3)).reshape((weight.shape[0],)), x.device)
         return dx, dw, db, None
 
 
@@ -287,11 +285,11 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if kh * kw <= _MAX_SELECTS:
         out = _max_select(win)
     else:   # a reduction (the chain's backward would grow with the square of the window)
-        rows = ir.reshape(ir.permute(win, (0, 1, 2, 4, 3, 5)), (n, c, ho, wo, kh * kw))
-        out = ir.reshape(max_at_first(rows, 4), (n, c, ho, wo))
+        rows = win.permute((0, 1, 2, 4, 3, 5)).reshape((n, c, ho, wo, kh * kw))
+        out = max_at_first(rows, 4).reshape((n, c, ho, wo))
     if unbatched:
-        out = ir.reshape(out, out.shape[1:])
-    return record("MaxPool2DWithIndicesBackward0", out, input.device, [input])
+        out = out.reshape(out.shape[1:])
+    return record("max_pool2d", out, input.device, [input])
 
 
 def _blocks(node: ir.Node, kernel) -> ir.Node:
@@ -300,8 +298,7 @@ def _blocks(node: ir.Node, kernel) -> ir.Node:
     index arithmetic is a plain reshape with no window offsets."""
     n, c, h, w = node.shape
     (kh, kw), ho, wo = kernel, h // kernel[0], w // kernel[1]
-    node = ir.shrink(node, ((0, n), (0, c), (0, ho * kh), (0, wo * kw)))
-    return ir.reshape(node, (n, c, ho, kh, wo, kw))
+    return node.shrink(((0, n), (0, c), (0, ho * kh), (0, wo * kw))).reshape((n, c, ho, kh, wo, kw))
 
 
 # Windows up to this many elements take the max as a chain of selects (below).
@@ -319,21 +316,18 @@ def _max_select(win: ir.Node) -> ir.Node:
 
     def element(a: int, b: int) -> ir.Node:
         bounds = ((0, n), (0, c), (0, ho), (a, a + 1), (0, wo), (b, b + 1))
-        return ir.reshape(ir.shrink(win, bounds), (n, c, ho, wo))
-
-    def at(j: int) -> ir.Node:
-        return ir.const(j, dtypes.int32, (n, c, ho, wo))
+        return win.shrink(bounds).reshape((n, c, ho, wo))
 
     slots = [element(a, b) for a in range(kh) for b in range(kw)]
-    first, after = at(len(slots) - 1), slots[-1]
+    first, after = ir.const(len(slots) - 1, dtypes.int32, (n, c, ho, wo)), slots[-1]
     for j in reversed(range(len(slots) - 1)):
         v = slots[j]
-        first = ir.where(ir.binary(Op.CMPLT, v, after), first, at(j))
-        after = ir.binary(Op.MAX, v, after)
-    first = ir.contiguous(first)
+        first = (v < after).where(first, j)
+        after = v.maximum(after)
+    first = first.contiguous()
     out = slots[-1]
     for j in reversed(range(len(slots) - 1)):
-        out = ir.where(ir.binary(Op.CMPEQ, first, at(j)), slots[j], out)
+        out = first.eq(j).where(slots[j], out)
     return out
 
 
@@ -346,18 +340,16 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     for a in range(2):
         out_size(x.shape[2 + a], kernel[a], stride[a], 1, padding[a], "avg_pool2d")
     win = windows(_pad_spatial(x, padding), kernel, stride, (1, 1))
-    total = ir.reduce(Op.SUM, win, (3, 5))
+    total = win.sum((3, 5))
     if divisor_override:
-        count = ir.const(divisor_override, x.dtype, total.shape)
+        count = total.const_like(divisor_override)
     elif count_include_pad or padding == (0, 0):
-        count = ir.const(kernel[0] * kernel[1], x.dtype, total.shape)
+        count = total.const_like(kernel[0] * kernel[1])
     else:
         ones = ir.const(1.0, x.dtype, (1, 1) + x.shape[2:])
-        counted = ir.reduce(Op.SUM, windows(_pad_spatial(ones, padding), kernel, stride, (1, 1)),
-                            (3, 5))
-        count = ir.expand(counted, total.shape)
-    out = ir.binary(Op.DIV, total, count)
-    out = ir.reshape(out, (win.shape[0], win.shape[1], win.shape[2], win.shape[4]))
+        counted = windows(_pad_spatial(ones, padding), kernel, stride, (1, 1)).sum((3, 5))
+        count = counted.expand(total.shape)
+    out = (total / count).reshape((win.shape[0], win.shape[1], win.shape[2], win.shape[4]))
     if unbatched:
-        out = ir.reshape(out, out.shape[1:])
-    return record("AvgPool2DBackward0", out, input.device, [input])
+        out = out.reshape(out.shape[1:])
+    return record("avg_pool2d", out, input.device, [input])

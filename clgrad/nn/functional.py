@@ -16,23 +16,11 @@ from ..frontend import movement
 from ..frontend.autograd import record
 from ..frontend.capture import in_jit
 from ..frontend.grad_mode import no_grad
-from ..frontend.operands import common_device
+from ..frontend.operands import as_float, common_device
 from ..frontend.reductions import logsumexp_node
 from .convolution import avg_pool2d, conv2d, max_pool2d  # noqa: F401  (re-exported)
 
 _REDUCTIONS = ("none", "mean", "sum")
-
-
-def _c(value, like: ir.Node) -> ir.Node:
-    return ir.const(value, like.dtype, like.shape)
-
-
-def _bin(op: Op, a: ir.Node, b: ir.Node) -> ir.Node:
-    return ir.binary(op, a, b)
-
-
-def _float(t) -> ir.Node:
-    return t.node if t.dtype.is_float else ir.cast(t.node, dt.DEFAULT_FLOAT)
 
 
 # ---- activations ----------------------------------------------------------------------------
@@ -67,31 +55,25 @@ def _implicit_dim(x, dim) -> int:
 
 def _erf(z: ir.Node) -> ir.Node:
     """erf from Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7)."""
-    a = _bin(Op.MUL, z, ir.unary(Op.RECIP, ir.unary(Op.ABS, z)))   # sign, NaN at 0 (masked)
-    sign = ir.where(_bin(Op.CMPEQ, z, _c(0, z)), _c(0, z), a)
-    scaled = _bin(Op.MUL, _c(0.3275911, z), ir.unary(Op.ABS, z))
-    t = ir.unary(Op.RECIP, _bin(Op.ADD, _c(1, z), scaled))
-    poly = _c(1.061405429, z)
+    sign = z.eq(0).where(0, z * z.abs().recip())     # z / |z| is NaN at 0: masked
+    t = (1 + 0.3275911 * z.abs()).recip()
+    poly = z.const_like(1.061405429)
     for coef in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-        poly = _bin(Op.ADD, _bin(Op.MUL, poly, t), _c(coef, z))
-    poly = _bin(Op.MUL, poly, t)
-    tail = _bin(Op.MUL, poly, ir.unary(Op.EXP, ir.unary(Op.NEG, _bin(Op.MUL, z, z))))
-    return _bin(Op.MUL, sign, _bin(Op.SUB, _c(1, z), tail))
+        poly = poly * t + coef
+    tail = poly * t * (-(z * z)).exp()
+    return sign * (1 - tail)
 
 
 def gelu(input, approximate: str = "none"):
-    x = _float(input)
+    x = as_float(input.node)
     if approximate == "tanh":
-        cube = _bin(Op.MUL, _bin(Op.MUL, x, x), x)
-        inner = _bin(Op.MUL, _c(math.sqrt(2 / math.pi), x),
-                     _bin(Op.ADD, x, _bin(Op.MUL, _c(0.044715, x), cube)))
-        cdf = _bin(Op.MUL, _c(0.5, x), _bin(Op.ADD, _c(1, x), ir.unary(Op.TANH, inner)))
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))
+        cdf = 0.5 * (1 + inner.tanh())
     elif approximate == "none":
-        erf = _erf(_bin(Op.MUL, x, _c(1 / math.sqrt(2), x)))
-        cdf = _bin(Op.MUL, _c(0.5, x), _bin(Op.ADD, _c(1, x), erf))
+        cdf = 0.5 * (1 + _erf(x * (1 / math.sqrt(2))))
     else:
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return record("GeluBackward0", _bin(Op.MUL, x, cdf), input.device, [input])
+    return record("gelu", x * cdf, input.device, [input])
 
 
 # ---- linear, dropout, embedding, pad ------------------------------------------------------
@@ -109,14 +91,13 @@ def linear(input, weight, bias=None):
                            f"{tuple(bias.shape)}")
     lead = input.shape[:-1]
     rows = math.prod(lead)
-    x = ir.reshape(input.node, (rows, input.shape[-1]))
-    out = ir.matmul(x, ir.permute(weight.node, (1, 0)))
+    out = input.node.reshape((rows, input.shape[-1])) @ weight.node.permute((1, 0))
     if bias is not None:
-        b = ir.reshape(bias.node, (1,) * (2 - bias.ndim) + bias.shape)
-        out = _bin(Op.ADD, out, ir.expand(b, out.shape))
-    out = ir.reshape(out, lead + (weight.shape[0],))
-    name = "AddmmBackward0" if bias is not None and input.ndim == 2 else \
-        "MmBackward0" if input.ndim == 2 else "ViewBackward0"
+        out = out + bias.node.reshape((1,) * (2 - bias.ndim) + bias.shape).expand(out.shape)
+    out = out.reshape(lead + (weight.shape[0],))
+    # named as PyTorch's linear decomposes: addmm (2-D, a bias), mm (2-D), else ending in a view
+    name = "addmm" if bias is not None and input.ndim == 2 else \
+        "mm" if input.ndim == 2 else "view"
     return record(name, out, device, tensors)
 
 
@@ -129,10 +110,9 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
         return input * 0.0
     from ..frontend.creation import rand
     keep = rand(*input.shape, device=input.device).node
-    x = _float(input)
-    mask = ir.cast(ir.unary(Op.NOT, _bin(Op.CMPLT, ir.cast(keep, x.dtype), _c(p, x))), x.dtype)
-    out = _bin(Op.MUL, x, _bin(Op.MUL, mask, _c(1 / (1 - p), x)))
-    return record("NativeDropoutBackward0", out, input.device, [input])
+    x = as_float(input.node)
+    mask = (~(keep.cast(x.dtype) < p)).cast(x.dtype)
+    return record("dropout", x * (mask * (1 / (1 - p))), input.device, [input])
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None):
@@ -144,7 +124,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None):
     from ..frontend import indexing
     picked = indexing.getitem(weight, input).node
     if padding_idx is None:
-        return record("EmbeddingBackward0", picked, weight.device, [weight])
+        return record("embedding", picked, weight.device, [weight])
     padding_idx = padding_idx % weight.shape[0]
     weight.realize()
     ref = weight.node.arg
@@ -152,11 +132,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None):
                        weight.dtype, weight.shape)
     from ..frontend.tensor import Tensor
     frozen_rows = indexing.getitem(Tensor(frozen, weight.device), input).node
-    idx = ir.cast(input.node, dt.int64)
-    is_pad = _bin(Op.CMPEQ, idx, ir.const(padding_idx, dt.int64, idx.shape))
-    is_pad = ir.expand(ir.reshape(is_pad, idx.shape + (1,)), picked.shape)
-    return record("EmbeddingBackward0", ir.where(is_pad, frozen_rows, picked), weight.device,
-                  [weight])
+    idx = input.node.cast(dt.int64)
+    is_pad = idx.eq(padding_idx).reshape(idx.shape + (1,)).expand(picked.shape)
+    return record("embedding", is_pad.where(frozen_rows, picked), weight.device, [weight])
 
 
 def pad(input, pad, mode: str = "constant", value=None):
@@ -169,22 +147,20 @@ def pad(input, pad, mode: str = "constant", value=None):
 
 def _affine(y: ir.Node, weight, bias, shape) -> ir.Node:
     if weight is not None:
-        y = _bin(Op.MUL, y, ir.expand(ir.reshape(weight.node, shape), y.shape))
+        y = y * weight.node.reshape(shape).expand(y.shape)
     if bias is not None:
-        y = _bin(Op.ADD, y, ir.expand(ir.reshape(bias.node, shape), y.shape))
+        y = y + bias.node.reshape(shape).expand(y.shape)
     return y
 
 
 def _normalize(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node]:
     """(x - mean) / sqrt(var + eps) over axes, with the mean and biased variance (kept dims)."""
     count = math.prod(x.shape[a] for a in axes)
-    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))
-    mean = _bin(Op.MUL, ir.reduce(Op.SUM, x, axes), ir.const(1 / count, x.dtype, kept))
-    centered = _bin(Op.SUB, x, ir.expand(mean, x.shape))
-    squares = ir.reduce(Op.SUM, _bin(Op.MUL, centered, centered), axes)
-    var = _bin(Op.MUL, squares, _c(1 / count, mean))
-    inv = ir.unary(Op.RECIP, ir.unary(Op.SQRT, _bin(Op.ADD, var, _c(eps, var))))
-    return _bin(Op.MUL, centered, ir.expand(inv, x.shape)), mean, var
+    mean = x.sum(axes) * (1 / count)
+    centered = x - mean.expand(x.shape)
+    var = (centered * centered).sum(axes) * (1 / count)
+    inv = (var + eps).sqrt().recip()
+    return centered * inv.expand(x.shape), mean, var
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
@@ -196,9 +172,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
                            f"{', '.join(map(str, normalized_shape))}], got {list(input.shape)}")
     tensors = [t for t in (input, weight, bias) if t is not None]
     axes = tuple(range(input.ndim - k, input.ndim))
-    y, _, _ = _normalize(_float(input), axes, eps)
+    y, _, _ = _normalize(as_float(input.node), axes, eps)
     y = _affine(y, weight, bias, (1,) * (input.ndim - k) + normalized_shape)
-    return record("NativeLayerNormBackward0", y, common_device("layer_norm", tensors), tensors)
+    return record("layer_norm", y, common_device("layer_norm", tensors), tensors)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
@@ -213,7 +189,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     shape = (1, c) + (1,) * (input.ndim - 2)
     tensors = [t for t in (input, weight, bias) if t is not None]
     device = common_device("batch_norm", tensors)
-    x = _float(input)
+    x = as_float(input.node)
     if training:
         count = math.prod(input.shape[a] for a in axes)
         if count <= 1:
@@ -225,12 +201,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("batch_norm: running_mean and running_var are needed in eval mode")
-        mean = ir.reshape(ir.cast(running_mean.node, x.dtype), shape)
-        inv = ir.unary(Op.RECIP, ir.unary(Op.SQRT, _bin(
-            Op.ADD, ir.reshape(ir.cast(running_var.node, x.dtype), shape), _c(eps, mean))))
-        y = _bin(Op.MUL, _bin(Op.SUB, x, ir.expand(mean, x.shape)), ir.expand(inv, x.shape))
+        mean = running_mean.node.cast(x.dtype).reshape(shape)
+        inv = (running_var.node.cast(x.dtype).reshape(shape) + eps).sqrt().recip()
+        y = (x - mean.expand(x.shape)) * inv.expand(x.shape)
     y = _affine(y, weight, bias, shape)
-    return record("NativeBatchNormBackward0", y, device, tensors)
+    return record("batch_norm", y, device, tensors)
 
 
 def _update_running(running_mean, running_var, mean, var, count, momentum) -> None:
@@ -239,8 +214,8 @@ def _update_running(running_mean, running_var, mean, var, count, momentum) -> No
     m = 0.1 if momentum is None else momentum
     with no_grad():
         # detached: the running statistics carry no gradient back to the batch
-        batch_mean = Tensor(ir.reshape(mean, (c,)), running_mean.device).detach()
-        batch_var = Tensor(ir.reshape(var, (c,)), running_var.device).detach() * (
+        batch_mean = Tensor(mean.reshape((c,)), running_mean.device).detach()
+        batch_var = Tensor(var.reshape((c,)), running_var.device).detach() * (
             count / (count - 1))
         running_mean.copy_(running_mean * (1 - m) + batch_mean * m)
         running_var.copy_(running_var * (1 - m) + batch_var * m)
@@ -253,14 +228,13 @@ def _reduce(loss: ir.Node, reduction: str, divisor: ir.Node | None = None) -> ir
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if reduction == "none":
         return loss
-    flat = ir.reshape(loss, (max(loss.numel, 1),)) if loss.numel else ir.const(0, loss.dtype, (1,))
-    total = ir.reshape(ir.reduce(Op.SUM, flat, (0,)), ())
+    flat = loss.reshape((max(loss.numel, 1),)) if loss.numel else ir.const(0, loss.dtype, (1,))
+    total = flat.sum((0,)).reshape(())
     if reduction == "sum":
         return total
     if divisor is None:
-        return _bin(Op.MUL, total, ir.const(1 / loss.numel if loss.numel else math.nan,
-                                            total.dtype, ()))
-    return _bin(Op.DIV, total, divisor)
+        return total * (1 / loss.numel if loss.numel else math.nan)
+    return total / divisor
 
 
 def _check_same_shape(op: str, input, target) -> None:
@@ -273,11 +247,9 @@ def mse_loss(input, target, reduction: str = "mean"):
     device = common_device("mse_loss", [input, target])
     from ..frontend.operands import broadcast_shape, broadcast_to
     shape = broadcast_shape("mse_loss", input.shape, target.shape)
-    a = broadcast_to(_float(input), shape)
-    b = broadcast_to(ir.cast(target.node, a.dtype), shape)
-    d = _bin(Op.SUB, a, b)
-    return record("MseLossBackward0", _reduce(_bin(Op.MUL, d, d), reduction), device,
-                  [input, target])
+    a = broadcast_to(as_float(input.node), shape)
+    d = a - broadcast_to(target.node.cast(a.dtype), shape)
+    return record("mse_loss", _reduce(d * d, reduction), device, [input, target])
 
 
 # buffer node of a target already read -> ((ignore_index, classes), no entry ignored): a training
@@ -315,29 +287,26 @@ def _class_mask(input, target, op: str, ignore_index: int):
                                  "classes")
             all_valid = not ignored.any()
             _TARGETS_READ[target.node] = ((ignore_index, n_classes), all_valid)
-    idx = ir.cast(target.node, dt.int64)
-    idx = ir.reshape(idx, (idx.shape[0], 1) + idx.shape[1:])
+    idx = target.node.cast(dt.int64)
+    idx = idx.reshape((idx.shape[0], 1) + idx.shape[1:])
     full = input.shape
-    classes = ir.reshape(ir.iota(n_classes, dt.int64), (1, n_classes) + (1,) * (len(full) - 2))
-    hit = _bin(Op.CMPEQ, ir.expand(idx, full), ir.expand(classes, full))
-    onehot = ir.cast(hit, _float(input).dtype)
+    classes = ir.iota(n_classes, dt.int64).reshape((1, n_classes) + (1,) * (len(full) - 2))
+    onehot = idx.expand(full).eq(classes.expand(full)).cast(as_float(input.node).dtype)
     if all_valid:
         return onehot, None
-    valid = ir.unary(Op.NOT, _bin(Op.CMPEQ, idx, ir.const(ignore_index, dt.int64, idx.shape)))
-    mask = ir.cast(valid, onehot.dtype)
+    valid = idx.ne(ignore_index)
+    mask = valid.cast(onehot.dtype)
     if checked:
         return onehot, mask
-    below = _bin(Op.CMPLT, idx, ir.const(0, dt.int64, idx.shape))
-    above = ir.unary(Op.NOT, _bin(Op.CMPLT, idx, ir.const(n_classes, dt.int64, idx.shape)))
-    out_of_range = _bin(Op.AND, valid, _bin(Op.OR, below, above))
-    return onehot, ir.where(out_of_range, ir.const(math.nan, mask.dtype, mask.shape), mask)
+    out_of_range = valid & ((idx < 0) | ~(idx < n_classes))
+    return onehot, out_of_range.where(math.nan, mask)
 
 
 def _count_valid(valid: ir.Node | None, onehot: ir.Node) -> ir.Node:
     """The number of targets not ignored, as a scalar of onehot's dtype."""
     if valid is None:
         return ir.const(onehot.shape[0] * math.prod(onehot.shape[2:]), onehot.dtype, ())
-    return ir.reshape(ir.reduce(Op.SUM, ir.reshape(valid, (valid.numel,)), (0,)), ())
+    return valid.reshape((valid.numel,)).sum((0,)).reshape(())
 
 
 def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> ir.Node:
@@ -346,23 +315,21 @@ def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> i
         if tuple(weight.shape) != (input.shape[1],):
             raise RuntimeError(f"{op}: weight should be a 1-D tensor of {input.shape[1]} "
                                f"elements, got shape {tuple(weight.shape)}")
-        w = ir.reshape(ir.cast(weight.node, logp.dtype),
-                       (1, input.shape[1]) + (1,) * (input.ndim - 2))
-        onehot = _bin(Op.MUL, onehot, ir.expand(w, onehot.shape))
-    picked = ir.reduce(Op.SUM, _bin(Op.MUL, onehot, logp), (1,))
+        w = weight.node.cast(logp.dtype).reshape((1, input.shape[1]) + (1,) * (input.ndim - 2))
+        onehot = onehot * w.expand(onehot.shape)
+    picked = (onehot * logp).sum((1,))
     if valid is not None:
-        picked = _bin(Op.MUL, picked, ir.expand(valid, picked.shape))
-    loss = ir.reshape(ir.unary(Op.NEG, picked), (input.shape[0],) + tuple(input.shape[2:]))
+        picked = picked * valid.expand(picked.shape)
+    loss = (-picked).reshape((input.shape[0],) + tuple(input.shape[2:]))
     divisor = None
     if reduction == "mean":
         if weight is None:
             divisor = _count_valid(valid, onehot)
         else:
-            picked_weight = ir.reduce(Op.SUM, onehot, (1,))                    # (N,1,..)
+            picked_weight = onehot.sum((1,))                                   # (N,1,..)
             if valid is not None:
-                picked_weight = _bin(Op.MUL, picked_weight, valid)
-            flat = ir.reshape(picked_weight, (picked_weight.numel,))
-            divisor = ir.reshape(ir.reduce(Op.SUM, flat, (0,)), ())
+                picked_weight = picked_weight * valid
+            divisor = picked_weight.reshape((picked_weight.numel,)).sum((0,)).reshape(())
     return _reduce(loss, reduction, divisor)
 
 
@@ -371,8 +338,8 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: st
     device = common_device("nll_loss", tensors + [target])
     if input.ndim < 2:
         raise ValueError(f"nll_loss: expected input of shape (N, C, ...), got {tuple(input.shape)}")
-    out = _nll(_float(input), input, target, weight, ignore_index, reduction, "nll_loss")
-    return record("NllLossBackward0", out, device, tensors)
+    out = _nll(as_float(input.node), input, target, weight, ignore_index, reduction, "nll_loss")
+    return record("nll_loss", out, device, tensors)
 
 
 def cross_entropy(input, target, weight=None, ignore_index: int = -100,
@@ -388,38 +355,36 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     tensors = [t for t in (input, weight) if t is not None]
     device = common_device("cross_entropy", tensors + [target])
-    x = _float(input)
-    logp = _bin(Op.SUB, x, ir.expand(logsumexp_node(x, 1), x.shape))
+    x = as_float(input.node)
+    logp = x - logsumexp_node(x, 1).expand(x.shape)
     if target.dtype.is_float:
         _check_same_shape("cross_entropy", input, target)
-        probs = ir.cast(target.node, x.dtype)
+        probs = target.node.cast(x.dtype)
         if label_smoothing:
-            probs = _bin(Op.ADD, _bin(Op.MUL, probs, _c(1 - label_smoothing, probs)),
-                         _c(label_smoothing / input.shape[1], probs))
-        terms = _bin(Op.MUL, probs, logp)
+            probs = probs * (1 - label_smoothing) + label_smoothing / input.shape[1]
+        terms = probs * logp
         if weight is not None:
-            w = ir.reshape(ir.cast(weight.node, x.dtype), (1, x.shape[1]) + (1,) * (x.ndim - 2))
-            terms = _bin(Op.MUL, terms, ir.expand(w, terms.shape))
-        loss = ir.unary(Op.NEG, ir.reshape(ir.reduce(Op.SUM, terms, (1,)),
-                                           (x.shape[0],) + x.shape[2:]))
+            w = weight.node.cast(x.dtype).reshape((1, x.shape[1]) + (1,) * (x.ndim - 2))
+            terms = terms * w.expand(terms.shape)
+        loss = -(terms.sum((1,)).reshape((x.shape[0],) + x.shape[2:]))
         out = _reduce(loss, reduction)
-        return record("DivBackward1" if reduction == "mean" else "SumBackward1", out, device,
+        # named as PyTorch's soft-label loss ends: a sum over classes, for the mean a division
+        return record("div_scalar" if reduction == "mean" else "sum_dim", out, device,
                       tensors + ([target] if target.requires_grad else []))
     out = _nll(logp, input, target, weight, ignore_index, reduction, "cross_entropy")
     if label_smoothing:
         if weight is not None:
             raise NotImplementedError("cross_entropy: label_smoothing with weight is not supported")
         onehot, valid = _class_mask(input, target, "cross_entropy", ignore_index)
-        smooth = ir.reduce(Op.SUM, logp, (1,))
+        smooth = logp.sum((1,))
         if valid is not None:
-            smooth = _bin(Op.MUL, smooth, valid)
-        smooth = ir.unary(Op.NEG, ir.reshape(smooth, (x.shape[0],) + x.shape[2:]))
+            smooth = smooth * valid
+        smooth = -(smooth.reshape((x.shape[0],) + x.shape[2:]))
         divisor = _count_valid(valid, onehot) if reduction == "mean" else None
         smooth = _reduce(smooth, reduction, divisor)
         eps = label_smoothing
-        out = _bin(Op.ADD, _bin(Op.MUL, out, _c(1 - eps, out)),
-                   _bin(Op.MUL, smooth, _c(eps / x.shape[1], smooth)))
-    return record("NllLossBackward0", out, device, tensors)
+        out = out * (1 - eps) + smooth * (eps / x.shape[1])
+    return record("nll_loss", out, device, tensors)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -428,20 +393,18 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     tensors = [t for t in (input, target, weight, pos_weight) if t is not None]
     device = common_device("binary_cross_entropy_with_logits", tensors)
     from ..frontend.operands import broadcast_to
-    x = _float(input)
-    y = ir.cast(target.node, x.dtype)
+    x = as_float(input.node)
+    y = target.node.cast(x.dtype)
     # log(1 + exp(-x)) computed stably as max(-x, 0) + log(1 + exp(-|x|))
-    softplus = _bin(Op.ADD, _bin(Op.MAX, ir.unary(Op.NEG, x), _c(0, x)), ir.unary(
-        Op.LOG, _bin(Op.ADD, _c(1, x), ir.unary(Op.EXP, ir.unary(Op.NEG, ir.unary(Op.ABS, x))))))
-    scale = _c(1, x)
+    softplus = (-x).maximum(0) + (1 + (-x.abs()).exp()).log()
+    scale = x.const_like(1)
     if pos_weight is not None:
-        pw = broadcast_to(ir.cast(pos_weight.node, x.dtype), x.shape)
-        scale = _bin(Op.ADD, _c(1, x), _bin(Op.MUL, _bin(Op.SUB, pw, _c(1, x)), y))
-    loss = _bin(Op.ADD, _bin(Op.MUL, _bin(Op.SUB, _c(1, x), y), x), _bin(Op.MUL, scale, softplus))
+        pw = broadcast_to(pos_weight.node.cast(x.dtype), x.shape)
+        scale = 1 + (pw - 1) * y
+    loss = (1 - y) * x + scale * softplus
     if weight is not None:
-        loss = _bin(Op.MUL, loss, broadcast_to(ir.cast(weight.node, x.dtype), x.shape))
-    return record("BinaryCrossEntropyWithLogitsBackward0", _reduce(loss, reduction), device,
-                  tensors)
+        loss = loss * broadcast_to(weight.node.cast(x.dtype), x.shape)
+    return record("binary_cross_entropy_with_logits", _reduce(loss, reduction), device, tensors)
 
 
 def one_hot(tensor, num_classes: int = -1):

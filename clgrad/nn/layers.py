@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 
 from ..compiler import dtype as dt
-from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend import creation
 from ..frontend.capture import each_call
@@ -196,7 +195,7 @@ class _BatchNorm(Module):
     def _count_batch(self) -> list[Tensor]:
         """Counts a training batch in place, as PyTorch does; a jitted step's replays redo it."""
         tracked = self.num_batches_tracked
-        tracked.node = ir.const(_count_value(tracked) + 1, dt.int64, ())
+        tracked.node = _count_tensor(_count_value(tracked) + 1).node
         return [tracked]
 
     def extra_repr(self) -> str:
@@ -205,7 +204,7 @@ class _BatchNorm(Module):
 
 
 def _count_tensor(n: int) -> Tensor:
-    return Tensor(ir.const(n, dt.int64, ()), creation.get_device(None))
+    return creation.full((), n, dtype=dt.int64)
 
 
 def _count_value(t: Tensor) -> int:

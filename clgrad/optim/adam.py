@@ -68,19 +68,19 @@ class Adam(Optimizer):
         state = self.state[p]
         g = self._grad(p, group["maximize"])
         wd = group["weight_decay"]
-        param = self._value(p)
+        param = p.node
         if wd != 0 and self._decoupled:
-            param = param * decay
+            param = param * self._spread(decay, p)
         elif wd != 0:
             g = g + param * wd
-        m = self._value(state["exp_avg"]) * beta1 + g * (1 - beta1)
-        v = self._value(state["exp_avg_sq"]) * beta2 + g * g * (1 - beta2)
+        m = state["exp_avg"].node * beta1 + g * (1 - beta1)
+        v = state["exp_avg_sq"].node * beta2 + g * g * (1 - beta2)
         touched = [self._assign(state["exp_avg"], m), self._assign(state["exp_avg_sq"], v)]
         if group["amsgrad"]:
-            v = self._value(state["max_exp_avg_sq"]).maximum(v)
+            v = state["max_exp_avg_sq"].node.maximum(v)
             touched.append(self._assign(state["max_exp_avg_sq"], v))
-        denom = v.sqrt() / bc2_sqrt + group["eps"]
-        touched.append(self._assign(p, param - step_size * (m / denom)))
+        denom = v.sqrt() / self._spread(bc2_sqrt, p) + group["eps"]
+        touched.append(self._assign(p, param - self._spread(step_size, p) * (m / denom)))
         return touched
 
 

@@ -1,8 +1,10 @@
 """Optimizer: parameter groups, per-parameter state, zero_grad, state_dict.
 
 Subclasses implement `_update(group, params)`, which assigns the new values of the group's
-parameters and state as lazy `_Value` expressions. `step()` then realizes every parameter and
-state tensor in one schedule, so the whole update compiles once and runs without syncing.
+parameters and state as lazy expressions on their IR nodes (`p.node - lr * g`): a step builds
+a few hundred nodes, and the frontend's checks, promotion and autograd bookkeeping would cost
+more than that. `step()` then realizes every parameter and state tensor in one schedule, so
+the whole update compiles once and runs without syncing.
 Values that change between steps (lr, bias corrections) reach the kernels through a small
 buffer rewritten at each step, not as literals, so a schedule or step count change compiles
 nothing, and a jitted step's replays compute them again.
@@ -14,7 +16,7 @@ from copy import deepcopy
 
 import numpy as np
 
-from ..compiler import ir
+from ..compiler.ir import Node
 from ..compiler.ops import Op
 from ..frontend import creation
 from ..frontend.capture import each_call, guard
@@ -28,50 +30,6 @@ class _Required:
 
 
 required = _Required()
-
-
-class _Value:
-    """An elementwise value in an update rule, built straight on IR nodes of one dtype: Python
-    numbers become constants of that dtype (as PyTorch's scalar promotion keeps it) and a 0-d
-    value broadcasts. A step builds a few hundred nodes; the frontend's checks, promotion and
-    autograd bookkeeping cost more than that."""
-    __slots__ = ("node",)
-
-    def __init__(self, node: ir.Node):
-        self.node = node
-
-    def _binary(self, op: Op, other) -> "_Value":
-        a = self.node
-        b = other.node if isinstance(other, _Value) else ir.const(other, a.dtype, a.shape)
-        shape = a.shape or b.shape
-        return _Value(ir.binary(op, _spread(a, shape), _spread(b, shape)))
-
-    def __add__(self, other):
-        return self._binary(Op.ADD, other)
-
-    def __sub__(self, other):
-        return self._binary(Op.SUB, other)
-
-    def __mul__(self, other):
-        return self._binary(Op.MUL, other)
-
-    def __truediv__(self, other):
-        return self._binary(Op.DIV, other)
-
-    def __neg__(self):
-        return _Value(ir.unary(Op.NEG, self.node))
-
-    def sqrt(self):
-        return _Value(ir.unary(Op.SQRT, self.node))
-
-    def maximum(self, other):
-        return self._binary(Op.MAX, other)
-
-
-def _spread(node: ir.Node, shape: tuple[int, ...]) -> ir.Node:
-    if node.shape == shape:
-        return node
-    return ir.expand(ir.reshape(node, (1,) * len(shape)), shape)
 
 
 class Optimizer:
@@ -162,7 +120,7 @@ class Optimizer:
         raise NotImplementedError
 
     # ---- helpers for subclasses ----
-    def _scalars(self, like: Tensor, key, compute) -> list[_Value]:
+    def _scalars(self, like: Tensor, key, compute) -> list[Node]:
         """0-d values that compute() gives at each step, with the tensors it changes (step
         counts), read from a small buffer kept per key. The buffer is rewritten in place
         when they change: on the device's queue, after the kernels of earlier steps, which
@@ -184,27 +142,27 @@ class Optimizer:
 
         each_call(("scalars", id(self), key), write)
         packed = holders[key][0]
-        return [_Value(ir.reshape(ir.shrink(packed.node, ((i, i + 1),)), ()))
-                for i in range(packed.shape[0])]
+        return [packed.node.shrink(((i, i + 1),)).reshape(()) for i in range(packed.shape[0])]
 
     @staticmethod
-    def _grad(p: Tensor, maximize: bool) -> _Value:
+    def _spread(scalar: Node, p: Tensor) -> Node:
+        """A 0-d value (one of _scalars') broadcast to p's shape."""
+        return scalar.reshape((1,) * p.ndim).expand(p.shape)
+
+    @staticmethod
+    def _grad(p: Tensor, maximize: bool) -> Node:
         """p's gradient in p's dtype."""
         g = p.grad
         if g.shape != p.shape:
             raise RuntimeError(f"optimizer: gradient of shape {g.shape} does not match its "
                                f"parameter of shape {p.shape}")
-        g = _Value(ir.cast(g.node, p.dtype))
+        g = g.node.cast(p.dtype)
         return -g if maximize else g
 
     @staticmethod
-    def _value(t: Tensor) -> _Value:
-        return _Value(t.node)
-
-    @staticmethod
-    def _assign(t: Tensor, value: _Value) -> Tensor:
+    def _assign(t: Tensor, value: Node) -> Tensor:
         """t takes value in place (a new version), the way p.add_() would."""
-        t.node = ir.cast(value.node, t.dtype)
+        t.node = value.cast(t.dtype)
         t._version += 1
         return t
 
@@ -219,12 +177,11 @@ class Optimizer:
     def _count(cls, states: list[dict]) -> list[Tensor]:
         """Advances each state's step, in place as PyTorch does; returns the step tensors."""
         for state in states:
-            n = float(cls._steps(state) + 1)
+            step = _step_tensor(cls._steps(state) + 1)
             if "step" in state:
-                state["step"].node = ir.const(n, creation.dt.float32, ())
+                state["step"].node = step.node
             else:
-                state["step"] = Tensor(ir.const(n, creation.dt.float32, ()),
-                                       creation.get_device(None))
+                state["step"] = step
         return [state["step"] for state in states]
 
     # ---- state ----
@@ -271,13 +228,17 @@ def _state_value(name: str, value, p: Tensor):
     """A loaded state entry placed like its parameter: float tensors take its dtype and
     device; step stays a float32 scalar."""
     if name == "step":
-        v = float(value.item() if isinstance(value, Tensor) else value)
-        return Tensor(ir.const(v, creation.dt.float32, ()), creation.get_device(None))
+        return _step_tensor(value.item() if isinstance(value, Tensor) else value)
     if isinstance(value, Tensor):
         return value.detach().to(p.device).to(p.dtype).realize()
     if isinstance(value, np.ndarray):
         return creation.tensor(value, dtype=p.dtype, device=p.device)
     return value
+
+
+def _step_tensor(steps) -> Tensor:
+    """A step count as PyTorch keeps it: a 0-d float32 tensor."""
+    return creation.full((), float(steps), dtype=creation.dt.float32)
 
 
 def check_nonnegative(name: str, value: float) -> None:

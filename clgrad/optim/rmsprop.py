@@ -47,19 +47,19 @@ class RMSprop(Optimizer):
             state = self.state[p]
             g = self._grad(p, group["maximize"])
             if wd != 0:
-                g = g + self._value(p) * wd
-            s = self._value(state["square_avg"]) * alpha + g * g * (1 - alpha)
+                g = g + p.node * wd
+            s = state["square_avg"].node * alpha + g * g * (1 - alpha)
             touched.append(self._assign(state["square_avg"], s))
             if centered:
-                a = self._value(state["grad_avg"]) * alpha + g * (1 - alpha)
+                a = state["grad_avg"].node * alpha + g * (1 - alpha)
                 touched.append(self._assign(state["grad_avg"], a))
                 avg = (s - a * a).sqrt() + eps
             else:
                 avg = s.sqrt() + eps
             if momentum > 0:
-                update = self._value(state["momentum_buffer"]) * momentum + g / avg
+                update = state["momentum_buffer"].node * momentum + g / avg
                 touched.append(self._assign(state["momentum_buffer"], update))
             else:
                 update = g / avg
-            touched.append(self._assign(p, self._value(p) - lr_t * update))
+            touched.append(self._assign(p, p.node - self._spread(lr_t, p) * update))
         return touched

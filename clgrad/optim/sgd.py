@@ -1,7 +1,6 @@
 """Stochastic gradient descent with momentum, dampening, weight decay and Nesterov."""
 from __future__ import annotations
 
-from ..compiler import ir
 from ..frontend.tensor import Tensor
 from .optimizer import Optimizer, check_nonnegative, required
 
@@ -37,15 +36,15 @@ class SGD(Optimizer):
         for p in params:
             g = self._grad(p, group["maximize"])
             if wd != 0:
-                g = g + self._value(p) * wd
+                g = g + p.node * wd
             if momentum != 0:
                 state = self.state[p]
                 buf = state.get("momentum_buffer")
                 if buf is None:
-                    buf = state["momentum_buffer"] = Tensor(ir.detach(g.node), p.device)
+                    buf = state["momentum_buffer"] = Tensor(g.detach(), p.device)
                 else:
-                    self._assign(buf, self._value(buf) * momentum + g * (1 - dampening))
+                    self._assign(buf, buf.node * momentum + g * (1 - dampening))
                 touched.append(buf)
-                g = g + self._value(buf) * momentum if nesterov else self._value(buf)
-            touched.append(self._assign(p, self._value(p) - lr_t * g))
+                g = g + buf.node * momentum if nesterov else buf.node
+            touched.append(self._assign(p, p.node - self._spread(lr_t, p) * g))
         return touched
