@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from helpers import check, make
+from helpers import check, library, make
 
 A, C = (3, 5), (2, 3, 4)
 
@@ -182,3 +182,10 @@ def test_inplace_integer():
         a.clamp_(0, 9)
         return a
     check(fn, make(A, np.int64, -5, 5))
+
+
+def test_index_tensors_twice_on_a_middle_dim():
+    # the second read's permute undid the first's, and a reshape of a reshape folded into
+    # one: the graph skipped the first result, and its gradient was lost
+    rows, cols = np.array([1]), np.array([0])
+    check(lambda x: x[:, library(x).tensor(rows)][:, library(x).tensor(cols)], (2, 3, 2))

@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 
+import clgrad as cg
+
 from helpers import check, make
 
 A, B, C = (3, 5), (4, 1, 6), (2, 3, 4)
@@ -117,3 +119,19 @@ def test_large_sum_goes_through_split():
     check(lambda a: a.sum(), x, rtol=1e-4, atol=1e-2)
     check(lambda a: a.reshape(2, n // 2).sum(1), x, rtol=1e-4, atol=1e-2)
     check(lambda a: a.mean(), x, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["amin", "min", "argmin"])
+@pytest.mark.parametrize("values", [[[True, False], [True, True]],
+                                    np.array([[0, -2**31], [2**31 - 1, 5]], np.int32)])
+def test_min_of_bools_and_integer_extremes(op, values):
+    # min is a max of an order-reversed copy: ~x for bools and ints (-x left bools as they
+    # were and overflowed at the most negative int32)
+    a = np.array(values)
+    if op == "argmin" and a.dtype == bool:
+        with pytest.raises(RuntimeError, match=r"argmin\(\): does not support bool input"):
+            cg.tensor(a).argmin()
+        return
+    for dim in (0, 1):
+        check(lambda x: getattr(x, op)(dim=dim), a, grad=False)
+    check(lambda x: getattr(x, op)(), a, grad=False)

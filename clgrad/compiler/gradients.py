@@ -173,11 +173,26 @@ RULES = {
 NO_GRADIENT = frozenset({Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.NOT, Op.DETACH})
 
 
-def _folded(wrt, seen, targets) -> dict[Node, Node]:
-    """Inputs that out's graph skips because a constructor folded a reshape of a reshape (or a
-    permute of a permute) into one op over their source: {source: input}."""
-    return {w.src[0]: w for w in wrt if w not in seen and w.op in (Op.RESHAPE, Op.PERMUTE)
-            and w.src[0] not in targets}
+def _folded(wrt, seen, targets) -> dict[Node, list[tuple[Node, list[Node]]]]:
+    """Inputs that out's graph skips because constructors folded views of them into views of
+    their sources (a reshape of a reshape is one reshape; a permute undoing a permute is none):
+    {the node of out's graph they are views of: [(input, its chain of views down to it)]}."""
+    found: dict[Node, list[tuple[Node, list[Node]]]] = {}
+    for w in wrt:
+        chain, node = [], w
+        while node not in seen and node.op in (Op.RESHAPE, Op.PERMUTE):
+            chain.append(node)
+            node = node.src[0]
+        if chain and node in seen and node not in targets:
+            found.setdefault(node, []).append((w, chain))
+    return found
+
+
+def _replay_views(g: Node, chain: list[Node]) -> Node:
+    """g seen through chain's views, from the innermost out."""
+    for view in reversed(chain):
+        g = g.reshape(view.arg) if view.op is Op.RESHAPE else g.permute(view.arg)
+    return g
 
 
 def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node | None]:
@@ -211,10 +226,9 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node 
             if sg is None or src not in reaches or not src.dtype.is_float:
                 continue
             grads[src] = grads[src] + sg if src in grads else sg
-    for src, w in folded.items():
-        if src in grads:
-            g = grads[src]
-            grads[w] = g.reshape(w.arg) if w.op is Op.RESHAPE else g.permute(w.arg)
+    for base, inputs in folded.items():
+        for w, chain in inputs if base in grads else ():
+            grads[w] = _replay_views(grads[base], chain)
     result, given = [], set()
     for w in wrt:
         result.append(None if w in given else grads.get(w))

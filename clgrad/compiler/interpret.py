@@ -133,8 +133,8 @@ def _cast(x: np.ndarray, dtype: DType) -> np.ndarray:
 
 
 def _unary(op: Op, x: np.ndarray, dtype: DType) -> np.ndarray:
-    if op is Op.NOT:
-        return np.logical_not(x)            # C's `!`, which the scalar code uses
+    if op is Op.NOT:     # logical on bools (C's `!`), bitwise on integers (`~`), as rendered
+        return np.logical_not(x) if dtype == bool_ else np.invert(x)
     if dtype == bool_:
         x = x.astype(np.int32)              # registers hold bools as int
     table = _FLOAT_UNARY if dtype.is_float else _INT_UNARY

@@ -65,8 +65,15 @@ def amax(x, dim, keepdim, op="amax"):
 def amin(x, dim, keepdim, op="amin"):
     axes = normalize_dims("amin", dim, x.ndim)
     _check_nonempty("min", x, axes)
-    out = -_drop(reduce_node(Op.RMAX, -x.node, axes), axes, keepdim)
+    out = _reversed(_drop(reduce_node(Op.RMAX, _reversed(x.node), axes), axes, keepdim))
     return record(op, out, x.device, [x])
+
+
+def _reversed(node: ir.Node) -> ir.Node:
+    """An exact order-reversing map, its own inverse, so a min is a max: -x for floats, ~x for
+    integers and bools (-x would overflow at the most negative int and leave bools as they
+    are)."""
+    return -node if node.dtype.is_float else ~node
 
 
 def _check_nonempty(op: str, x, axes) -> None:
@@ -82,10 +89,10 @@ def max_(x, dim, keepdim, negate=False):
         return (amin if negate else amax)(x, None, False, name)
     (axis,) = normalize_dims(name, dim, x.ndim)
     _check_nonempty(name, x, (axis,))
-    node = -x.node if negate else x.node
+    node = _reversed(x.node) if negate else x.node
     first, hit = _first_largest(node, axis)
     values = _read_at(node, hit, axis) if node.dtype.is_float else node.max((axis,))
-    values = -values if negate else values
+    values = _reversed(values) if negate else values
     values = record("min_dim" if negate else "max_dim", _drop(values, (axis,), keepdim),
                     x.device, [x])
     return (MinResult if negate else MaxResult)(values, _indices(first, axis, keepdim, x.device))
@@ -97,13 +104,15 @@ def min_(x, dim, keepdim):
 
 def argmax(x, dim, keepdim, negate=False):
     """The first index of the largest value along dim (of the flattened tensor if dim is None)."""
+    if x.dtype == dt.bool_:
+        raise RuntimeError(f"{'argmin' if negate else 'argmax'}(): does not support bool input")
     if dim is None:
         flat = x.reshape(-1)
         return argmax(flat, 0, False, negate) if not keepdim else \
             argmax(flat, 0, False, negate).reshape((1,) * x.ndim)
     (axis,) = normalize_dims("argmax", dim, x.ndim)
     _check_nonempty("argmax", x, (axis,))
-    node = -x.node if negate else x.node
+    node = _reversed(x.node) if negate else x.node
     return _indices(_first_largest(node, axis)[0], axis, keepdim, x.device)
 
 
