@@ -41,22 +41,31 @@ class MatmulTile:
     block_rows: int    # rows per work-item, a multiple of R
 
     @staticmethod
-    def choose(m: int, n: int, width: int) -> "MatmulTile":
-        """Eight accumulators, as wide as the columns allow (2 x 32 beat 4 x 16 by ~10-25%
-        in CPU time at 1024 and 2048), or ten for 2 x 5 vectors (1.4x faster than 1 x 5 at
-        200x640x40), over panels of up to 64 rows."""
+    def choose(m: int, n: int, width: int, accumulators: int, cores: int) -> "MatmulTile":
+        """As many columns as tile n (up to 4 vectors: 2 x 32 beat 4 x 16 by ~10-25% in CPU
+        time at 1024 and 2048), as many rows as the accumulator budget allows (8 for 16 AVX2
+        registers, 16 for 32 AVX-512 ones: 1024^3 1.1x faster than 8 there), and panels of up
+        to 64 rows that keep every core busy: the least rows for the busiest core, then the
+        largest register tile and panel (64x1000x100: two panels of 50 rows, 1.3x faster than
+        five of 20 on two cores)."""
         vectors = next(v for v in (4, 5, 3, 2, 1) if n % (v * width) == 0)
-        rows = next(r for r in (4, 2, 1) if r * vectors <= 10 and m % r == 0)
-        chunks = max(c for c in range(1, 33) if rows * c <= 64 and m % (rows * c) == 0)
-        return MatmulTile(rows, vectors, vectors * width, rows * chunks)
+        panels_across = n // (vectors * width)
+
+        def makespan(rows: int, block: int) -> tuple:
+            items = panels_across * (m // block)
+            return (-(-items // cores) * block, -rows, -block)
+        choices = [(r, r * c) for r in (4, 2, 1) if r * vectors <= accumulators and m % r == 0
+                   for c in range(1, 65) if r * c <= 64 and m % (r * c) == 0]
+        rows, block = min(choices, key=lambda choice: makespan(*choice))
+        return MatmulTile(rows, vectors, vectors * width, block)
 
 
 class KernelWriter:
-    def __init__(self, spec: KernelSpec, width: int, transposed: bool = False,
-                 lane_axis: int | None = None, loop_pragma: str = ""):
+    def __init__(self, spec: KernelSpec, target: Target, width: int, transposed: bool = False,
+                 lane_axis: int | None = None):
         self.spec = spec
-        self.width = width
-        self.loop_pragma = loop_pragma
+        self.target = target
+        self.width = width              # the target's, or fewer lanes where a matmul needs
         self.transposed = transposed    # a matmul computed as C^T = B^T A^T (see lower())
         self.lane_axis = lane_axis      # an elementwise kernel's lanes down this axis (lower())
         self.r = Renderer(width)
@@ -77,10 +86,10 @@ class KernelWriter:
     @contextmanager
     def block(self, header: str):
         keyword, loop, rest = header.partition("for (")
-        if loop and self.loop_pragma:        # "else for (...)": the pragma goes before the for
+        if loop and self.target.loop_pragma:    # "else for (...)": it goes before the for
             if keyword.strip():
                 self.emit(keyword.strip())
-            self.emit(self.loop_pragma)
+            self.emit(self.target.loop_pragma)
             header = loop + rest
         self.emit(header + " {")
         self.depth += 1
@@ -511,7 +520,7 @@ class KernelWriter:
         if self.transposed:
             a, b = _swap_last(b), _swap_last(a)
         *batch, m, n = mm.shape[:-2] + (a.shape[-2], b.shape[-1])
-        tile = MatmulTile.choose(m, n, self.width)
+        tile = MatmulTile.choose(m, n, self.width, self.target.accumulators, self.target.cores)
         n_batch = math.prod(batch)
         vt = self.r.ctype(mm.dtype, True)
         self.emit("int j = get_global_id(0); int mb = get_global_id(1); int b = get_global_id(2);")
@@ -712,14 +721,14 @@ def _lane_axis(spec: KernelSpec, width: int) -> int | None:
 
 
 def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
-    width, pragma = target.width, target.loop_pragma
+    width = target.width
     transposed = spec.kind == "matmul" and _transpose_matmul(spec, width)
     if spec.kind == "matmul":
         # a matmul's lanes are output columns (rows when transposed): the widest vector that
         # tiles them
         columns = spec.reductions[0].shape[-2 if transposed else -1]
         width = next(w for w in (16, 8, 4, 2, 1) if w <= width and columns % w == 0)
-    writer = KernelWriter(spec, width, transposed, loop_pragma=pragma)
+    writer = KernelWriter(spec, target, width, transposed)
     global_size = getattr(writer, spec.kind)()
     axis = _lane_axis(spec, width)
     if axis is not None:
@@ -727,7 +736,7 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
         # when that leaves less index arithmetic. Through windows, pads and permutes the flat
         # form divides per lane; named dims divide once per vector. A plain contiguous kernel
         # keeps its flat vector loads.
-        down = KernelWriter(spec, width, lane_axis=axis, loop_pragma=pragma)
+        down = KernelWriter(spec, target, width, lane_axis=axis)
         down_size = down.elementwise()
         if down.divisions() < writer.divisions():
             writer, global_size = down, down_size

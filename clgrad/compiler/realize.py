@@ -36,10 +36,12 @@ def codegen_target(device) -> Target:
     it gets the device's native width (16 floats with AVX-512: W4 1.5x, sum 2x, softmax 1.2x
     faster than 8)."""
     if device.kind == "gpu":
-        return Target(width=1)
+        return Target(width=1, cores=device.compute_units)
     if device.runtime == "intel":
-        return Target(width=min(16, device.native_float_width), loop_pragma=_INTEL_LOOPS)
-    return Target(width=8)
+        width = min(16, device.native_float_width)
+        return Target(width=width, loop_pragma=_INTEL_LOOPS, accumulators=width,
+                      cores=device.compute_units)
+    return Target(width=8, cores=device.compute_units)
 
 
 def structure(spec: KernelSpec) -> tuple[tuple, list[Node]]:

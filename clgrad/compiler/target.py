@@ -9,3 +9,5 @@ from dataclasses import dataclass
 class Target:
     width: int = 8              # lanes per work-item in explicit vector types (1: none)
     loop_pragma: str = ""       # a line put before every loop: a device compiler's workaround
+    accumulators: int = 10      # vector accumulators a matmul's register tile may hold
+    cores: int = 1              # compute units that run work-groups at once

@@ -58,6 +58,7 @@ class Device:
         self.has_fp16 = "cl_khr_fp16" in extensions
         self.max_work_group_size = cl_device.max_work_group_size
         self.native_float_width = cl_device.native_vector_width_float
+        self.compute_units = cl_device.max_compute_units
         self.max_mem_alloc_size = cl_device.max_mem_alloc_size
         # PoCL keeps its own disk cache and compiles everything again to hand out a binary
         self.stores_binaries = self.runtime != "pocl"
