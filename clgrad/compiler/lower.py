@@ -43,21 +43,29 @@ class MatmulTile:
     @staticmethod
     def choose(m: int, n: int, width: int, accumulators: int, cores: int) -> "MatmulTile":
         """As many columns as tile n (up to 4 vectors: 2 x 32 beat 4 x 16 by ~10-25% in CPU
-        time at 1024 and 2048), as many rows as the accumulator budget allows (8 for 16 AVX2
-        registers, 16 for 32 AVX-512 ones: 1024^3 1.1x faster than 8 there), and panels of up
-        to 64 rows that keep every core busy: the least rows for the busiest core, then the
-        largest register tile and panel (64x1000x100: two panels of 50 rows, 1.3x faster than
-        five of 20 on two cores)."""
+        time at 1024 and 2048), then the register tile's rows (up to the accumulator budget:
+        8-10 for 16 AVX2 registers, 16 for 32 AVX-512 ones) and the panel's rows (up to 64)
+        that finish soonest on `cores` cores: the busiest core's rows, each row costing more
+        in smaller register tiles, plus a panel copy per work-item worth ~16 rows (64x1000x100
+        on two cores: two panels of 50 rows in 2-row tiles, 0.11 ms; five of 20 in 4-row
+        tiles, 0.20 ms; twenty-five of 4, 0.56 ms)."""
         vectors = next(v for v in (4, 5, 3, 2, 1) if n % (v * width) == 0)
         panels_across = n // (vectors * width)
 
-        def makespan(rows: int, block: int) -> tuple:
-            items = panels_across * (m // block)
-            return (-(-items // cores) * block, -rows, -block)
+        def finish(choice: tuple[int, int]) -> tuple:
+            rows, block = choice
+            rounds = -(-panels_across * (m // block) // cores)
+            return (rounds * (block * _ROW_COST[rows] + _PANEL_ROWS), -rows, -block)
         choices = [(r, r * c) for r in (4, 2, 1) if r * vectors <= accumulators and m % r == 0
                    for c in range(1, 65) if r * c <= 64 and m % (r * c) == 0]
-        rows, block = min(choices, key=lambda choice: makespan(*choice))
+        rows, block = min(choices, key=finish)
         return MatmulTile(rows, vectors, vectors * width, block)
+
+
+# A row's cost in register tiles of 1, 2 and 4 rows (loads per multiply-add fall as tiles
+# grow), and a work-item's panel copy in rows: the matmul tile choice's cost model.
+_ROW_COST = {4: 1.0, 2: 1.15, 1: 1.5}
+_PANEL_ROWS = 16
 
 
 class KernelWriter:
