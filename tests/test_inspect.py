@@ -14,7 +14,7 @@ def test_compile_lists_kernels_with_source_and_ir():
     schedule = cg.compile(x.softmax(-1), (x * 2).sum())
     assert len(schedule) == 2
     for kernel in schedule:
-        assert f"__kernel void {kernel.name}(" in kernel.source
+        assert f"void {kernel.name}(" in kernel.source and "__kernel " in kernel.source
         assert kernel.ir.rstrip().splitlines()[-1].startswith("return %")
     assert schedule[0].name.startswith("R_37x50")
     assert x.node.op is cir.Op.BUFFER          # compiling ran nothing
@@ -54,7 +54,7 @@ def test_debug_ladder_and_dump(tmp_path):
     assert "*** R_40x50" in out.stdout + out.stderr          # level 1: each kernel run
     assert "schedule: 1 kernel" in out.stderr               # level 2
     assert "= exp %" in out.stderr                          # level 3: IR
-    assert "__kernel void R_40x50" in out.stderr            # level 4: source
+    assert "void R_40x50" in out.stderr and "__kernel " in out.stderr     # level 4: source
     dumped = os.listdir(tmp_path / "k")
     assert len(dumped) == 1 and dumped[0].startswith("R_40x50") and dumped[0].endswith(".cl")
     quiet = _run({}, tmp_path)

@@ -27,7 +27,7 @@ _listeners: list = []
 # Intel's CPU compiler vectorises loops inside a work-item wrongly (sums that subtract lose
 # terms; builtins in loops with a remainder crash it): its loops stay scalar. Its vectoriser
 # across work-items, which clgrad relies on, is unaffected.
-_INTEL_LOOPS = "#pragma clang loop vectorize(disable)"
+_INTEL_LOOPS = ("vectorize(disable)",)
 
 
 def codegen_target(device) -> Target:
@@ -39,8 +39,8 @@ def codegen_target(device) -> Target:
         return Target(width=1, cores=device.compute_units)
     if device.runtime == "intel":
         width = min(16, device.native_float_width)
-        return Target(width=width, loop_pragma=_INTEL_LOOPS, accumulators=width,
-                      cores=device.compute_units)
+        return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,
+                      accumulators=width, cores=device.compute_units)
     return Target(width=8, cores=device.compute_units)
 
 

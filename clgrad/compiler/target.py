@@ -8,6 +8,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Target:
     width: int = 8              # lanes per work-item in explicit vector types (1: none)
-    loop_pragma: str = ""       # a line put before every loop: a device compiler's workaround
+    loop_hints: tuple[str, ...] = ()    # `#pragma clang loop` hints for every loop: a device
+                                        # compiler's workaround
+    vector_hint: bool = False   # mark kernels written in vectors with vec_type_hint
     accumulators: int = 10      # vector accumulators a matmul's register tile may hold
     cores: int = 1              # compute units that run work-groups at once
