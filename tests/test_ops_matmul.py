@@ -51,9 +51,9 @@ def test_tile_of_two_rows_by_five_vectors():
 
 def test_split_k_on_the_vectorless_gpu_path(monkeypatch):
     # GPUs lower matmuls with one lane per work-item (_matmul_simple); split k must hold there
-    from clgrad.compiler import realize
     from clgrad.compiler.target import Target
-    monkeypatch.setattr(realize, "codegen_target", lambda device: Target(width=1))
+    from clgrad.engine import plan
+    monkeypatch.setattr(plan, "codegen_target", lambda device: Target(width=1))
     a, b = cg.randn(2, 5, 8200), cg.randn(2, 8200, 3)
     assert [k.name[0] for k in cg.compile(a @ b).kernels] == ["M", "R"]
     np.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-3, atol=1e-3)
@@ -79,9 +79,9 @@ def test_matmul_stores_an_elementwise_consumer_too():
 
 
 def test_second_matmul_output_on_the_vectorless_gpu_path(monkeypatch):
-    from clgrad.compiler import realize
     from clgrad.compiler.target import Target
-    monkeypatch.setattr(realize, "codegen_target", lambda device: Target(width=1))
+    from clgrad.engine import plan
+    monkeypatch.setattr(plan, "codegen_target", lambda device: Target(width=1))
     h, relu, expect = _product_and_its_relu(8, 12, 16)
     assert [k.kind for k in cg.compile(h, relu)] == ["matmul"]
     cg.realize(h, relu)

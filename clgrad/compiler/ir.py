@@ -19,7 +19,8 @@ Shape = tuple[int, ...]
 
 class BufferRef:
     """Names a device buffer inside the graph. It keeps the buffer alive as long as any
-    node refers to it; `buffer` is filled in when a kernel (or an upload) writes it."""
+    node refers to it; `buffer`, the device memory, is the engine's to fill in (when a kernel
+    or an upload first writes it)."""
     _ids = itertools.count()
 
     def __init__(self, device, nbytes: int, buffer=None):
@@ -27,11 +28,6 @@ class BufferRef:
         self.device = device
         self.nbytes = nbytes
         self.buffer = buffer
-
-    def ensure_allocated(self):
-        if self.buffer is None:
-            self.buffer = self.device.alloc(self.nbytes)
-        return self.buffer
 
     def __repr__(self) -> str:
         return f"@{self.id}"

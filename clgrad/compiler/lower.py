@@ -11,11 +11,11 @@ import functools
 import hashlib
 import math
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import symbolic as sym
 from .indexing import Index, never_true, source_index
-from .ir import Node
+from .ir import Node, structural_key
 from .kernel import KernelSpec
 from .ops import BINARY, ELEMENTWISE, MOVEMENT, UNARY, Op
 from .render import Renderer, Value, unaligned_typedefs
@@ -766,3 +766,30 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
     name = "_".join([prefix, shape, *writer.ops_seen[:3], digest])
     params = [(node, output) for _, node, output in writer.params.values()]
     return LoweredKernel(name, writer.source(name), global_size, params, writer.local_size)
+
+
+_lowered: dict[tuple, tuple[LoweredKernel, list[tuple[int, bool]]]] = {}
+
+
+def structure(spec: KernelSpec) -> tuple[tuple, list[Node]]:
+    """A key equal for kernels that differ only in which buffers they read, and the input
+    nodes in the order the key numbers them."""
+    outputs = [node for node, _ in spec.outputs]
+    key, _, inputs = structural_key(outputs, lambda n: n if n in spec.inputs else None)
+    return (spec.kind, spec.shape, spec.axes, key), inputs
+
+
+def lowered(spec: KernelSpec, target: Target) -> tuple[LoweredKernel, list]:
+    """The kernel for spec and its arguments, as buffer references."""
+    key, inputs = structure(spec)
+    key = (key, target)
+    if key not in _lowered:
+        kernel = lower(spec, target)
+        outputs = [n for n, _ in spec.outputs]
+        positions = [(outputs.index(n) if out else inputs.index(n), out) for n, out in kernel.params]
+        # The cache must not hold graph nodes: they would keep every first result realized
+        # (and its buffer allocated) for the life of the process.
+        _lowered[key] = (replace(kernel, params=[]), positions)
+    kernel, positions = _lowered[key]
+    refs = [spec.outputs[i][1] if out else spec.inputs[inputs[i]] for i, out in positions]
+    return kernel, refs

@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import gc
 
+from .. import engine
 from ..compiler import ir
-from ..compiler import realize as realizing
 from ..compiler.ir import BufferRef
 from ..compiler.ops import Op
 from ..runtime.buffer import Buffer
@@ -141,19 +141,17 @@ def capture(fn, args, kwargs, inputs) -> tuple:
     del tensors
     watermark = next(BufferRef._ids)
     transfers = Buffer.transfers
-    log = []
-    realizing._listeners.append(lambda *schedule: log.append(schedule))
     global _recording
     _recording = recording = _Recording()
     try:
-        kind, outputs = flatten(fn(*args, **kwargs))
-        realize(*outputs)
-        outputs = [detached(t) for t in outputs]
-        changed = _changed(before, recording.owned)
-        if not isinstance(changed, str):
-            realize(*_lazy(t for t, *_ in changed), *_lazy(t.grad for t, *_ in changed))
+        with engine.listen() as log:
+            kind, outputs = flatten(fn(*args, **kwargs))
+            realize(*outputs)
+            outputs = [detached(t) for t in outputs]
+            changed = _changed(before, recording.owned)
+            if not isinstance(changed, str):
+                realize(*_lazy(t for t, *_ in changed), *_lazy(t.grad for t, *_ in changed))
     finally:
-        realizing._listeners.pop()
         _recording = None
     result = restore(kind, outputs, lambda t: t)
     try:
@@ -324,7 +322,7 @@ class Trace:
             return name[1] if name[0] == "node" else ir.buffer(ref(name), dtype, shape)
 
         for plan, read, written in self.schedules:
-            realizing.launch(plan, [ref(n) for n in read], [ref(n) for n in written])
+            engine.launch(plan, [ref(n) for n in read], [ref(n) for n in written])
         for k, value, versions in self.exits:
             t = slots[k]
             t.node = node(value, t.dtype, t.shape)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import engine
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..runtime import get_device
@@ -43,6 +44,21 @@ def from_numpy(array: np.ndarray, device=None, requires_grad: bool = False) -> T
     return _upload(array, dtype, device, requires_grad)
 
 
+def overwrite(t: Tensor, array: np.ndarray) -> None:
+    """Writes host values into t's buffer in place, on the device's queue after the kernels
+    launched before (an optimizer's per-step scalars). t must hold a buffer of its own."""
+    engine.storage(t.node.arg).write(np.asarray(array, dtype=t.dtype.np))
+
+
+def alias(t: Tensor) -> Tensor:
+    """A tensor reading t's buffer through a node of its own: autograd sees another leaf, and
+    nothing is copied (an embedding's padding row, which no gradient reaches)."""
+    t.realize()
+    ref = t.node.arg
+    shared = ir.BufferRef(ref.device, ref.nbytes, engine.storage(ref))
+    return Tensor(ir.buffer(shared, t.dtype, t.shape), t.device)
+
+
 def _upload(array: np.ndarray, dtype: dt.DType, device, requires_grad: bool) -> Tensor:
     device = get_device(device)
     if dtype == dt.float64 and not device.has_fp64:
@@ -51,7 +67,7 @@ def _upload(array: np.ndarray, dtype: dt.DType, device, requires_grad: bool) -> 
     array = np.asarray(array, dtype=storage, order="C")   # ascontiguousarray would make 0-d 1-d
     ref = ir.BufferRef(device, max(array.nbytes, dtype.itemsize))
     if array.size:
-        ref.ensure_allocated().write(array)
+        engine.storage(ref).write(array)
     t = Tensor(ir.buffer(ref, dtype, array.shape), device)
     if requires_grad:
         t.requires_grad_()

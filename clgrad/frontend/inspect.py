@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from ..compiler import textir
 from ..compiler.inspect import kernel_ir, to_dot
-from ..compiler.realize import codegen_target, lowered
+from ..compiler.lower import lowered
 from ..compiler.schedule import schedule
+from ..engine import codegen_target
 
 
 @dataclass

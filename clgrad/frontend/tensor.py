@@ -8,7 +8,7 @@ import numpy as np
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
-from ..compiler.realize import realize as realize_nodes
+from ..engine import run as run_graph
 from . import elementwise as ew
 from . import indexing, movement, reductions, views
 from .autograd import record, register_hook
@@ -571,6 +571,6 @@ def realize(*tensors: Tensor) -> None:
     for t in lazy:
         by_device.setdefault(t.device, []).append(t)
     for device, group in by_device.items():
-        refs = realize_nodes([t.node for t in group], device)
+        refs = run_graph([t.node for t in group], device)
         for t, ref in zip(group, refs):
             t.node = ir.buffer(ref, t.dtype, t.shape)

@@ -126,12 +126,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None):
     if padding_idx is None:
         return record("embedding", picked, weight.device, [weight])
     padding_idx = padding_idx % weight.shape[0]
-    weight.realize()
-    ref = weight.node.arg
-    frozen = ir.buffer(ir.BufferRef(ref.device, ref.nbytes, ref.ensure_allocated()),
-                       weight.dtype, weight.shape)
-    from ..frontend.tensor import Tensor
-    frozen_rows = indexing.getitem(Tensor(frozen, weight.device), input).node
+    from ..frontend.creation import alias
+    frozen_rows = indexing.getitem(alias(weight), input).node
     idx = input.node.cast(dt.int64)
     is_pad = idx.eq(padding_idx).reshape(idx.shape + (1,)).expand(picked.shape)
     return record("embedding", is_pad.where(frozen_rows, picked), weight.device, [weight])

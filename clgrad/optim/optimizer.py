@@ -136,7 +136,7 @@ class Optimizer:
                 holders[key] = (creation.tensor(values, dtype=like.dtype, device=like.device),
                                 values)
             elif not np.array_equal(holder[1], values):
-                holder[0].node.arg.ensure_allocated().write(values)
+                creation.overwrite(holder[0], values)
                 holders[key] = (holder[0], values)
             return changed
 

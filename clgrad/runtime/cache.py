@@ -40,6 +40,7 @@ SUFFIX = ".entry"
 
 ENTRY_KINDS = ("programs", "pocl", "probes")   # folders of CACHE_DIR holding entries
 memory: dict[str, object] = {}  # memory_key -> Program, filled by program.get_program
+kernels: dict[tuple[str, str], object] = {}    # (device spec, kernel name) -> Kernel in memory
 _unwritable: list[str] = []    # why the disk cache could not be written, once it could not
 hits = 0  # disk entries loaded successfully, in this process
 misses = 0  # builds from source while the disk cache was on
@@ -117,6 +118,7 @@ def fetch(device: Device, source: str, options: Sequence[str],
 def clear() -> None:
     """Delete every disk entry (and stray temp files) and forget the in-memory programs."""
     memory.clear()
+    kernels.clear()
     for kind in ENTRY_KINDS:
         directory = cache_dir(kind)
         if not os.path.isdir(directory):

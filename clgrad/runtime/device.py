@@ -20,7 +20,7 @@ import pyopencl as cl
 from ..config import config
 from . import icd, pocl_store, probe
 from .buffer import Buffer, BufferPool
-from .program import Program, get_program
+from .program import Kernel, Program, get_kernels, get_program
 
 _SPEC_RE = re.compile(r"cl:(\d+):(\d+)")
 
@@ -95,6 +95,11 @@ class Device:
     def build(self, name: str, source: str, options: Sequence[str] | None = None) -> Program:
         return get_program(self, name, source,
                            self.build_options if options is None else options)
+
+    def kernels(self, sources: dict[str, str]) -> dict[str, Kernel]:
+        """Kernels by name, from {name: source}; those this device has not built yet are
+        built together, as one program (one build is cheaper than several)."""
+        return get_kernels(self, sources)
 
     def synchronize(self) -> None:
         self.queue.finish()

@@ -40,6 +40,21 @@ def get_program(device: Device, name: str, source: str, options: Sequence[str] =
     return program
 
 
+def get_kernels(device: Device, sources: dict[str, str]) -> dict[str, Kernel]:
+    """Kernels by name; the new ones are built as one program, which the cache then indexes
+    by each kernel's name (a name carries a hash of its source)."""
+    fresh = {name: source for name, source in sources.items()
+             if (device.spec, name) not in cache.kernels}
+    if fresh:
+        for name, source in fresh.items():
+            dump_source(name, source)
+        program = get_program(device, "_".join(sorted(fresh))[:80], "\n".join(fresh.values()),
+                              device.build_options)
+        for name in fresh:
+            cache.kernels[(device.spec, name)] = program[name]
+    return {name: cache.kernels[(device.spec, name)] for name in sources}
+
+
 def build_log(error: cl.Error) -> str:
     """The compiler's log from a failed build's error: pyopencl puts it after "Build on
     <device>:" and before its own "(options: ...)" note; every runtime's log is there."""

@@ -1,0 +1,69 @@
+"""Plans: a schedule recorded once per graph structure, with its kernels built, and how to
+print one for CLGRAD_DEBUG."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from ..compiler.inspect import kernel_ir
+from ..compiler.ir import BufferRef, Node, structural_key
+from ..compiler.kernel import KernelSpec
+from ..compiler.lower import LoweredKernel, lowered
+from ..compiler.schedule import buffer_of
+from ..config import config
+from .donation import donors
+from .targets import codegen_target
+
+
+@dataclass
+class Plan:
+    """A schedule recorded once per graph structure and replayed with new buffers. Buffers
+    are named by position: leaf i is the i-th buffer the graph reads, output j the j-th the
+    plan writes; nodes are named by their position in the graph walk."""
+    launches: list[tuple[object, LoweredKernel, list[tuple[bool, int]]]]  # (kernel, code, args)
+    outputs: list[tuple[int, int]]          # (node position, nbytes) per written buffer
+    targets: list[tuple[bool, int]]         # where each target's value ends up
+    # (output j, leaf i, position of the one node reading leaf i, its uses in the graph):
+    # output j may overwrite leaf i, when nothing outside the graph still reads the leaf
+    donors: list[tuple[int, int, int, int]] = field(default_factory=list)
+
+
+def graph_key(targets: list[Node]) -> tuple[tuple, list[Node], list[BufferRef]]:
+    """A key equal for graphs that differ only in the buffers they read; the graph's nodes in
+    walk order; and the buffers read, in order of first use."""
+    return structural_key(targets, buffer_of)
+
+
+def record(specs, outputs, nodes, leaves, targets, device) -> Plan:
+    """The plan of a schedule: its kernels lowered for device and built, the buffers each
+    reads and writes named by position."""
+    position = {node: i for i, node in enumerate(nodes)}
+    leaf_index = {ref.id: i for i, ref in enumerate(leaves)}
+    out_index = {ref.id: j for j, ref in enumerate(outputs.values())}
+    target = codegen_target(device)
+    work = [lowered(spec, target) for spec in specs]
+    kernels = device.kernels({k.name: k.source for k, _ in work})
+    if config.DEBUG >= 2:
+        print(describe(specs, [k for k, _ in work], config.DEBUG), file=sys.stderr)
+
+    def where(ref: BufferRef) -> tuple[bool, int]:
+        return (False, out_index[ref.id]) if ref.id in out_index else (True, leaf_index[ref.id])
+
+    launches = [(kernels[k.name], k, [where(r) for r in refs]) for k, refs in work]
+    written = [(position[node], ref.nbytes) for node, ref in outputs.items()]
+    return Plan(launches, written, [where(outputs.get(t) or buffer_of(t)) for t in targets],
+                donors(specs, list(outputs), nodes, leaves, targets))
+
+
+def describe(specs: list[KernelSpec], kernels: list[LoweredKernel], level: int) -> str:
+    """The schedule as text: one line per kernel, with its IR (level 3) and source (level 4)."""
+    lines = [f"schedule: {len(specs)} kernel(s)"]
+    for spec, kernel in zip(specs, kernels):
+        outs = ", ".join(f"{n.dtype.short}{list(n.shape)}" for n, _ in spec.outputs)
+        lines.append(f"  {kernel.name}  global={kernel.global_size}  "
+                     f"inputs={len(spec.inputs)} -> {outs}")
+        if level >= 3:
+            lines.append("    " + kernel_ir(spec).replace("\n", "\n    ").rstrip())
+        if level >= 4:
+            lines.append(kernel.source)
+    return "\n".join(lines)

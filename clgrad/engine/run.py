@@ -1,0 +1,72 @@
+"""Running graphs: a schedule's plan (recorded once per graph structure), its buffers, and its
+launches, all without waiting. A training loop's repeated steps find their plan by the graph's
+structure and only bind new buffers."""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from ..compiler.ir import BufferRef, Node
+from ..compiler.schedule import schedule
+from ..config import config
+from .donation import unshared
+from .plan import Plan, graph_key, record
+
+_plans: dict[tuple, Plan] = {}          # (graph key, device spec) -> Plan
+# Lists that see every schedule run, as (plan, buffers read, buffers written): a jit capture.
+# While one listens, outputs get fresh buffers (no donation), so that a replay of the
+# launches never writes over a buffer that existed before it.
+_listeners: list[list] = []
+
+
+def run(targets: list[Node], device) -> list[BufferRef]:
+    """Computes targets on device, returning the buffer holding each."""
+    key, nodes, leaves = graph_key(targets)
+    plan = _plans.get((key, device.spec))
+    if plan is None or config.DEBUG >= 2:
+        specs, outputs = schedule(targets, device)
+        plan = _plans[(key, device.spec)] = record(specs, outputs, nodes, leaves, targets,
+                                                   device)
+    return _replay(plan, nodes, leaves, device)
+
+
+@contextlib.contextmanager
+def listen() -> Iterator[list]:
+    """Records every schedule run inside the block as (plan, buffers read, buffers written)
+    in the list it yields; outputs get fresh buffers meanwhile."""
+    heard: list = []
+    _listeners.append(heard)
+    try:
+        yield heard
+    finally:
+        _listeners.remove(heard)
+
+
+def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> list[BufferRef]:
+    donated: dict[int, BufferRef] = {}
+    for j, i, pos, uses in plan.donors if not _listeners else ():
+        if j not in donated and leaves[i] not in donated.values() \
+                and unshared(nodes[pos], uses, leaves[i]):
+            donated[j] = leaves[i]
+    written = [donated.get(j) or BufferRef(device, nbytes)
+               for j, (_, nbytes) in enumerate(plan.outputs)]
+    launch(plan, leaves, written)
+    for heard in _listeners:
+        heard.append((plan, leaves, written))
+    for (pos, _), ref in zip(plan.outputs, written):
+        nodes[pos].buffer = ref
+    return [leaves[i] if leaf else written[i] for leaf, i in plan.targets]
+
+
+def launch(plan: Plan, leaves: list[BufferRef], written: list[BufferRef]) -> None:
+    """Enqueues plan's kernels reading leaves and writing written."""
+    for kernel, code, args in plan.launches:
+        buffers = [storage(leaves[i] if leaf else written[i]) for leaf, i in args]
+        kernel(code.global_size, code.local_size, buffers)
+
+
+def storage(ref: BufferRef):
+    """The device memory ref names, allocated on first use."""
+    if ref.buffer is None:
+        ref.buffer = ref.device.alloc(ref.nbytes)
+    return ref.buffer

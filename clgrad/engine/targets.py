@@ -1,0 +1,24 @@
+"""What each device gets from codegen: the engine's choice, per device, of the compiler's
+Target. Every choice below is backed by a measurement (README, "Devices")."""
+from __future__ import annotations
+
+from ..compiler.target import Target
+
+# Intel's CPU compiler vectorises loops inside a work-item wrongly (sums that subtract lose
+# terms; builtins in loops with a remainder crash it): its loops stay scalar. Its vectoriser
+# across work-items, which clgrad relies on, is unaffected.
+_INTEL_LOOPS = ("vectorize(disable)",)
+
+
+def codegen_target(device) -> Target:
+    """GPUs get their parallelism from work-items. CPUs need explicit vectors: PoCL does not
+    recover them (8 lanes measured best there), and Intel's compiler does not widen them, so
+    it gets the device's native width (16 floats with AVX-512: W4 1.5x, sum 2x, softmax 1.2x
+    faster than 8)."""
+    if device.kind == "gpu":
+        return Target(width=1, cores=device.compute_units)
+    if device.runtime == "intel":
+        width = min(16, device.native_float_width)
+        return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,
+                      accumulators=width, cores=device.compute_units)
+    return Target(width=8, cores=device.compute_units)
