@@ -17,7 +17,7 @@ from .runtime import devices, gpu_is_available
 from .runtime import get_device as device
 from .runtime.profiler import profile
 from .frontend.inspect import compile, viz  # noqa: A004
-from . import ir  # noqa: E402
+from .frontend import inspect as ir  # cg.ir.dump(t), cg.ir.parse(text)
 
 half, double, long = float16, float64, int64
 float, int = float32, int32  # noqa: A001

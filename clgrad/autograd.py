@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .frontend.function import Function, FunctionCtx, function
-from .frontend.function_api import backward, grad
+from .frontend.backward import backward, grad
 from .frontend.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .frontend.operands import is_tensor
 

@@ -14,7 +14,7 @@ import numpy as np
 
 import clgrad as cg
 from clgrad.compiler import interpret
-from clgrad.frontend.function_api import backward
+from clgrad.frontend.backward import backward
 
 try:
     if os.environ.get("CLGRAD_TEST_NO_TORCH"):

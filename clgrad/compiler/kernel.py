@@ -1,7 +1,6 @@
 """What the scheduler hands to codegen: one kernel's outputs, inputs and iteration space."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from .ir import BufferRef, Node
@@ -16,10 +15,6 @@ class KernelSpec:
     outputs: list[tuple[Node, BufferRef]]      # nodes stored, each into its buffer
     inputs: dict[Node, BufferRef]              # nodes read from buffers
     reductions: list[Node] = field(default_factory=list)   # fused, in dependency order
-
-    @property
-    def rows(self) -> int:
-        return math.prod(s for i, s in enumerate(self.shape) if i not in self.axes)
 
     def input_reads(self, root: Node) -> tuple[list[Node], set[Node]]:
         """The inputs root is computed from at its own index (through elementwise ops only),
@@ -41,3 +36,17 @@ class KernelSpec:
                 continue
             stack.extend((s, at_index and node.op in ELEMENTWISE) for s in node.src)
         return list(same), elsewhere
+
+    def nodes(self) -> list[Node]:
+        """The nodes the kernel computes, sources first; its inputs are not among them."""
+        order, seen = [], set()
+        stack = [(node, False) for node, _ in self.outputs]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+            elif node not in seen and node not in self.inputs:
+                seen.add(node)
+                stack.append((node, True))
+                stack.extend((s, False) for s in node.src)
+        return order

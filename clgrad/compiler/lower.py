@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from . import symbolic as sym
-from .indexing import Index, never_true, source_index
+from .addressing import Index, never_true, source_index
 from .ir import Node, structural_key
 from .kernel import KernelSpec
 from .ops import BINARY, ELEMENTWISE, MOVEMENT, UNARY, Op

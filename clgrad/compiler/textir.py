@@ -21,7 +21,9 @@ from pathlib import Path
 import lark
 
 from .dtype import BY_SHORT
+from . import ir
 from .ir import BufferRef, Node, toposort
+from .kernel import KernelSpec
 from .ops import BINARY, MOVEMENT, REDUCE, SOURCE, UNARY, Op
 
 # The keyword each op's arg is written under; ops missing here take no arg.
@@ -255,3 +257,13 @@ def _value(tree):
     if _INT_TEXT.fullmatch(text):
         return int(text)
     return float(text)
+
+
+def kernel_ir(spec: KernelSpec) -> str:
+    """The kernel's graph as text IR, its inputs shown as the buffers they are read from."""
+    rebuilt: dict[Node, Node] = {n: ir.buffer(ref, n.dtype, n.shape)
+                               for n, ref in spec.inputs.items()}
+    for node in spec.nodes():
+        rebuilt[node] = ir.Node(node.op, node.dtype, node.shape,
+                                tuple(rebuilt[s] for s in node.src), node.arg)
+    return dump([rebuilt[n] for n, _ in spec.outputs])

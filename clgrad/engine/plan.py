@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from ..compiler.inspect import kernel_ir
+from ..compiler.textir import kernel_ir
 from ..compiler.ir import BufferRef, Node, structural_key
 from ..compiler.kernel import KernelSpec
 from ..compiler.lower import LoweredKernel, lowered

@@ -4,7 +4,7 @@ from .creation import (arange, empty, eye, from_numpy, full, full_like, linspace
                        tensor, zeros, zeros_like)
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .jit import jit
-from .movement import cat, stack
+from .joining import cat, stack
 from .tensor import Tensor, realize
 
 __all__ = ["Tensor", "realize", "tensor", "from_numpy", "zeros", "ones", "empty", "full",

@@ -206,7 +206,7 @@ def to(t: Tensor, *args, **kwargs) -> Tensor:
             device = a
     out = t
     if device is not None and get_device(device) != t.device:
-        from .autograd import record
+        from .backward import record
         moved = _upload(t.detach().numpy(), t.dtype, get_device(device), False)
         out = record("to", moved.node, moved.device, [t])
     if dtype is not None:

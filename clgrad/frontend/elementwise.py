@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
-from .autograd import record
+from .backward import record
 from .operands import as_float, broadcast_shape, common_device, is_tensor, lift, result_dtype
 
 
@@ -55,7 +55,7 @@ def where(cond, a, b):
     return record("where", node, device, tensors)
 
 
-def pow_(x, exponent):
+def power(x, exponent):
     dtype = result_dtype("pow", (x, exponent))
     if not dtype.is_float:
         return _int_pow(x, exponent, dtype)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import weakref
 
-from .autograd import _FREED, BackwardNode, edge_of, output_nr
+from .backward import _FREED, BackwardNode, edge_of, output_nr
 from .grad_mode import is_grad_enabled, no_grad
 from .operands import is_tensor
 

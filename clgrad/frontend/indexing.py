@@ -7,7 +7,7 @@ import numpy as np
 from ..compiler import dtype as dt
 from ..compiler import ir
 from . import views
-from .autograd import record
+from .backward import record
 from .operands import broadcast_shape, broadcast_to, is_tensor, lift, result_dtype
 
 

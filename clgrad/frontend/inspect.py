@@ -6,7 +6,8 @@ import subprocess
 from dataclasses import dataclass
 
 from ..compiler import textir
-from ..compiler.inspect import kernel_ir, to_dot
+from ..compiler.graphviz import to_dot
+from ..compiler.textir import kernel_ir
 from ..compiler.lower import lowered
 from ..compiler.schedule import schedule
 from ..engine import codegen_target

@@ -1,12 +1,11 @@
-"""Shape ops (views: index arithmetic, no copies), concatenation, padding and matmul."""
+"""Shape ops (views: index arithmetic, no copies) and padding."""
 from __future__ import annotations
 
 import math
 
 from . import views
-from .autograd import record
-from .operands import (broadcast_shape, broadcast_to, common_device, normalize_dim,
-                       normalize_dims, result_dtype)
+from .backward import record
+from .operands import broadcast_to, normalize_dim, normalize_dims
 
 
 def _sizes(args) -> tuple:
@@ -131,87 +130,3 @@ def pad(x, pads, value=0.0):
     crop = tuple((max(-b, 0), s - max(-e, 0)) for (b, e), s in zip(per_dim, x.shape))
     node = x.node.shrink(crop).pad(tuple((max(b, 0), max(e, 0)) for b, e in per_dim), value)
     return record("pad", node, x.device, [x])
-
-
-def cat(tensors, dim=0):
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("cat: expected a non-empty list of tensors")
-    device = common_device("cat", tensors)
-    dtype = result_dtype("cat", tensors)
-    ref = next((t for t in tensors if t.shape != (0,)), tensors[0])
-    axis = normalize_dim("cat", dim, ref.ndim)
-    parts = [t for t in tensors if t.shape != (0,)]
-    for t in parts:
-        if t.ndim != ref.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, ref.shape))
-                                     if i != axis):
-            raise RuntimeError(f"cat: sizes of tensors must match except in dimension {axis}; "
-                               f"got shapes {[tuple(p.shape) for p in parts]}")
-    total = sum(t.shape[axis] for t in parts)
-    offset, node = 0, None
-    for t in parts:     # each part padded to the full size; the sum fuses into one kernel
-        pads = tuple((offset, total - offset - t.shape[axis]) if i == axis else (0, 0)
-                     for i in range(ref.ndim))
-        piece = t.node.cast(dtype).pad(pads, 0)
-        node = piece if node is None else node + piece
-        offset += t.shape[axis]
-    return record("cat", node, device, parts)
-
-
-def stack(tensors, dim=0):
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack: expected a non-empty list of tensors")
-    shapes = {t.shape for t in tensors}
-    if len(shapes) > 1:
-        raise RuntimeError(f"stack: expects each tensor to be equal size, got {sorted(shapes)}")
-    axis = normalize_dim("stack", dim, tensors[0].ndim + 1)
-    return cat([unsqueeze(t, axis) for t in tensors], axis)
-
-
-def matmul(a, b):
-    from .operands import is_tensor
-    if not (is_tensor(a) and is_tensor(b)):
-        raise TypeError("matmul: both operands must be tensors")
-    device = common_device("matmul", [a, b])
-    if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes "
-                           f"{a.shape} and {b.shape}")
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
-                           f"{a.dtype.name} and {b.dtype.name}")
-    an = a.node.reshape((1,) + a.shape) if a.ndim == 1 else a.node
-    bn = b.node.reshape(b.shape + (1,)) if b.ndim == 1 else b.node
-    if an.shape[-1] != bn.shape[-2]:
-        raise RuntimeError(f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied "
-                           f"({an.shape[-2]}x{an.shape[-1]} and {bn.shape[-2]}x{bn.shape[-1]})")
-    try:
-        batch = broadcast_shape("matmul", an.shape[:-2], bn.shape[:-2])
-    except RuntimeError:
-        raise RuntimeError(f"matmul: the batch dimensions of shapes {a.shape} and {b.shape} "
-                           f"cannot be broadcast together ({an.shape[:-2]} and "
-                           f"{bn.shape[:-2]})") from None
-    an = broadcast_to(an, batch + an.shape[-2:])
-    bn = broadcast_to(bn, batch + bn.shape[-2:])
-    out = an @ bn
-    shape = out.shape
-    if a.ndim == 1:
-        shape = shape[:-2] + shape[-1:]
-    if b.ndim == 1:
-        shape = shape[:-1]
-    name = "mm" if a.ndim == 2 and b.ndim == 2 else "bmm" if a.ndim == 3 and b.ndim == 3 else \
-        "matmul"
-    return record(name, out.reshape(shape), device, [a, b])
-
-
-def mm(a, b):
-    if a.ndim != 2 or b.ndim != 2:
-        raise RuntimeError(f"mm: expected 2-D tensors, got shapes {a.shape} and {b.shape}")
-    return matmul(a, b)
-
-
-def bmm(a, b):
-    if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
-        raise RuntimeError(f"bmm: expected 3-D tensors with equal batch size, got shapes "
-                           f"{a.shape} and {b.shape}")
-    return matmul(a, b)

@@ -7,7 +7,7 @@ from collections import namedtuple
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
-from .autograd import record
+from .backward import record
 from .operands import as_float, normalize_dims
 
 MaxResult = namedtuple("max", ["values", "indices"])

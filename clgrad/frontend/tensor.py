@@ -10,8 +10,8 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from ..engine import run as run_graph
 from . import elementwise as ew
-from . import indexing, movement, reductions, views
-from .autograd import record, register_hook
+from . import indexing, linalg, movement, reductions, views
+from .backward import record, register_hook
 from .grad_mode import is_grad_enabled
 
 
@@ -159,7 +159,7 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph: bool | None = None,
                  create_graph: bool = False, inputs=None) -> None:
-        from .function_api import backward
+        from .backward import backward
         backward([self], None if gradient is None else [gradient], retain_graph,
                  create_graph, inputs)
 
@@ -325,10 +325,10 @@ class Tensor:
         return ew.remainder(self, other)
 
     def __pow__(self, exponent):
-        return ew.pow_(self, exponent)
+        return ew.power(self, exponent)
 
     def __rpow__(self, base):
-        return ew.pow_(base, self)
+        return ew.power(base, self)
 
     def __neg__(self):
         return ew.unary("neg", Op.NEG, self) if self.dtype.is_float else \
@@ -350,10 +350,10 @@ class Tensor:
         return ew.binary("or", Op.OR, self, other)
 
     def __matmul__(self, other):
-        return movement.matmul(self, other)
+        return linalg.matmul(self, other)
 
     def __rmatmul__(self, other):
-        return movement.matmul(other, self)
+        return linalg.matmul(other, self)
 
     # ---- comparisons ----
     def __lt__(self, other):
@@ -425,10 +425,10 @@ class Tensor:
         return ew.sign(self)
 
     def pow(self, exponent):
-        return ew.pow_(self, exponent)
+        return ew.power(self, exponent)
 
     def square(self):
-        return ew.pow_(self, 2)
+        return ew.power(self, 2)
 
     def clamp(self, min=None, max=None):
         return ew.clamp(self, min, max)
@@ -552,13 +552,13 @@ class Tensor:
         return movement.repeat(self, sizes)
 
     def matmul(self, other):
-        return movement.matmul(self, other)
+        return linalg.matmul(self, other)
 
     def mm(self, other):
-        return movement.mm(self, other)
+        return linalg.mm(self, other)
 
     def bmm(self, other):
-        return movement.bmm(self, other)
+        return linalg.bmm(self, other)
 
 
 def realize(*tensors: Tensor) -> None:

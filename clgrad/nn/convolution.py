@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 from ..compiler import dtype as dtypes, ir
-from ..frontend.autograd import record
+from ..frontend.backward import record
 from ..frontend.function import Function
 from ..frontend.grad_fn_names import GRAD_FN_NAMES
 from ..frontend.operands import common_device

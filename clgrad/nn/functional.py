@@ -13,7 +13,7 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend import elementwise as ew
 from ..frontend import movement
-from ..frontend.autograd import record
+from ..frontend.backward import record
 from ..frontend.capture import in_jit
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device

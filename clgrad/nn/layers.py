@@ -8,7 +8,7 @@ from ..compiler.ops import Op
 from ..frontend import creation
 from ..frontend.capture import each_call
 from ..frontend.tensor import Tensor
-from ..frontend.tensor import realize as realize_tensors
+from ..frontend.tensor import realize
 from . import functional as F
 from . import init
 from .convolution import pair
@@ -183,7 +183,7 @@ class _BatchNorm(Module):
         if self.training and self.track_running_stats:
             # last step's in-place update is still lazy: compute it now, so the graph of the
             # running statistics does not grow from step to step
-            realize_tensors(self.running_mean, self.running_var)
+            realize(self.running_mean, self.running_var)
             each_call(("batch count", id(self)), self._count_batch)
             if self.momentum is None:
                 momentum = 1.0 / _count_value(self.num_batches_tracked)

@@ -1,0 +1,43 @@
+"""Joining tensors: cat and stack. Each part is padded to the full size and the parts are
+added, which fuses into one kernel: no copies."""
+from __future__ import annotations
+
+from .backward import record
+from .movement import unsqueeze
+from .operands import common_device, normalize_dim, result_dtype
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("cat: expected a non-empty list of tensors")
+    device = common_device("cat", tensors)
+    dtype = result_dtype("cat", tensors)
+    ref = next((t for t in tensors if t.shape != (0,)), tensors[0])
+    axis = normalize_dim("cat", dim, ref.ndim)
+    parts = [t for t in tensors if t.shape != (0,)]
+    for t in parts:
+        if t.ndim != ref.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, ref.shape))
+                                     if i != axis):
+            raise RuntimeError(f"cat: sizes of tensors must match except in dimension {axis}; "
+                               f"got shapes {[tuple(p.shape) for p in parts]}")
+    total = sum(t.shape[axis] for t in parts)
+    offset, node = 0, None
+    for t in parts:     # each part padded to the full size; the sum fuses into one kernel
+        pads = tuple((offset, total - offset - t.shape[axis]) if i == axis else (0, 0)
+                     for i in range(ref.ndim))
+        piece = t.node.cast(dtype).pad(pads, 0)
+        node = piece if node is None else node + piece
+        offset += t.shape[axis]
+    return record("cat", node, device, parts)
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack: expected a non-empty list of tensors")
+    shapes = {t.shape for t in tensors}
+    if len(shapes) > 1:
+        raise RuntimeError(f"stack: expects each tensor to be equal size, got {sorted(shapes)}")
+    axis = normalize_dim("stack", dim, tensors[0].ndim + 1)
+    return cat([unsqueeze(t, axis) for t in tensors], axis)
