@@ -163,3 +163,16 @@ def test_clear_empties_the_cache_dir(tmp_path, runtime):
         cache.clear()
         assert not any(entries(tmp_path, runtime))
         assert cache.memory == {}
+
+
+def test_cache_dir_deleted_during_a_run_is_made_again(tmp_path, runtime):
+    script = BUILD_AND_RUN + f"""
+import shutil
+shutil.rmtree({str(tmp_path)!r})
+device.build("again", SOURCE.replace("scale_add", "scale_add_again"))
+"""
+    done = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", script],
+                          env=child_env(tmp_path, runtime), capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len(entries(tmp_path, runtime)) == 1 + (runtime == "cpu:pocl")

@@ -1,6 +1,8 @@
 """Runtime tests on the default device: devices, buffers and pool, builds, launches, profiling."""
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -187,3 +189,32 @@ def test_config_from_env():
 def test_memory_cache_is_per_device_and_source(cpu):
     assert cache.memory_key(cpu, "a", ()) != cache.memory_key(cpu, "b", ())
     assert cache.memory_key(cpu, "a", ()) != cache.memory_key(cpu, "a", ("-DX",))
+
+
+OUT_OF_ROOM = """
+import resource
+import clgrad as cg
+from clgrad.runtime import OutOfMemoryError
+from clgrad.runtime.host import _address_space_used
+cg.ones(1).numpy()                       # the device and its runtime are loaded
+limit = _address_space_used() + (1 << 30)
+resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+kept = []
+try:
+    for _ in range(8):
+        kept.append((cg.ones(1 << 26) * 2).realize())      # 256 MiB each
+    cg.device().synchronize()
+except OutOfMemoryError as error:
+    print(len(kept), error)
+"""
+
+
+def test_past_the_address_space_limit_is_an_error_not_a_crash():
+    # PoCL reserves host memory lazily: past the limit it crashed at first touch
+    done = subprocess.run([sys.executable, "-c", OUT_OF_ROOM], capture_output=True, text=True,
+                          timeout=300, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert done.returncode == 0, done.stderr
+    made, message = done.stdout.split(" ", 1)
+    assert 1 <= int(made) < 4
+    assert "268435456 bytes (256.0 MiB)" in message and "MiB for clgrad" in message
+    assert "address-space limit" in message and "ulimit -v" in message

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyopencl as cl
 
+from .host import host_room
+
 if TYPE_CHECKING:
     from .device import Device
 
@@ -46,6 +48,7 @@ class BufferPool:
         self.device = device
         self._free: dict[int, list[cl.Buffer]] = {}
         self.cached_bytes = 0
+        self.held_bytes = 0         # every allocation from the driver not yet returned to it
 
     def alloc(self, nbytes: int) -> Buffer:
         size = bucket_size(nbytes)
@@ -61,6 +64,7 @@ class BufferPool:
             for mem in free:
                 mem.release()
         self._free.clear()
+        self.held_bytes -= self.cached_bytes
         self.cached_bytes = 0
 
     def _put(self, size: int, mem: cl.Buffer) -> None:
@@ -73,28 +77,42 @@ class BufferPool:
                                     f"({self.device.max_mem_alloc_size / _MiB:.1f} MiB)")
         try:
             return self._try_create(size)
-        except cl.Error as first:
+        except (cl.Error, _NoRoom) as first:
             if not _is_oom(first):
                 raise
         self.free_all()
         try:
             return self._try_create(size)
-        except cl.Error as second:
+        except (cl.Error, _NoRoom) as second:
             if not _is_oom(second):
                 raise
             raise self._oom(nbytes, f"even after freeing the buffer pool: {second}") from second
 
     def _try_create(self, size: int) -> cl.Buffer:
-        return cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, size)
+        if self.device.kind == "cpu":
+            # A CPU device's memory is the host's, and PoCL reserves it lazily: past the
+            # host's limit it would crash at first touch instead of failing here.
+            room, limit = host_room()
+            if size > room:
+                raise _NoRoom(f"{size / _MiB:.1f} MiB more would pass {limit}")
+        mem = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, size)
+        self.held_bytes += size
+        return mem
 
     def _oom(self, nbytes: int, why: str) -> OutOfMemoryError:
         return OutOfMemoryError(
             f"out of memory allocating {nbytes} bytes ({nbytes / _MiB:.1f} MiB) "
-            f"on {self.device!r}: {why}")
+            f"on {self.device!r}, which holds {self.held_bytes / _MiB:.1f} MiB for clgrad "
+            f"({self.cached_bytes / _MiB:.1f} MiB of it free in its pool): {why}")
 
 
-def _is_oom(error: cl.Error) -> bool:
-    return isinstance(error, cl.MemoryError) or getattr(error, "code", None) in _OOM_CODES
+class _NoRoom(Exception):
+    """The host has no room for an allocation (its memory or the address-space limit)."""
+
+
+def _is_oom(error: Exception) -> bool:
+    return isinstance(error, (cl.MemoryError, _NoRoom)) or \
+        getattr(error, "code", None) in _OOM_CODES
 
 
 class Buffer:

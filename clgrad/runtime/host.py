@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import resource
 
 
 @functools.cache
@@ -40,3 +41,34 @@ def compiler_settings() -> str:
     as CL_CONFIG_CPU_TARGET_ARCH), so that binaries built under others are not reused."""
     return " ".join(f"{k}={v}" for k, v in sorted(os.environ.items())
                     if k.startswith("CL_CONFIG_"))
+
+
+def host_room() -> tuple[int, str]:
+    """How many more bytes this process can take (the smaller of the memory the system has
+    available and the room left under its address-space limit), and that limit in words."""
+    room, limit = _meminfo_available(), "the memory the system has available"
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        left = soft - _address_space_used()
+        if left < room:
+            room, limit = left, f"the address-space limit of {soft / 2**20:.0f} MiB (ulimit -v)"
+    return room, limit
+
+
+def _meminfo_available() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 1 << 62      # not known: no limit of ours
+
+
+def _address_space_used() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
