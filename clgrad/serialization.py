@@ -12,6 +12,7 @@ import json
 import os
 
 import numpy as np
+from safetensors import SafetensorError, safe_open
 from safetensors.numpy import load_file, save_file
 
 from .compiler import dtype as dt
@@ -25,11 +26,10 @@ _TREE_KEY = "__clgrad_tree__"
 def _encode(obj, path: str, tensors: dict):
     """A JSON-able description of obj; its tensors go into `tensors` under their path."""
     if isinstance(obj, Tensor):
-        array = obj.detach().numpy()
-        tensors[path] = np.asarray(array, order="C")   # ascontiguousarray makes 0-d 1-d
+        _store(tensors, path, obj.detach().numpy())
         return {"t": path, "dtype": obj.dtype.name}
     if isinstance(obj, np.ndarray):
-        tensors[path] = np.asarray(obj, order="C")
+        _store(tensors, path, obj)
         return {"a": path}
     if isinstance(obj, dict):
         items = []
@@ -50,6 +50,15 @@ def _encode(obj, path: str, tensors: dict):
         return {"v": obj.item()}
     raise TypeError(f"save: cannot store a {type(obj).__name__} at {path or '<root>'}; "
                     "only tensors, arrays, numbers, strings, None, dicts, lists and tuples")
+
+
+def _store(tensors: dict, path: str, array: np.ndarray) -> None:
+    """array under its key path; two keys that flatten to one path ({"a/b": x, "a": {"b": y}},
+    {1: x, "1": y}) would keep one tensor for both, so that is an error."""
+    if path in tensors:
+        raise ValueError(f"save: two keys name the tensor at {path!r} (keys are joined with "
+                         f"{_SEP!r}, and int keys are written as strings); rename one")
+    tensors[path] = np.asarray(array, order="C")     # ascontiguousarray makes 0-d 1-d
 
 
 def _decode(desc, tensors: dict, device):
@@ -83,10 +92,15 @@ def load(path, map_location=None, weights_only: bool = True):
     """Reads what save() wrote. A plain safetensors file (no clgrad metadata) loads as a dict
     of tensors. map_location picks the device of the loaded tensors."""
     path = os.fspath(path)
-    tensors = load_file(path)
-    from safetensors import safe_open
-    with safe_open(path, framework="numpy") as f:
-        metadata = f.metadata() or {}
+    try:
+        tensors = load_file(path)
+        with safe_open(path, framework="numpy") as f:
+            metadata = f.metadata() or {}
+    except (SafetensorError, OSError, ValueError) as error:
+        if isinstance(error, FileNotFoundError):
+            raise
+        raise RuntimeError(f"load: {path} is not a readable safetensors file (truncated or "
+                           f"corrupt?): {error}") from error
     if _TREE_KEY not in metadata:
         return {k: _tensor(v, device=map_location) for k, v in tensors.items()}
     return _decode(json.loads(metadata[_TREE_KEY]), tensors, map_location)

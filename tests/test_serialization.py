@@ -49,3 +49,22 @@ def test_plain_state_dict_is_a_safetensors_file(tmp_path):
 def test_save_rejects_what_it_cannot_store(tmp_path):
     with pytest.raises(TypeError, match="cannot store a object"):
         cg.save({"x": object()}, tmp_path / "bad.safetensors")
+
+
+@pytest.mark.parametrize("state", [lambda a, b: {"a/b": a, "a": {"b": b}},
+                                   lambda a, b: {1: a, "1": b}])
+def test_keys_that_name_one_tensor_are_refused(tmp_path, state):
+    path = tmp_path / "clash.safetensors"
+    with pytest.raises(ValueError, match="two keys name the tensor"):
+        cg.save(state(cg.ones(2), cg.zeros(2)), path)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("damage", [lambda data: data[: len(data) // 2],
+                                    lambda data: b"garbage" * 10, lambda data: b""])
+def test_a_damaged_checkpoint_names_its_file(tmp_path, damage):
+    good, bad = tmp_path / "good.safetensors", tmp_path / "bad.safetensors"
+    cg.save({"w": cg.ones(3, 4)}, good)
+    bad.write_bytes(damage(good.read_bytes()))
+    with pytest.raises(RuntimeError, match=f"load: {bad} is not a readable safetensors file"):
+        cg.load(bad)
