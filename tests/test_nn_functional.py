@@ -261,14 +261,3 @@ def test_cross_entropy_on_a_target_not_read_back_is_nan_at_an_out_of_range_class
     logp = x.numpy() - np.log(np.exp(x.numpy()).sum(1, keepdims=True))
     np.testing.assert_allclose(got[[0, 2, 3]], [-logp[0, 0], 0.0, -logp[3, 2]], rtol=1e-5)
     assert np.isnan(got[1]) and np.isnan(CF.cross_entropy(x, target).item())
-
-
-@pytest.mark.parametrize("kw", [dict(stride=2, padding=1), dict(dilation=2, groups=2)])
-def test_conv2d_written_out_gradients(kw, monkeypatch):
-    """The transposed-convolution gradients (off by default, see nn/convolution.py) stay right."""
-    import clgrad.nn.convolution as conv
-    monkeypatch.setattr(conv, "GRADIENT_KERNELS", True)
-    weight = (4, 2, 3, 3) if kw.get("groups") == 2 else (4, 4, 3, 3)
-    out = check(lambda x, w, b: F(x).conv2d(x, w, b, **kw), (2, 4, 7, 6), weight, (4,),
-                atol=1e-4, grad_atol=1e-3)
-    assert out[0].grad_fn.name() == "ConvolutionBackward0"

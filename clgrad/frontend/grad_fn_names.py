@@ -102,7 +102,10 @@ GRAD_FN_NAMES = {
     "mse_loss": "MseLossBackward0",
     "nll_loss": "NllLossBackward0",
     "binary_cross_entropy_with_logits": "BinaryCrossEntropyWithLogitsBackward0",
+    "conv1d": "ConvolutionBackward0",
     "conv2d": "ConvolutionBackward0",
+    "conv_transpose1d": "ConvolutionBackward0",
+    "conv_transpose2d": "ConvolutionBackward0",
     "max_pool2d": "MaxPool2DWithIndicesBackward0",
     "avg_pool2d": "AvgPool2DBackward0",
 }

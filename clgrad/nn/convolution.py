@@ -3,17 +3,16 @@
 Sliding windows are pure index arithmetic (`windows`): a spatial axis of size i becomes two
 axes (o, k) with element [oo, kk] = x[oo*s + kk*d], so im2col never materialises and the
 matmul kernel reads the input through that index map. Backward comes from the primitive rules.
+A 1-D convolution is the 2-D one of (N, C, 1, L); a transposed convolution is written as the
+input gradient of a convolution.
 """
 from __future__ import annotations
 
 
 from ..compiler import dtype as dtypes, ir
 from ..frontend.backward import record
-from ..frontend.function import Function
-from ..frontend.grad_fn_names import GRAD_FN_NAMES
 from ..frontend.operands import common_device
 from ..frontend.reductions import max_at_first
-from ..frontend.tensor import Tensor
 
 
 def pair(value, name: str = "value") -> tuple[int, int]:
@@ -32,15 +31,10 @@ def out_size(i: int, k: int, s: int, d: int, p: int, op: str) -> int:
     return o
 
 
-def window_axis(node: ir.Node, axis: int, k: int, s: int, d: int) -> ir.Node:
-    """Replaces axis (size i) by two axes (o, k): [oo, kk] = node[oo*s + kk*d]."""
-    return node.window(axis, k, s, d)
-
-
 def windows(node: ir.Node, kernel, stride, dilation) -> ir.Node:
     """(N, C, H, W) -> (N, C, Ho, kh, Wo, kw) sliding windows of the last two axes."""
-    node = window_axis(node, 2, kernel[0], stride[0], dilation[0])
-    return window_axis(node, 4, kernel[1], stride[1], dilation[1])
+    node = node.window(2, kernel[0], stride[0], dilation[0])
+    return node.window(4, kernel[1], stride[1], dilation[1])
 
 
 def _pad_spatial(node: ir.Node, padding, fill=0.0, extra=(0, 0)) -> ir.Node:
@@ -48,12 +42,11 @@ def _pad_spatial(node: ir.Node, padding, fill=0.0, extra=(0, 0)) -> ir.Node:
     return node.pad(((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)), fill)
 
 
-def _batched(x, op: str, dims: int = 4):
-    if x.ndim == dims - 1:
+def _batched(x, op: str):
+    if x.ndim == 3:
         return x.node.reshape((1,) + x.shape), True
-    if x.ndim != dims:
-        raise RuntimeError(f"{op}: expected a {dims - 1}-D or {dims}-D input, got shape "
-                           f"{tuple(x.shape)}")
+    if x.ndim != 4:
+        raise RuntimeError(f"{op}: expected a 3-D or 4-D input, got shape {tuple(x.shape)}")
     return x.node, False
 
 
@@ -64,18 +57,6 @@ def _same_padding(kernel, dilation, stride) -> tuple[int, int]:
     if any(t % 2 for t in totals):
         raise NotImplementedError("padding='same' with an odd total padding is not supported")
     return totals[0] // 2, totals[1] // 2
-
-
-# Measured on PoCL (2 cores), LeNet-sized layers at batch 64, forward + backward: "rows" 41,
-# 39, 24 ms against "columns" 42, 75, 31 ms, so rows it is; both stay for other devices.
-LAYOUT = "rows"
-
-
-def _add_bias(out: ir.Node, bias: ir.Node | None, shape: tuple[int, ...]) -> ir.Node:
-    """out + bias viewed as shape, at the matmul's own shape so it runs as its epilogue."""
-    if bias is None:
-        return out
-    return out + bias.reshape(shape).expand(out.shape)
 
 
 def _conv_rows(win: ir.Node, weight: ir.Node, bias, g: int, og: int) -> ir.Node:
@@ -97,71 +78,120 @@ def _conv_rows(win: ir.Node, weight: ir.Node, bias, g: int, og: int) -> ir.Node:
     return out.reshape((n, g * og, ho, wo))
 
 
-def _conv_columns(win: ir.Node, weight: ir.Node, bias, g: int, og: int) -> ir.Node:
-    """Per image: (O, C*kh*kw) weight @ (C*kh*kw, Ho*Wo) windows, already NCHW."""
-    n, c, ho, kh, wo, kw = win.shape
-    cg = c // g
-    win = win.reshape((n, g, cg, ho, kh, wo, kw))
-    cols = win.permute((0, 1, 2, 4, 6, 3, 5)).reshape((n, g, cg * kh * kw, ho * wo))
-    wmat = weight.reshape((1, g, og, cg * kh * kw)).expand((n, g, og, cg * kh * kw))
-    out = _add_bias(wmat @ cols, bias, (1, g, og, 1))
-    return out.reshape((n, g * og, ho, wo))
+def _check_conv(op: str, input, weight, bias, groups: int, transposed: bool, dims: int):
+    """Raises as PyTorch does when the operands of a convolution do not fit together."""
+    if weight.ndim != dims:
+        layout = "(in, out/groups, k...)" if transposed else "(out, in/groups, k...)"
+        raise RuntimeError(f"{op}: expected a {dims}-D weight {layout}, got shape "
+                           f"{tuple(weight.shape)}")
+    if input.ndim not in (dims - 1, dims):
+        raise RuntimeError(f"{op}: expected a {dims - 1}-D or {dims}-D input, got shape "
+                           f"{tuple(input.shape)}")
+    channels = input.shape[-dims + 1]
+    expected = weight.shape[0] if transposed else weight.shape[1] * groups
+    if groups < 1 or weight.shape[0] % groups or channels != expected:
+        raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} with groups={groups} "
+                           f"expects {expected} input channels for weight of shape "
+                           f"{tuple(weight.shape)}, got {channels}")
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"{op}: input dtype {input.dtype.name} and weight dtype "
+                           f"{weight.dtype.name} should be the same")
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise RuntimeError(f"{op}: expected bias of shape ({out_channels},), got "
+                           f"{tuple(bias.shape)}")
+
+
+def _as_2d(node: ir.Node, length_axes: int) -> ir.Node:
+    """A 1-D convolution's operand (..., L) as a 2-D one (..., 1, L)."""
+    return node.reshape(node.shape[:-1] + (1,) + node.shape[-1:]) if length_axes == 1 else node
+
+
+def _spatial(value, name: str, dims: int, fill: int) -> tuple[int, int]:
+    """A 1-D convolution's argument as the 2-D one of its (1, L) view."""
+    if dims == 2:
+        return pair(value, name)
+    if isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise ValueError(f"{name} must be an int or a 1-tuple, got {value}")
+        value = value[0]
+    return fill, int(value)
+
+
+def _convolve(op, input, weight, bias, stride, padding, dilation, groups, dims):
+    """conv1d and conv2d: a 1-D convolution is the 2-D one of (N, C, 1, L)."""
+    tensors = [t for t in (input, weight, bias) if t is not None]
+    device = common_device(op, tensors)
+    _check_conv(op, input, weight, bias, groups, False, dims + 2)
+    unbatched = input.ndim == dims + 1
+    x = input.node.reshape((1,) + input.shape) if unbatched else input.node
+    x, w = _as_2d(x, dims), _as_2d(weight.node, dims)
+    stride, dilation = _spatial(stride, "stride", dims, 1), _spatial(dilation, "dilation", dims, 1)
+    if isinstance(padding, str):
+        padding = (0, 0) if padding == "valid" else _same_padding(w.shape[2:], dilation, stride)
+    else:
+        padding = _spatial(padding, "padding", dims, 0)
+    for a in range(2):      # raises, naming the shapes, if the kernel does not fit
+        out_size(x.shape[2 + a], w.shape[2 + a], stride[a], dilation[a], padding[a], op)
+    win = windows(_pad_spatial(x, padding), w.shape[2:], stride, dilation)  # N C Ho kh Wo kw
+    out = _conv_rows(win, w, None if bias is None else bias.node, groups, w.shape[0] // groups)
+    out = out.reshape(out.shape[:2] + out.shape[3:]) if dims == 1 else out
+    return record(op, out.reshape(out.shape[1:]) if unbatched else out, device, tensors)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Cross-correlation of (N, C, L) input with (O, C/groups, k) weight."""
+    return _convolve("conv1d", input, weight, bias, stride, padding, dilation, groups, 1)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """Cross-correlation of (N, C, H, W) input with (O, C/groups, kh, kw) weight, as a matmul
     of the input's windows (a view) with the flattened weight."""
+    return _convolve("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def _transposed(op, input, weight, bias, stride, padding, output_padding, groups, dilation,
+                dims):
+    """conv_transpose1d and conv_transpose2d: the gradient of a convolution with respect to its
+    input, so written as one: the input dilated by the stride, padded, and convolved (stride 1)
+    with the weight flipped in space and transposed in channels."""
     tensors = [t for t in (input, weight, bias) if t is not None]
-    device = common_device("conv2d", tensors)
-    x, unbatched = _batched(input, "conv2d")
-    if weight.ndim != 4:
-        raise RuntimeError(f"conv2d: expected a 4-D weight (out, in/groups, kh, kw), got shape "
-                           f"{tuple(weight.shape)}")
-    n, c, h, w = x.shape
-    o, cg, kh, kw = weight.shape
-    if groups < 1 or c % groups or o % groups or cg * groups != c:
-        raise RuntimeError(f"conv2d: input of shape {tuple(input.shape)} with groups={groups} "
-                           f"expects {cg * groups} input channels for weight of shape "
-                           f"{tuple(weight.shape)}, got {c}")
-    if input.dtype != weight.dtype:
-        raise RuntimeError(f"conv2d: input dtype {input.dtype.name} and weight dtype "
-                           f"{weight.dtype.name} should be the same")
-    if bias is not None and tuple(bias.shape) != (o,):
-        raise RuntimeError(f"conv2d: expected bias of shape ({o},), got {tuple(bias.shape)}")
-    stride, dilation = pair(stride, "stride"), pair(dilation, "dilation")
-    if isinstance(padding, str):
-        padding = (0, 0) if padding == "valid" else _same_padding((kh, kw), dilation, stride)
-    padding = pair(padding, "padding")
-    for size, k, a in ((h, kh, 0), (w, kw, 1)):    # raises, naming the shapes, if k does not fit
-        out_size(size, k, stride[a], dilation[a], padding[a], "conv2d")
-    conf = (stride, padding, dilation, groups, unbatched)
-    if not GRADIENT_KERNELS:
-        out = _conv_node(x, weight.node, None if bias is None else bias.node, conf)
-        return record("conv2d", out, device, tensors)
-    out = _Convolution.apply(input, weight, bias, conf)
-    if out.grad_fn is not None:
-        out.grad_fn._name = GRAD_FN_NAMES["conv2d"]
-    return out
+    device = common_device(op, tensors)
+    _check_conv(op, input, weight, bias, groups, True, dims + 2)
+    unbatched = input.ndim == dims + 1
+    g = input.node.reshape((1,) + input.shape) if unbatched else input.node
+    g, w = _as_2d(g, dims), _as_2d(weight.node, dims)
+    stride, dilation = _spatial(stride, "stride", dims, 1), _spatial(dilation, "dilation", dims, 1)
+    padding = _spatial(padding, "padding", dims, 0)
+    extra = _spatial(output_padding, "output_padding", dims, 0)
+    if any(e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
+        raise RuntimeError(f"{op}: output padding must be smaller than either stride or "
+                           f"dilation, got output_padding={output_padding}, stride={stride}, "
+                           f"dilation={dilation}")
+    sizes = tuple((i - 1) * s - 2 * p + d * (k - 1) + e + 1 for i, s, p, d, k, e in
+                  zip(g.shape[2:], stride, padding, dilation, w.shape[2:], extra))
+    if min(sizes) < 1:
+        raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} with weight of shape "
+                           f"{tuple(weight.shape)} gives an output of size {sizes}")
+    out = _input_grad(g, w, sizes, (stride, padding, dilation, groups))
+    if bias is not None:
+        out = out + bias.node.reshape((1, out.shape[1], 1, 1)).expand(out.shape)
+    out = out.reshape(out.shape[:2] + out.shape[3:]) if dims == 1 else out
+    return record(op, out.reshape(out.shape[1:]) if unbatched else out, device, tensors)
 
 
-def _conv_node(x: ir.Node, weight: ir.Node, bias, conf) -> ir.Node:
-    stride, padding, dilation, groups, unbatched = conf
-    kh, kw = weight.shape[2:]
-    win = windows(_pad_spatial(x, padding), (kh, kw), stride, dilation)  # N C Ho kh Wo kw
-    layout = _conv_rows if LAYOUT == "rows" else _conv_columns
-    out = layout(win, weight, bias, groups, weight.shape[0] // groups)
-    return out.reshape(out.shape[1:]) if unbatched else out
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed convolution of (N, C, L) input with (C, O/groups, k) weight."""
+    return _transposed("conv_transpose1d", input, weight, bias, stride, padding, output_padding,
+                       groups, dilation, 1)
 
 
-# The gradients the primitive rules derive for conv2d sum the windows back into the input with
-# a reduction over the repeated axis (col2im) and reduce the weight gradient over N*Ho*Wo in few
-# work-items. The alternative written out below computes the input gradient as a transposed
-# convolution (the dilated, padded output gradient convolved with the flipped weight: one
-# matmul) and the weight gradient as one matmul per image, summed. Measured on the LeNet step
-# (batch 64, SGD, PoCL 2 cores): derived 58-85 ms, written out 73-116 ms, because the tiled
-# matmul is slow on the narrow (6 or 16 column) products the transposed form needs. So the
-# derived gradients are the default; flip this when the matmul handles narrow outputs well.
-GRADIENT_KERNELS = False
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed convolution of (N, C, H, W) input with (C, O/groups, kh, kw) weight."""
+    return _transposed("conv_transpose2d", input, weight, bias, stride, padding, output_padding,
+                       groups, dilation, 2)
 
 
 def _dilate(node: ir.Node, axis: int, step: int) -> ir.Node:
@@ -187,62 +217,24 @@ def _pad_or_crop(node: ir.Node, axis: int, lo: int, hi: int) -> ir.Node:
     return node.pad(pads)
 
 
-def _input_grad(g: ir.Node, weight: ir.Node, x_shape, conf) -> ir.Node:
-    """d conv / d x: the output gradient dilated by the stride, padded, convolved (stride 1)
-    with the weight flipped in space and transposed in channels, group by group."""
-    stride, padding, dilation, groups, _ = conf
+def _input_grad(g: ir.Node, weight: ir.Node, sizes, conf) -> ir.Node:
+    """d conv / d x for an input of spatial sizes: the output gradient g dilated by the stride,
+    padded, convolved (stride 1) with the weight flipped in space and transposed in channels,
+    group by group."""
+    stride, padding, dilation, groups = conf
     o, cg, kh, kw = weight.shape
     og = o // groups
     for axis, k in ((2, kh), (3, kw)):
         a = axis - 2
         g = _dilate(g, axis, stride[a])
         lo = dilation[a] * (k - 1) - padding[a]
-        hi = x_shape[axis] + dilation[a] * (k - 1) - g.shape[axis] - lo
+        hi = sizes[a] + dilation[a] * (k - 1) - g.shape[axis] - lo
         g = _pad_or_crop(g, axis, lo, hi)
     flipped = weight.reshape((groups, og, cg, kh, kw))
     flipped = flipped.permute((0, 2, 1, 3, 4)).stride((1, 1, 1, -1, -1))
     flipped = flipped.reshape((groups * cg, og, kh, kw))
     win = windows(g, (kh, kw), (1, 1), dilation)
     return _conv_rows(win, flipped, None, groups, cg)
-
-
-def _weight_grad(g: ir.Node, x: ir.Node, weight_shape, conf) -> ir.Node:
-    """d conv / d weight: per image (Og, Ho*Wo) @ (Ho*Wo, Cg*kh*kw), then summed over images,
-    so each work-item's reduction is one image long."""
-    stride, padding, dilation, groups, _ = conf
-    o, cg, kh, kw = weight_shape
-    n, _, ho, wo = g.shape
-    win = windows(_pad_spatial(x, padding), (kh, kw), stride, dilation)  # N C Ho kh Wo kw
-    win = win.reshape((n, groups, cg, ho, kh, wo, kw))
-    cols = win.permute((0, 1, 3, 5, 2, 4, 6)).reshape((n, groups, ho * wo, cg * kh * kw))
-    per_image = g.reshape((n, groups, o // groups, ho * wo)) @ cols   # N G Og CgKK
-    return per_image.sum((0,)).reshape(weight_shape)
-
-
-class _Convolution(Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias, conf):
-        ctx.save_for_backward(x, weight)
-        ctx.conf = conf
-        node = x.node if not conf[4] else x.node.reshape((1,) + x.shape)
-        out = _conv_node(node, weight.node, None if bias is None else bias.node, conf)
-        return Tensor(out, x.device)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, weight = ctx.saved_tensors
-        conf = ctx.conf
-        g = grad.node if not conf[4] else grad.node.reshape((1,) + grad.shape)
-        xn = x.node if not conf[4] else x.node.reshape((1,) + x.shape)
-        dx = dw = db = None
-        if ctx.needs_input_grad[0]:
-            dx = _input_grad(g, weight.node, xn.shape, conf).reshape(x.shape)
-            dx = Tensor(dx, x.device)
-        if ctx.needs_input_grad[1]:
-            dw = Tensor(_weight_grad(g, xn, weight.shape, conf), x.device)
-        if ctx.needs_input_grad[2]:
-            db = Tensor(g.sum((0, 2, 3)).reshape((weight.shape[0],)), x.device)
-        return dx, dw, db, None
 
 
 def _pool_args(op, kernel_size, stride, padding, dilation):

@@ -18,7 +18,8 @@ from ..frontend.capture import in_jit
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device
 from ..frontend.reductions import logsumexp_node
-from .convolution import avg_pool2d, conv2d, max_pool2d  # noqa: F401  (re-exported)
+from .convolution import (avg_pool2d, conv1d, conv2d, conv_transpose1d,  # noqa: F401
+                          conv_transpose2d, max_pool2d)                    # (re-exported)
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -413,5 +414,6 @@ def one_hot(tensor, num_classes: int = -1):
 
 __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
            "embedding", "pad", "layer_norm", "batch_norm", "mse_loss", "nll_loss",
-           "cross_entropy", "binary_cross_entropy_with_logits", "conv2d", "max_pool2d",
+           "cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
+           "conv_transpose1d", "conv_transpose2d", "max_pool2d",
            "avg_pool2d", "one_hot"]

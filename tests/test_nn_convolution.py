@@ -1,0 +1,82 @@
+"""conv1d and the transposed convolutions: forward and backward against PyTorch, their errors,
+and the kernels a transposed convolution costs."""
+import numpy as np
+import pytest
+
+import clgrad as cg
+import clgrad.nn.functional as CF
+from helpers import check, torch
+
+
+def F(x):
+    """The functional module matching x's library, so one lambda runs on both."""
+    if torch is not None and isinstance(x, torch.Tensor):
+        return torch.nn.functional
+    return CF
+
+
+@pytest.mark.parametrize("kw", [
+    {}, dict(stride=2, padding=1), dict(dilation=2, padding=2), dict(groups=2),
+    dict(padding="same", dilation=2), dict(padding="valid"), dict(stride=(3,), padding=(1,)),
+])
+def test_conv1d(kw):
+    weight = (4, 2, 3) if kw.get("groups") == 2 else (4, 4, 3)
+    out = check(lambda x, w, b: F(x).conv1d(x, w, b, **kw), (2, 4, 11), weight, (4,),
+                atol=1e-4, grad_atol=1e-3)
+    assert out[0].grad_fn.name() == "ConvolutionBackward0"
+
+
+def test_conv1d_unbatched_without_bias():
+    check(lambda x, w: F(x).conv1d(x, w, stride=2), (3, 9), (5, 3, 2), atol=1e-4)
+
+
+@pytest.mark.parametrize("kw", [
+    {}, dict(stride=2), dict(stride=2, padding=1, output_padding=1), dict(groups=2),
+    dict(dilation=2, padding=1), dict(stride=(2, 3), padding=(1, 0), output_padding=(0, 2)),
+    dict(stride=3, padding=4, dilation=2, output_padding=1),
+])
+def test_conv_transpose2d(kw):
+    weight = (4, 3, 3, 2) if kw.get("groups") == 2 else (4, 5, 3, 2)
+    out = check(lambda x, w, b: F(x).conv_transpose2d(x, w, b, **kw), (2, 4, 5, 6), weight,
+                (6,) if kw.get("groups") == 2 else (5,), atol=1e-4, grad_atol=1e-3)
+    assert out[0].grad_fn.name() == "ConvolutionBackward0"
+
+
+def test_conv_transpose2d_unbatched_without_bias_and_1d():
+    check(lambda x, w: F(x).conv_transpose2d(x, w, stride=2), (3, 4, 4), (3, 2, 2, 2), atol=1e-4)
+    check(lambda x, w, b: F(x).conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1),
+          (2, 3, 7), (3, 4, 3), (4,), atol=1e-4, grad_atol=1e-3)
+
+
+def test_conv_transpose2d_inverts_the_shape_of_its_convolution():
+    x = cg.randn(1, 2, 9, 8)
+    w = cg.randn(3, 2, 3, 3)
+    y = CF.conv2d(x, w, stride=2, padding=1)
+    assert CF.conv_transpose2d(y, w, stride=2, padding=1, output_padding=(0, 1)).shape == x.shape
+
+
+def test_conv_transpose2d_costs_what_a_convolution_costs():
+    """The dilated, padded input is a view the matmul reads: one matmul and the copy into NCHW,
+    as conv2d."""
+    x, w = cg.randn(2, 4, 5, 5), cg.randn(4, 3, 3, 3)
+    kernels = [k.name for k in cg.compile(CF.conv_transpose2d(x, w, stride=2))]
+    assert len(kernels) == 2 and sum(name.startswith("M_") for name in kernels) == 1
+
+
+def test_convolution_errors_name_the_op_and_shapes():
+    with pytest.raises(RuntimeError, match=r"conv1d: input of shape \(1, 3, 5\) .* expects 2"):
+        CF.conv1d(cg.ones(1, 3, 5), cg.ones(2, 2, 3))
+    with pytest.raises(RuntimeError, match="conv1d: expected a 3-D weight"):
+        CF.conv1d(cg.ones(1, 3, 5), cg.ones(2, 3, 3, 3))
+    with pytest.raises(RuntimeError, match="conv_transpose2d: output padding must be smaller"):
+        CF.conv_transpose2d(cg.ones(1, 2, 4, 4), cg.ones(2, 3, 3, 3), stride=2, output_padding=2)
+    with pytest.raises(RuntimeError, match=r"conv_transpose2d: expected bias of shape \(3,\)"):
+        CF.conv_transpose2d(cg.ones(1, 2, 4, 4), cg.ones(2, 3, 3, 3), cg.ones(2))
+    with pytest.raises(RuntimeError, match="conv_transpose2d: input of shape"):
+        CF.conv_transpose2d(cg.ones(1, 3, 4, 4), cg.ones(2, 3, 3, 3))
+    if torch is not None:   # the same exception types as PyTorch
+        with pytest.raises(RuntimeError):
+            torch.nn.functional.conv1d(torch.ones(1, 3, 5), torch.ones(2, 2, 3))
+        with pytest.raises(RuntimeError):
+            torch.nn.functional.conv_transpose2d(torch.ones(1, 2, 4, 4), torch.ones(2, 3, 3, 3),
+                                                 stride=2, output_padding=2)
