@@ -48,7 +48,8 @@ __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64
                                  "where", "maximum", "minimum", "matmul", "is_tensor", "compile",
                                  "viz", "ir", "synchronize", "cuda", "autograd"]
 
-from . import nn, optim  # noqa: E402  (from clgrad import nn, optim)
+from . import nn, optim, utils  # noqa: E402  (from clgrad import nn, optim, utils)
+from .frontend.generator import Generator  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
-__all__ += ["nn", "optim", "save", "load"]
+__all__ += ["nn", "optim", "utils", "Generator", "save", "load"]
