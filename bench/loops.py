@@ -15,14 +15,17 @@ import subprocess
 import sys
 import tempfile
 
-_K_STEPS = """
+_INPUTS = """
 import time
 import numpy as np
 import {module} as fw
 rng = np.random.default_rng(0)
-x = fw.from_numpy(rng.standard_normal((64, 1000), dtype=np.float32))
-y = fw.from_numpy(rng.standard_normal((64, 10), dtype=np.float32))
+x = fw.from_numpy(rng.standard_normal(({rows}, {features}), dtype=np.float32))
+y = fw.from_numpy(rng.standard_normal(({rows}, {outputs}), dtype=np.float32))
 fw.manual_seed(0)
+"""
+
+_K_STEPS = _INPUTS.format(module="{module}", rows=64, features=1000, outputs=10) + """
 model = fw.nn.Sequential(fw.nn.Linear(1000, 100), fw.nn.ReLU(), fw.nn.Linear(100, 10))
 loss_fn = fw.nn.MSELoss()
 t0 = time.perf_counter()
@@ -37,14 +40,7 @@ loss.item()
 print(time.perf_counter() - t0)
 """
 
-_LONG_LOOP = """
-import time
-import numpy as np
-import {module} as fw
-rng = np.random.default_rng(0)
-x = fw.from_numpy(rng.standard_normal((16, 8), dtype=np.float32))
-y = fw.from_numpy(rng.standard_normal((16, 1), dtype=np.float32))
-fw.manual_seed(0)
+_LONG_LOOP = _INPUTS.format(module="{module}", rows=16, features=8, outputs=1) + """
 model = fw.nn.Sequential(fw.nn.Linear(8, 32), fw.nn.ReLU(), fw.nn.Linear(32, 1))
 opt = fw.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
 loss_fn = fw.nn.MSELoss()
