@@ -101,21 +101,73 @@ class ReduceWriter(KernelWriter):
         if width > 1:
             self.emit(f"{r.ctype(dtype, True)} {acc_vec} = ({r.ctype(dtype, True)})({init});")
 
-        def step(pos: sym.Lin) -> None:
+        def step(pos: sym.Lin, into: str | None = None) -> None:
             v = self.value(red.src[0], at(pos))
             if keep_in is not None:
                 self.store(keep_in, at(pos).as_flat(), v)
             if self.lane is not None:
                 v = Value(r.splat(v), dtype, True)
-                self.emit(f"{acc_vec} = {r.reduce_step(red.op, acc_vec, v)};")
+                into = into or acc_vec
             else:
-                self.emit(f"{acc} = {r.reduce_step(red.op, acc, v)};")
-        self._row_loop(length, width, step)
+                into = into or acc
+            self.emit(f"{into} = {r.reduce_step(red.op, into, v)};")
+        if red.op is Op.SUM and dtype.is_float and length // width > _SEQUENTIAL_STEPS:
+            self._pairwise_sum(length, width, step, acc_vec if width > 1 else acc, dtype)
+        else:
+            self._row_loop(length, width, step)
         if width > 1:
             for lane_code in r.lanes(acc_vec):
                 self.emit(f"{acc} = {r.reduce_step(red.op, acc, Value(lane_code, dtype, False))};")
         return Value(acc, dtype, False)
 
+    def _pairwise_sum(self, length: int, width: int, step, total: str, dtype) -> None:
+        """A float sum over a long row, with an error that grows like log(length), not like
+        length: blocks of _SUM_BLOCK steps are summed in order, and the blocks' sums pairwise,
+        in a binary counter (part[l] holds the sum of 2**l blocks; a finished block merges
+        with the sums of equal size below it, as carries do). Each step adds one vector of
+        `width` lanes (one value when width is 1); the steps past the last whole block and a
+        last partial vector go into the total directly. As fast as one accumulator: the
+        merges cost one addition per block, on average."""
+        steps, tail = divmod(length, width)
+        blocks, rest = divmod(steps, _SUM_BLOCK)
+        n = self.counter
+        self.counter += 1
+        ctype = self.r.ctype(dtype, width > 1)
+        zero = self.r.literal(0, dtype)
+        zero = f"({ctype})({zero})" if width > 1 else zero
+        part, blk, level = f"part{n}", f"blk{n}", f"level{n}"
+        self.emit(f"{ctype} {part}[{blocks.bit_length()}];")
+
+        def run(count: int, first: sym.Lin, into: str) -> None:
+            """count steps from step `first` on, added to `into`."""
+            with self.block(f"for (int i = 0; i < {count}; i++)"):
+                at = first + sym.var("i", 0, count - 1)
+                if width > 1:
+                    with self.lanes_on() as lane:
+                        step(at * width + lane, into)
+                else:
+                    step(at, into)
+        with self.block(f"for (int ib = 0; ib < {blocks}; ib++)"):
+            self.emit(f"{ctype} {blk} = {zero};")
+            run(_SUM_BLOCK, sym.var("ib", 0, blocks - 1) * _SUM_BLOCK, blk)
+            self.emit(f"int {level} = 0;")
+            with self.block(f"for (; (ib >> {level}) & 1; {level}++)"):
+                self.emit(f"{blk} = {part}[{level}] + {blk};")
+            self.emit(f"{part}[{level}] = {blk};")
+        if rest:
+            run(rest, sym.num(blocks * _SUM_BLOCK), total)
+        for bit in range(blocks.bit_length()):     # the counter's sums, smallest first
+            if blocks >> bit & 1:
+                self.emit(f"{total} = {total} + {part}[{bit}];")
+        if tail:
+            with self.block(f"for (int t = 0; t < {tail}; t++)"):
+                step(sym.num(steps * width) + sym.var("t", 0, tail - 1))
+
+
+# Float sums over more steps (vectors, or values in a scalar row) than this go pairwise, in
+# blocks of this many steps (_pairwise_sum); shorter rows lose little in a plain running sum.
+_SEQUENTIAL_STEPS = 64
+_SUM_BLOCK = 16
 
 _COSTLY = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW})
 
