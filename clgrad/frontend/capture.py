@@ -16,6 +16,7 @@ from ..compiler import ir
 from ..compiler.ir import BufferRef
 from ..compiler.ops import Op
 from ..runtime.buffer import Buffer
+from . import inplace
 from .operands import is_tensor
 from .tensor import Tensor, realize
 
@@ -193,7 +194,7 @@ def _kept(before: dict, trace: Trace, outputs: list[Tensor]) -> Tensor | None:
     for t in [*outputs, *(s.grad for s in trace.slots)]:
         while t is not None:        # with the tensors it is a view of (detach() makes views)
             known.add(id(t))
-            t = t._view and t._view[0]
+            t = t._view and t._view.base
     return next((t for t in _live_tensors() if id(t) not in before and id(t) not in known),
                 None)
 
@@ -325,8 +326,7 @@ class Trace:
             engine.launch(plan, [ref(n) for n in read], [ref(n) for n in written])
         for k, value, versions in self.exits:
             t = slots[k]
-            t.node = node(value, t.dtype, t.shape)
-            t._version += versions
+            inplace.restore(t, node(value, t.dtype, t.shape), versions)
         for k, value in self.grads:
             t = slots[k]
             t.grad = None if value is None else Tensor(node(value, t.dtype, t.shape), t.device)

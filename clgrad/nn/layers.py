@@ -7,6 +7,7 @@ from ..compiler import dtype as dt
 from ..compiler.ops import Op
 from ..frontend import creation
 from ..frontend.capture import each_call
+from ..frontend.inplace import assign
 from ..frontend.tensor import Tensor
 from ..frontend.tensor import realize
 from . import functional as F
@@ -195,8 +196,7 @@ class _BatchNorm(Module):
     def _count_batch(self) -> list[Tensor]:
         """Counts a training batch in place, as PyTorch does; a jitted step's replays redo it."""
         tracked = self.num_batches_tracked
-        tracked.node = _count_tensor(_count_value(tracked) + 1).node
-        return [tracked]
+        return [assign(tracked, _count_tensor(_count_value(tracked) + 1))]
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
