@@ -16,12 +16,13 @@ class View:
     """How a tensor is a view of base: `read(base)` makes the view again (a tensor) from the
     base's current value, `write(base, view)` puts the view's new value into the base, and
     `seen` is the base's version the view's value was read at."""
-    __slots__ = ("base", "read", "write", "seen", "refuses")
+    __slots__ = ("base", "read", "write", "seen", "refuses", "custom")
 
     def __init__(self, base, read, write, refuses: str | None = None):
         self.base, self.read, self.write = base, read, write
         self.seen = base._counter
         self.refuses = refuses      # why in-place ops on this view are refused, if they are
+        self.custom = False         # a custom Function's output: its history is its own
 
     def stale(self) -> bool:
         base = self.base
@@ -37,7 +38,7 @@ def refresh(t) -> None:
     with enable_grad() if t.requires_grad and t.grad_fn is not None else no_grad():
         fresh = view.read(base)
     t._node = fresh._node
-    if t.grad_fn is not None:
+    if t.grad_fn is not None and not view.custom:
         t.grad_fn, t._output_nr = fresh.grad_fn, fresh._output_nr
         t.requires_grad = fresh.requires_grad
         if t._retains_grad and t.grad_fn is not None:
@@ -95,3 +96,18 @@ def expanded(out, base):
                      "the base; clone() the view first")
     return out
 
+
+def function_output(out, base, index: int, name: str):
+    """out, an output of a custom Function recorded for autograd that is one of its inputs
+    (base) or a view made by its forward: PyTorch refuses to change it in place, since the
+    custom backward would not see the change."""
+    if out._view is None:
+        out._view = View(base, lambda b: b.detach(), None)
+    out._view.custom = True
+    out._view.refuses = (
+        f"Output {index} of {name} is a view and is being modified inplace. This view was "
+        "created inside a custom Function (or because an input was returned as-is) and the "
+        "autograd logic to handle view+inplace would override the custom backward associated "
+        "with the custom Function, leading to incorrect gradients. This behavior is "
+        "forbidden. You can fix this by cloning the output of the custom Function.")
+    return out
