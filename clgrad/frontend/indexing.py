@@ -160,7 +160,10 @@ def getitem(x, index):
         ints = index if isinstance(index, tuple) else (index,)
         name = "select" if all(type(i) is int for i in ints) else "slice"
         return views.indexed(record(name, node, x.device, [x]), x, index)
+    before = x.node
     axes, indices = _advanced_positions(x, node, advanced)
+    if x.node is not before:    # reading the indices computed x (changed in place, still lazy)
+        node, _ = _basic(x, items)
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
     picked = rows.contiguous().gather(row)     # index_shape + (rest,)
     out = picked.reshape(index_shape + rest_shape)
