@@ -212,3 +212,12 @@ def test_index_tensors_read_a_tensor_changed_in_place():
     check(lambda a, m: _doubled_in_place(a)[m], A, make(A, np.bool_))
     check(lambda a, i: _doubled_in_place(a)[:, i], A, INDEX)
 
+
+def test_setitem_index_tensors_writing_a_row_twice_keep_the_last_value():
+    # PyTorch's CPU kernel writes in order (the last value wins); each value still gets the
+    # gradient of the element it was written to
+    check(_with(_set_index), (3,), np.array([0, 0, 2]), (3,))
+    check(_with(_set_index), A, np.array([2, 0, -1, 0]), (4, 5))
+    check(_with(_set_two_index), A, np.array([0, 1, 0]), np.array([1, 2, 1]), (3,))
+    check(_with(_set_index), make((4,), np.int64, -5, 5), np.array([1, 1, 3]),
+          np.array([7, 8, 9]))
