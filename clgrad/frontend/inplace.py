@@ -20,7 +20,7 @@ import weakref
 from ..compiler.ir import Node
 from ..compiler.ops import Op
 from . import elementwise as ew
-from . import indexing, views
+from . import indexing, jit_protocol, views
 from .backward import record
 from .grad_mode import is_grad_enabled
 
@@ -37,8 +37,11 @@ def take_pending() -> list:
 
 
 def _commit(t, node: Node) -> None:
+    jit_protocol.changing(t)
     t._node = node
     t._counter += 1
+    if node.op is Op.BUFFER:
+        jit_protocol.holds_buffer(t)
     if node.op is not Op.CONST:
         _PENDING[id(t)] = weakref.ref(t)
 
@@ -61,8 +64,11 @@ def move(t, value) -> None:
     """t becomes value, a computed tensor that may be on another device or of another dtype,
     keeping its identity (Module.to: an optimizer made before still holds the parameter)."""
     views.check_writable(t, "to")
+    jit_protocol.changing(t)
     t._node, t.device = value.node, value.device
     t._counter += 1
+    if t._node.op is Op.BUFFER:
+        jit_protocol.holds_buffer(t)
 
 
 def restore(t, node: Node, versions: int) -> None:
@@ -70,6 +76,8 @@ def restore(t, node: Node, versions: int) -> None:
     (the views of t read it again when used, as after any change)."""
     t._node = node
     t._counter += versions
+    if node.op is Op.BUFFER:
+        jit_protocol.holds_buffer(t)
 
 
 def assign_result(t, result, op: str):

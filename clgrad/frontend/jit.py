@@ -23,9 +23,9 @@ from __future__ import annotations
 import functools
 import warnings
 
-from .capture import (STALE, Trace, capture, capturing, detached, flatten, restore,
-                      running_step)
+from .capture import STALE, Trace, capture, detached, flatten, restore
 from .grad_mode import is_grad_enabled
+from .jit_protocol import capturing, running_step
 from .operands import is_tensor
 from .tensor import realize
 

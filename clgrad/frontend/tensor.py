@@ -11,9 +11,10 @@ import numpy as np
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
+from .. import engine
 from ..engine import run as run_graph
 from . import elementwise as ew
-from . import indexing, linalg, movement, reductions, views
+from . import indexing, jit_protocol, linalg, movement, reductions, views
 from .backward import record, register_hook
 
 
@@ -31,6 +32,9 @@ class Tensor:
         self._retains_grad = False
         self._view: views.View | None = None    # how this tensor is a view of another
         self._output_nr = 0             # which output of grad_fn this is
+        if node.op is Op.BUFFER:
+            jit_protocol.holds_buffer(self)
+        jit_protocol.made(self)
 
     # ---- value ----
     @property
@@ -103,7 +107,8 @@ class Tensor:
         self.realize()
         out = np.empty(self.shape, dtype=np.uint8 if self.dtype == dt.bool_ else self.dtype.np)
         if out.size:
-            self.node.arg.buffer.read(out)
+            engine.storage(self.node.arg).read(out)
+            jit_protocol.downloaded()
         return out.view(np.bool_) if self.dtype == dt.bool_ else out
 
     def item(self):
@@ -331,6 +336,7 @@ def realize(*tensors: Tensor) -> None:
         refs = run_graph([t.node for t in group], device)
         for t, ref in zip(group, refs):
             t._node = ir.buffer(ref, t.dtype, t.shape)
+            jit_protocol.holds_buffer(t)
 
 
 # last: inplace.py imports this module

@@ -6,7 +6,7 @@ import math
 from ..compiler import dtype as dt
 from ..compiler.ops import Op
 from ..frontend import creation
-from ..frontend.capture import each_call
+from ..frontend.jit_protocol import each_call
 from ..frontend.inplace import assign
 from ..frontend.tensor import Tensor
 from ..frontend.tensor import realize

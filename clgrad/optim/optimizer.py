@@ -19,7 +19,7 @@ import numpy as np
 from ..compiler.ir import Node
 from ..compiler.ops import Op
 from ..frontend import creation
-from ..frontend.capture import each_call, guard
+from ..frontend.jit_protocol import each_call, guard
 from ..frontend.grad_mode import enable_grad
 from ..frontend.inplace import assign
 from ..frontend.tensor import Tensor, realize
