@@ -278,7 +278,8 @@ class Embedding(Module):
         if self.padding_idx is not None:
             values = self.weight.detach().numpy()
             values[self.padding_idx] = 0
-            init._fill(self.weight, values)
+            assign(self.weight, creation.tensor(values, dtype=self.weight.dtype,
+                                                device=self.weight.device))
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm)
