@@ -14,7 +14,7 @@ from ..compiler.ops import Op
 from ..frontend import elementwise as ew
 from ..frontend import movement
 from ..frontend.backward import record
-from ..frontend.capture import in_jit
+from ..frontend.jit_protocol import in_jit
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device
 from ..frontend.reductions import logsumexp_node

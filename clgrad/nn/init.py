@@ -8,14 +8,12 @@ import numpy as np
 
 from ..frontend import creation
 from ..frontend.generator import numpy_rng
+from ..frontend.inplace import assign
 
 
 def _fill(tensor, values: np.ndarray):
-    fresh = creation.tensor(values.astype(tensor.dtype.np), dtype=tensor.dtype,
-                            device=tensor.device)
-    tensor.node = fresh.node
-    tensor._version += 1
-    return tensor
+    return assign(tensor, creation.tensor(values.astype(tensor.dtype.np), dtype=tensor.dtype,
+                                          device=tensor.device))
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
