@@ -161,3 +161,16 @@ def remainder(a, b):
 
 def logical_not(x):
     return record("logical_not", x.node.cast(dt.bool_).logical_not(), x.device, [x])
+
+
+_COMPARE = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+            "ge": lambda a, b: a >= b, "eq": lambda a, b: a.eq(b), "ne": lambda a, b: a.ne(b)}
+
+
+def compare(name: str, a, b):
+    """a < b, <=, >, >=, ==, != (name lt, le, gt, ge, eq, ne) with broadcasting and
+    promotion. A NaN compares false with everything (true for ne), as in PyTorch; the result
+    is a bool tensor outside autograd."""
+    from .tensor import Tensor
+    tensors, device, na, nb = _operands(name, a, b)
+    return Tensor(_COMPARE[name](na, nb), device)

@@ -363,10 +363,10 @@ class Tensor:
         return ew.binary("gt", Op.CMPLT, other, self)
 
     def __le__(self, other):
-        return ew.logical_not(self > other)
+        return ew.compare("le", self, other)
 
     def __ge__(self, other):
-        return ew.logical_not(self < other)
+        return ew.compare("ge", self, other)
 
     def __eq__(self, other):
         return ew.binary("eq", Op.CMPEQ, self, other)
