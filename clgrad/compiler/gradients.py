@@ -73,15 +73,22 @@ def _window_rule(node: Node, g: Node):
 
 
 def _max_rule(node: Node, g: Node):
+    """maximum/minimum as PyTorch's: a tie shares g, a NaN on either side passes g to both
+    (neither loses a comparison with it)."""
     a, b = node.src
-    tie_half = a.eq(b).where(g * 0.5, 0)
-    wins, loses = (b < a, a < b) if node.op is Op.MAX else (a < b, b < a)
-    return wins.where(g, 0) + tie_half, loses.where(g, 0) + tie_half
+    a_loses, b_loses = (a < b, b < a) if node.op is Op.MAX else (b < a, a < b)
+    # a.eq(b) for one, b.eq(a) for the other: two graphs sharing every node that reads g made
+    # the engine's buffer donation give g's buffer to the first while the second still read it
+    return (a_loses.where(0, a.eq(b).where(g * 0.5, g)),
+            b_loses.where(0, b.eq(a).where(g * 0.5, g)))
 
 
 def _rmax_rule(node: Node, g: Node):
+    """g shared evenly among the elements equal to the max, or among the NaNs when the max is
+    NaN (PyTorch's max(); amax's gradient in PyTorch is NaN everywhere then)."""
     (x,) = node.src
-    hit = x.eq(node.expand(x.shape))
+    m = node.expand(x.shape)
+    hit = x.eq(m) | (x.ne(x) & m.ne(m))
     count = hit.cast(g.dtype).sum(node.arg)
     return (hit.where((g / count).expand(x.shape), 0),)
 

@@ -97,9 +97,11 @@ def _int_pow(x, exponent, dtype):
 
 
 def relu(x):
+    """0 where x <= 0, else x: a NaN stays, with gradient 1 (PyTorch's threshold_backward
+    zeroes the gradient where the result is <= 0 only)."""
     node = x.node
     zero = node.const_like(0)
-    return record("relu", (zero < node).where(node, zero), x.device, [x])
+    return record("relu", (node <= zero).where(zero, node), x.device, [x])
 
 
 def sigmoid(x):
@@ -127,11 +129,19 @@ def clamp(x, min=None, max=None):
     node = x.node.cast(dtype)
     if min is not None:
         lo = node.const_like(min)
-        node = (node < lo).where(lo, node)
+        node = _clamp_side(node, node >= lo, node < lo, lo)
     if max is not None:
         hi = node.const_like(max)
-        node = (hi < node).where(hi, node)
+        node = _clamp_side(node, node <= hi, hi < node, hi)
     return record("clamp", node, x.device, [x])
+
+
+def _clamp_side(node: ir.Node, inside: ir.Node, beyond: ir.Node, bound: ir.Node) -> ir.Node:
+    """node where inside, bound where beyond; a float NaN (neither) stays NaN with gradient 0,
+    as in PyTorch (whose clamp passes the gradient where min <= x <= max only)."""
+    if not node.dtype.is_float:
+        return beyond.where(bound, node)
+    return inside.where(node, beyond.where(bound, node.detach()))
 
 
 def _signs_differ(x: ir.Node, y: ir.Node) -> ir.Node:

@@ -116,28 +116,40 @@ def argmax(x, dim, keepdim, negate=False):
     return _indices(_first_largest(node, axis)[0], axis, keepdim, x.device)
 
 
-def _first_largest(node: ir.Node, axis: int) -> tuple[ir.Node, ir.Node]:
+def _first_largest(node: ir.Node, axis: int, nan_last: bool = False) -> tuple[ir.Node, ir.Node]:
     """Per row along axis: the position of the first largest element (int64, the axis kept
-    as size 1), and a mask true at that element only."""
+    as size 1), and a mask true at that element only. A NaN is the largest: the first NaN of
+    the row, or with nan_last its last (PyTorch's max pooling keeps the last it meets)."""
     best = node.max((axis,)).expand(node.shape)
     n = node.shape[axis]
     shape_1d = tuple(n if i == axis else 1 for i in range(len(node.shape)))
     position = ir.iota(n, dt.int64).reshape(shape_1d).expand(node.shape)
-    # the first hit wins: count down from n so the largest is the earliest
-    score = node.eq(best).where(n - position, 0)
-    first = n - score.max((axis,))
+    # the first hit wins: count down from n so the largest is the earliest. In a row with a
+    # NaN the max is NaN, and the hits are the NaNs. (`& best.ne(best)` changes nothing but
+    # the code's shape, with which Intel's compiler computes sin(x) alike in the max's loop
+    # and this one: max(dim) of x.sin() found no hit otherwise, tests/test_runtime_quirks.)
+    is_nan = node.ne(node) if node.dtype.is_float else None
+    hit = node.eq(best)
+    if is_nan is not None:
+        hit = hit | (is_nan & best.ne(best))
+    first = n - hit.where(n - position, 0).max((axis,))
+    if nan_last and is_nan is not None:
+        last_nan = is_nan.where(position + 1, 0).max((axis,))     # 0: no NaN
+        first = (last_nan > 0).where(last_nan - 1, first)
     return first, position.eq(first.expand(node.shape))
 
 
 def _read_at(node: ir.Node, hit: ir.Node, axis: int) -> ir.Node:
-    """The row's max again, read where hit is true only: its derived gradient goes there."""
-    return hit.where(node, -math.inf).max((axis,))
+    """The row's max again, read where hit is true only (a sum of one element and zeros):
+    its derived gradient goes there, also in a row of -inf or of ties."""
+    return hit.where(node, 0).sum((axis,))
 
 
 def max_at_first(node: ir.Node, axis: int) -> ir.Node:
     """The max of each row of a float node along axis (kept as size 1), whose gradient goes to
-    the row's first largest element alone (max pooling's, as in PyTorch)."""
-    return _read_at(node, _first_largest(node, axis)[1], axis)
+    the row's first largest element alone (max pooling's, as in PyTorch; a row with NaNs
+    gives its last NaN, as PyTorch's pooling does)."""
+    return _read_at(node, _first_largest(node, axis, nan_last=True)[1], axis)
 
 
 def _indices(first: ir.Node, axis: int, keepdim: bool, device):
@@ -180,10 +192,22 @@ def _row_max(node: ir.Node, axis: int) -> ir.Node:
 def logsumexp_node(node: ir.Node, axis: int) -> ir.Node:
     """log(sum(exp(x))) along axis, kept as size 1, stable for large x. The shift by the max
     m cancels, so its gradient is zero up to rounding: detached, m's rule (a tie count and
-    its division) is not built, walked or run, and the gradient is g * softmax as PyTorch's."""
+    its division) is not built, walked or run, and the gradient is g * softmax as PyTorch's.
+    An infinite m shifts by 0 instead, as in PyTorch (x - m would be inf - inf): a row of
+    -inf gives -inf, a row with +inf gives +inf."""
     m = node.max((axis,)).detach()
+    m = m.abs().eq(math.inf).where(0, m)
     shifted = (node - m.expand(node.shape)).exp()
     return m + shifted.sum((axis,)).log()
+
+
+def log_softmax_node(node: ir.Node, axis: int) -> ir.Node:
+    """x - logsumexp(x) along axis, as PyTorch computes it: (x - m) - log(sum(exp(x - m)))
+    with m the row's max unmasked, so a row of -inf, or with +inf, is NaN; a -inf among
+    finite values gives -inf."""
+    m = node.max((axis,)).detach().expand(node.shape)
+    shifted = node - m
+    return shifted - shifted.exp().sum((axis,)).log().expand(node.shape)
 
 
 def logsumexp(x, dim, keepdim):
@@ -202,9 +226,7 @@ def softmax(x, dim):
 
 def log_softmax(x, dim):
     (axis,) = normalize_dims("log_softmax", dim, x.ndim)
-    node = as_float(x.node)
-    out = node - logsumexp_node(node, axis).expand(node.shape)
-    return record("log_softmax", out, x.device, [x])
+    return record("log_softmax", log_softmax_node(as_float(x.node), axis), x.device, [x])
 
 
 def _any_set(flags: ir.Node) -> ir.Node:
