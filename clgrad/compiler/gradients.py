@@ -94,8 +94,21 @@ def _rmax_rule(node: Node, g: Node):
 
 
 def _pow_rule(node: Node, g: Node):
+    """PyTorch's masks: no gradient to the base where the exponent is 0 (0 * 0**-1 would be
+    NaN), none to the exponent where the base is 0 and the exponent >= 0 (0 * log 0). A
+    constant side is decided here, not in the kernel."""
     a, b = node.src
-    return g * (b * a ** (b - 1)), g * (node * a.log())
+    to_base = g * (b * a ** (b - 1))
+    if b.op is not Op.CONST:
+        to_base = b.eq(0).where(0, to_base)
+    elif b.arg == 0:
+        to_base = g.const_like(0)
+    to_exponent = g * (node * a.log())
+    if a.op is not Op.CONST:
+        to_exponent = (a.eq(0) & (b >= 0)).where(0, to_exponent)
+    elif a.arg == 0:
+        to_exponent = (b >= 0).where(0, to_exponent)
+    return to_base, to_exponent
 
 
 def _gather_rule(node: Node, g: Node):

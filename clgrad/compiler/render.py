@@ -33,6 +33,12 @@ _INT_CALL = {Op.MAX: "max", Op.MIN: "min"}
 _BOOL_AS_LOGIC = {Op.MAX: "({0}|{1})", Op.MIN: "({0}&{1})", Op.CMPLT: "({2}{0}&{1})"}
 
 
+# Where tanh is ±1 once rounded (|x| above atanh(1 - ulp/2)): runtimes' tanh may return the
+# float below 1 there, whose 1 - tanh² is a gradient where PyTorch has none (and GELU's
+# 0.5*x*(1 + tanh) is -1e-5 at x = -400, not -0)
+_TANH_SATURATES = {4: "9.0109f", 8: "19.0615"}
+
+
 # Vector loads and stores go through pointers to these element-aligned vector types, not
 # vloadN/vstoreN: PoCL does not inline its builtins, and a call per vector costs more than the
 # arithmetic it feeds (matmul 4x, elementwise ~1.5x). Guarded, since a program joins kernels.
@@ -112,10 +118,18 @@ class Renderer:
             return a.code
         if op is Op.NOT:     # logical on bools (0/1 scalars, 0/-1 masks), bitwise on ints
             return f"(!{a.code})" if a.dtype == bool_ and not a.vec else f"(~{a.code})"
+        if op is Op.TANH:
+            return self._tanh(a)
         table = _FLOAT_UNARY if a.dtype.is_float else _INT_UNARY
         if op not in table:
             raise TypeError(f"{op.name.lower()} is not defined for {a.dtype.name}")
         return table[op].format(a.code)
+
+    def _tanh(self, a: Value) -> str:
+        x = a.code
+        bound = _TANH_SATURATES[8 if a.dtype.itemsize == 8 else 4]
+        one = f"({self.ctype(a.dtype, a.vec)})(1)"
+        return self._select(f"tanh({x})", f"copysign({one},{x})", f"(fabs({x})>{bound})")
 
     @staticmethod
     def _select(if_false: str, if_true: str, cond: str) -> str:

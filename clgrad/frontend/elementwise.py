@@ -105,7 +105,12 @@ def relu(x):
 
 
 def sigmoid(x):
-    return record("sigmoid", (1 + (-as_float(x.node)).exp()).recip(), x.device, [x])
+    """1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below: exp(-|x|) never overflows,
+    so the gradient far below zero is 0 as PyTorch's, not 0 * inf."""
+    node = as_float(x.node)
+    below = node < 0
+    t = below.where(node, -node).exp()
+    return record("sigmoid", below.where(t, 1) / (1 + t), x.device, [x])
 
 
 def rsqrt(x):
