@@ -17,7 +17,10 @@ def _trunc(x: Node) -> Node:
 
 
 def _sum_to(g: Node, shape: tuple[int, ...]) -> Node:
-    """Sums g over the axes where shape has size 1 (undoes an expand)."""
+    """Sums g over the axes where shape has size 1 (undoes an expand); zeros when g has no
+    elements (an expand to a size-0 dim: no kernel loops over nothing)."""
+    if g.numel == 0:
+        return ir.const(0, g.dtype, shape)
     return g.sum(tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if a != b))
 
 
@@ -111,6 +114,14 @@ def _pow_rule(node: Node, g: Node):
     return to_base, to_exponent
 
 
+def _matmul(a: Node, b: Node) -> Node:
+    """a @ b; zeros when the contracted dim is 0 (a product of (M, 0) and (0, N)), which no
+    kernel computes: the gradients of a matmul with an empty output."""
+    if a.shape[-1] == 0:
+        return ir.const(0, a.dtype, a.shape[:-1] + b.shape[-1:])
+    return a @ b
+
+
 def _gather_rule(node: Node, g: Node):
     """Scatter-add as a one-hot matmul: grad_src[n, :] sums the rows of g picking row n."""
     src, index = node.src
@@ -185,7 +196,8 @@ RULES = {
     Op.SHRINK: lambda n, g: (g.pad(tuple((b, s - e) for (b, e), s in zip(n.arg, n.src[0].shape))),),
     Op.STRIDE: lambda n, g: (_unstride(g, n.arg, n.src[0].shape),),
     Op.WINDOW: _window_rule,
-    Op.MATMUL: lambda n, g: (g @ _transpose_last(n.src[1]), _transpose_last(n.src[0]) @ g),
+    Op.MATMUL: lambda n, g: (_matmul(g, _transpose_last(n.src[1])),
+                             _matmul(_transpose_last(n.src[0]), g)),
     Op.CONTIGUOUS: lambda n, g: (g,),
     Op.GATHER: _gather_rule,
 }
@@ -245,6 +257,8 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node 
         for src, sg in zip(node.src, RULES[node.op](node, g)):
             if sg is None or src not in reaches or not src.dtype.is_float:
                 continue
+            if src.numel == 0:      # no elements, no graph: nothing computes it
+                sg = ir.const(0, sg.dtype, src.shape)
             grads[src] = grads[src] + sg if src in grads else sg
     for base, inputs in folded.items():
         for w, chain in inputs if base in grads else ():
