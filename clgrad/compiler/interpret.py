@@ -27,16 +27,30 @@ _FLOAT_BINARY = {
 }
 
 
+def _safe(b: np.ndarray) -> np.ndarray:
+    """The divisor the kernels use: 1 where it is 0 or -1 (render.Renderer._int_divide)."""
+    return np.where((b == 0) | (b == -1), 1, b).astype(b.dtype)
+
+
+def _c_remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.fmod(a, _safe(b))
+
+
 def _c_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """C integer division: the quotient truncated toward zero."""
-    q = np.floor_divide(a, b)
-    inexact = np.remainder(a, b) != 0
-    return q + (inexact & ((a < 0) != (b < 0))).astype(q.dtype)
+    """C integer division: the quotient truncated toward zero; by -1 the negation (wrapping),
+    by 0 the dividend itself, as the kernels compute it."""
+    a, b = np.broadcast_arrays(a, b)
+    negated = np.negative(a)
+    b_safe = _safe(b)
+    q = np.floor_divide(a, b_safe)
+    inexact = np.remainder(a, b_safe) != 0
+    q = q + (inexact & ((a < 0) != (b_safe < 0))).astype(q.dtype)
+    return np.where(b == -1, negated, q)
 
 
 _INT_BINARY = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: _c_divide,
-    Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: np.fmod,
+    Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: _c_remainder,
     Op.AND: np.bitwise_and, Op.OR: np.bitwise_or,
 }
 

@@ -146,19 +146,30 @@ class Renderer:
         beats = f"({x}<{y})" if op is Op.MAX else f"({y}<{x})"
         return self._select(x, y, f"({beats}|({y}!={y}))")
 
+    @staticmethod
+    def _int_divide(op: Op, x: str, y: str) -> str:
+        """Integer / and % that cannot trap: x86 faults on a division by 0, and on the most
+        negative value by -1. Those divide by 1 instead: x / -1 is -x (wrapping, as PyTorch),
+        x % -1 is 0, and by 0 the quotient is x and the remainder 0 (defined values; the
+        frontend raises before a kernel divides by a zero it can see)."""
+        safe = f"((({y}==0)|({y}==-1))?1:{y})"
+        if op is Op.MOD:
+            return f"({x}%{safe})"
+        return f"(({y}==-1)?(-{x}):({x}/{safe}))"
+
     def binary(self, op: Op, a: Value, b: Value) -> str:
         vec = a.vec or b.vec
         x, y = (self.splat(a), self.splat(b)) if vec else (a.code, b.code)
         if a.dtype == bool_ and op in _BOOL_AS_LOGIC:
             # masks are 0/-1, so order comparisons must be spelled as logic
             return _BOOL_AS_LOGIC[op].format(x, y, "~" if vec else "!")
+        if op in (Op.DIV, Op.MOD) and a.dtype != bool_ and not a.dtype.is_float:
+            return self._int_divide(op, x, y)
         if op in _INFIX and not (op is Op.DIV and a.dtype == bool_):
             code = f"({x}{_INFIX[op]}{y})"
             if vec and op in (Op.CMPLT, Op.CMPEQ):
                 return self._mask(code, a.dtype)
             return code
-        if op is Op.MOD and not a.dtype.is_float:
-            return f"({x}%{y})"
         if op in (Op.MAX, Op.MIN) and a.dtype.is_float:
             return self._nan_max(op, x, y)
         table = _FLOAT_CALL if a.dtype.is_float else _INT_CALL

@@ -341,7 +341,7 @@ class Tensor:
         return self.abs()
 
     def __invert__(self):
-        return ew.logical_not(self)
+        return ew.bitwise_not(self)
 
     def __and__(self, other):
         return ew.binary("and", Op.AND, self, other)
