@@ -59,7 +59,8 @@ def test_max_of_nothing_raises_as_pytorch(name):
 @pytest.mark.parametrize("shapes", [((2, 0), (0, 3)), ((0, 2), (2, 3)), ((2, 3), (3, 0)),
                                     ((4, 2, 0), (4, 0, 3)), ((0, 2, 3), (0, 3, 4)),
                                     ((0,), (0,)), ((0,), (0, 3)), ((3, 0), (0,)),
-                                    ((2, 0), (5, 0, 3))])
+                                    ((2, 0), (5, 0, 3)), ((16, 0), (0, 32)), ((0, 16), (16, 16)),
+                                    ((16, 16), (16, 0)), ((2, 8, 0), (2, 0, 16))])
 def test_matmul_with_a_size_zero_dim(shapes):
     # K = 0 is zeros, M, N or a batch of 0 is empty; the gradients are zeros of each shape
     check(lambda a, b: a @ b, *shapes)
