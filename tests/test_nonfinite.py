@@ -206,3 +206,15 @@ def test_softmax_of_masked_rows(fn):
     check(lambda t: getattr(t, fn)(1), x[1:])
     check(lambda t: getattr(t, fn)(1), np.array([[-inf, -inf, -inf], [-inf, 0.0, 1.0]],
                                                 np.float32), grad=False)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax", "logsumexp"])
+def test_softmax_of_a_constant_masked_row(fn):
+    # computed from constants only: PoCL folded exp(-inf - -inf) to 1, so softmax gave 1/n
+    import torch
+
+    import clgrad as cg
+    for value in (-inf, inf, nan):
+        ours = getattr(cg.full((2, 5), value), fn)(1).numpy()
+        theirs = getattr(torch.full((2, 5), value), fn)(1).numpy()
+        np.testing.assert_array_equal(ours, theirs)

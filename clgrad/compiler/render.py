@@ -63,20 +63,29 @@ def unaligned_typedefs(width: int) -> str:
 # NaN as a value the compiler cannot see: PoCL folds exp/tanh/exp2/floor of a NaN literal to
 # garbage and drops the store, so a NaN constant must never reach its optimiser. get_work_dim()
 # is 1 in every clgrad launch but unknown at build time; one less than the quiet NaN's bits.
-_NAN_DECLARATIONS = {
-    4: "const float nan_f32 = as_float(0x7fbfffffu + get_work_dim());",
-    8: "const double nan_f64 = as_double(0x7ff7ffffffffffffUL + get_work_dim());",
+# Infinities too: from a constant -inf input PoCL folded softmax's exp(-inf - -inf) (NaN) to 1,
+# so a row of -inf gave 1/n; +inf is one more than the largest finite value's bits.
+_OPAQUE_DECLARATIONS = {
+    ("nan", 4): "const float nan_f32 = as_float(0x7fbfffffu + get_work_dim());",
+    ("nan", 8): "const double nan_f64 = as_double(0x7ff7ffffffffffffUL + get_work_dim());",
+    ("inf", 4): "const float inf_f32 = as_float(0x7f7fffffu + get_work_dim());",
+    ("inf", 8): "const double inf_f64 = as_double(0x7fefffffffffffffUL + get_work_dim());",
 }
 
 
 class Renderer:
     def __init__(self, width: int):
         self.width = width
-        self.nan_itemsizes: set[int] = set()    # NaN constants used, by float size
+        self.opaque: set[tuple[str, int]] = set()   # NaN and inf constants used, by float size
 
     def prologue(self) -> list[str]:
         """Declarations the kernel body needs before its first line."""
-        return [_NAN_DECLARATIONS[size] for size in sorted(self.nan_itemsizes)]
+        return [_OPAQUE_DECLARATIONS[key] for key in sorted(self.opaque)]
+
+    def _opaque(self, kind: str, dtype: DType) -> str:
+        size = 8 if dtype.itemsize == 8 else 4      # half is computed as float
+        self.opaque.add((kind, size))
+        return f"{kind}_f{size * 8}"
 
     # ---- types and literals ----
     def ctype(self, dtype: DType, vec: bool) -> str:
@@ -91,11 +100,10 @@ class Renderer:
             text = f"{int(value)}L" if dtype.itemsize == 8 else str(int(value))
             return f"({text})" if value < 0 else text
         if math.isnan(value):
-            size = 8 if dtype.itemsize == 8 else 4      # half is computed as float
-            self.nan_itemsizes.add(size)
-            return f"nan_f{size * 8}"
+            return self._opaque("nan", dtype)
         if math.isinf(value):
-            return "INFINITY" if value > 0 else "(-INFINITY)"
+            inf = self._opaque("inf", dtype)
+            return inf if value > 0 else f"(-{inf})"
         text = repr(float(value)) + ("" if dtype.itemsize == 8 else "f")
         return f"({text})" if text.startswith("-") else text
 
@@ -250,7 +258,7 @@ class Renderer:
         if op is Op.PROD:
             return self.literal(1, dtype)
         if dtype.is_float:
-            return "(-INFINITY)"
+            return self.literal(-math.inf, dtype)
         return {4: "INT_MIN", 8: "LONG_MIN"}.get(dtype.itemsize, "0") if dtype != bool_ else "0"
 
     def reduce_step(self, op: Op, acc: str, v: Value) -> str:
