@@ -252,7 +252,7 @@ METHODS = [
     ("__rfloordiv__", lambda self, other: ew.floor_divide(other, self)),
     ("__mod__", ew.remainder), ("__pow__", ew.power),
     ("__rpow__", lambda self, base: ew.power(base, self)),
-    ("__abs__", lambda self: self.abs()), ("__invert__", ew.logical_not),
+    ("__abs__", lambda self: self.abs()), ("__invert__", ew.bitwise_not),
     ("__and__", _binary("and", Op.AND)), ("__or__", _binary("or", Op.OR)),
     ("__matmul__", linalg.matmul), ("__rmatmul__", lambda self, other: linalg.matmul(other, self)),
     ("add", _with_alpha("add")), ("sub", _with_alpha("sub")),
@@ -260,8 +260,8 @@ METHODS = [
     ("neg", lambda self: -self), ("logical_not", ew.logical_not),
     # comparisons
     ("__lt__", _binary("lt", Op.CMPLT)), ("__gt__", _binary("gt", Op.CMPLT, True)),
-    ("__le__", lambda self, other: ew.logical_not(self > other)),
-    ("__ge__", lambda self, other: ew.logical_not(self < other)),
+    ("__le__", lambda self, other: ew.compare("le", self, other)),
+    ("__ge__", lambda self, other: ew.compare("ge", self, other)),
     ("__eq__", _binary("eq", Op.CMPEQ)),
     ("__ne__", lambda self, other: ew.logical_not(self == other)),
     # elementwise maths

@@ -319,7 +319,9 @@ def _max_select(win: ir.Node) -> ir.Node:
     first, after = ir.const(len(slots) - 1, dtypes.int32, (n, c, ho, wo)), slots[-1]
     for j in reversed(range(len(slots) - 1)):
         v = slots[j]
-        first = (v < after).where(first, j)
+        # v wins unless it is smaller, or a later element is NaN (after is NaN then: the
+        # last NaN is PyTorch's pick); a NaN v beats all but a later NaN
+        first = ((v < after) | after.ne(after)).where(first, j)
         after = v.maximum(after)
     first = first.contiguous()
     out = slots[-1]

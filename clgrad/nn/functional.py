@@ -17,7 +17,7 @@ from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device
-from ..frontend.reductions import logsumexp_node
+from ..frontend.reductions import log_softmax_node
 from .convolution import (avg_pool2d, conv1d, conv2d, conv_transpose1d,  # noqa: F401
                           conv_transpose2d, max_pool2d)                    # (re-exported)
 
@@ -314,7 +314,8 @@ def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> i
                                f"elements, got shape {tuple(weight.shape)}")
         w = weight.node.cast(logp.dtype).reshape((1, input.shape[1]) + (1,) * (input.ndim - 2))
         onehot = onehot * w.expand(onehot.shape)
-    picked = (onehot * logp).sum((1,))
+    # where, not onehot * logp: a masked (-inf) logit of another class would make 0 * -inf
+    picked = onehot.ne(0).where(onehot * logp, 0).sum((1,))
     if valid is not None:
         picked = picked * valid.expand(picked.shape)
     loss = (-picked).reshape((input.shape[0],) + tuple(input.shape[2:]))
@@ -353,7 +354,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     tensors = [t for t in (input, weight) if t is not None]
     device = common_device("cross_entropy", tensors + [target])
     x = as_float(input.node)
-    logp = x - logsumexp_node(x, 1).expand(x.shape)
+    logp = log_softmax_node(x, 1)
     if target.dtype.is_float:
         _check_same_shape("cross_entropy", input, target)
         probs = target.node.cast(x.dtype)
