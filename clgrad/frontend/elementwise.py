@@ -6,6 +6,7 @@ import weakref
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
+from . import jit_protocol
 from .backward import record
 from .operands import as_float, broadcast_shape, common_device, is_tensor, lift, result_dtype
 
@@ -179,8 +180,7 @@ def _check_divisor(name: str, a, b, dtype: dt.DType) -> None:
     elif b.node.op is Op.CONST:
         zero = b.node.arg == 0
     else:
-        from .capture import in_jit
-        if in_jit() or b.numel() == 0:
+        if jit_protocol.in_jit() or b.numel() == 0:
             return
         b.realize()
         if b.node in _DIVISORS_READ:
