@@ -403,3 +403,20 @@ def test_jit_replays_a_step_that_changes_a_view_of_its_parameter():
         step(x)
         np.testing.assert_array_equal(head.numpy(), [1.0 - k, 2.0 - k])
     assert step.replaying
+
+
+def test_jit_keeps_the_step_s_own_changes_when_it_reads_a_lazy_tensor_made_before_it():
+    # reading `doubled` computes it outside the trace; w's change, still lazy then, stays in
+    w = cg.from_numpy(np.array([1.0, 2.0], np.float32))
+    doubled = w * 2
+
+    @cg.jit
+    def step(x):
+        w.add_(x)
+        return doubled + w
+
+    x = cg.from_numpy(np.array([1.0, 1.0], np.float32))
+    for k in range(1, 6):
+        np.testing.assert_array_equal(step(x).numpy(), [3.0 + k, 6.0 + k])
+    assert step.replaying
+    np.testing.assert_array_equal(w.numpy(), [6.0, 7.0])

@@ -110,9 +110,9 @@ def reading(tensors) -> None:
     lazy = [t for t in tensors if id(t) not in recording.made_ids and id(t) not in
             recording.before and t._node.op not in (Op.BUFFER, Op.CONST)]
     if lazy:
-        from .tensor import realize
+        from .tensor import compute
         launched = len(recording.log)
-        realize(*lazy)
+        compute(lazy)       # only them: what the step changed so far stays in the trace
         del recording.log[launched:]
         for t in lazy:
             recording.before[id(t)] = state(t)

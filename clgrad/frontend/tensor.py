@@ -327,8 +327,12 @@ def _install(methods) -> None:
 def realize(*tensors: Tensor) -> None:
     """Computes several tensors in one schedule, with the tensors changed in place whose new
     value is still lazy."""
-    pending = inplace.take_pending()
-    lazy = list({id(t): t for t in [*tensors, *pending] if t.node.op is not Op.BUFFER}.values())
+    compute([*tensors, *inplace.take_pending()])
+
+
+def compute(tensors: list[Tensor]) -> None:
+    """Computes tensors in one schedule (and only them)."""
+    lazy = list({id(t): t for t in tensors if t.node.op is not Op.BUFFER}.values())
     by_device: dict = {}
     for t in lazy:
         by_device.setdefault(t.device, []).append(t)
