@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import clgrad as cg
-from helpers import check
+from helpers import check, library
 
 EMPTY = np.zeros((3, 0), np.float32)
 
@@ -81,3 +81,10 @@ def test_max_and_argmax_of_a_0d_tensor():
     check(lambda t: t.max(0), x)
     check(lambda t: t.min(-1, keepdim=True), x)
     check(lambda t: t.argmax(0), x)
+
+
+def test_gradient_of_an_empty_selection():
+    # the gather rule's one-hot matmul contracted over no indices (ZeroDivisionError in lower)
+    mask = np.array([False, False])
+    check(lambda x: x[library(x).tensor(mask)], (2, 2))
+    check(lambda x: x[library(x).tensor(np.zeros(0, np.int64))], (3, 2))

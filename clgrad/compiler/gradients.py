@@ -87,13 +87,13 @@ def _max_rule(node: Node, g: Node):
 
 
 def _rmax_rule(node: Node, g: Node):
-    """g shared evenly among the elements equal to the max, or among the NaNs when the max is
-    NaN (PyTorch's max(); amax's gradient in PyTorch is NaN everywhere then)."""
+    """PyTorch's amax rule: g shared evenly among the elements equal to the max, as
+    (g / count) * hit, so a row whose max is NaN (count 0) gets NaN everywhere, as there.
+    (max() over all dims shares g among the NaNs instead: reductions.max_all builds that.)"""
     (x,) = node.src
-    m = node.expand(x.shape)
-    hit = x.eq(m) | (x.ne(x) & m.ne(m))
+    hit = x.eq(node.expand(x.shape))
     count = hit.cast(g.dtype).sum(node.arg)
-    return (hit.where((g / count).expand(x.shape), 0),)
+    return ((g / count).expand(x.shape) * hit.cast(g.dtype),)
 
 
 def _pow_rule(node: Node, g: Node):
@@ -130,7 +130,7 @@ def _gather_rule(node: Node, g: Node):
     idx = index.reshape((n_idx, 1)).expand((n_idx, n_rows))
     rows = ir.iota(n_rows, index.dtype).reshape((1, n_rows)).expand((n_idx, n_rows))
     onehot_t = idx.eq(rows).cast(g.dtype).permute((1, 0))
-    return onehot_t @ g.reshape((n_idx, row_len)), None
+    return _matmul(onehot_t, g.reshape((n_idx, row_len))), None
 
 
 def _prod_rule(node: Node, g: Node):

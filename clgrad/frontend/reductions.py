@@ -74,14 +74,40 @@ def mean(x, dim, keepdim):
 def amax(x, dim, keepdim, op="amax"):
     axes = normalize_dims(op, dim, x.ndim)
     _check_nonempty(op, x, axes, dim is None)
-    return record(op, _drop(reduce_node(Op.RMAX, x.node, axes), axes, keepdim), x.device, [x])
+    reduce = max_all if op == "max" else _amax_node
+    return record(op, _drop(reduce(x.node, axes), axes, keepdim), x.device, [x])
 
 
 def amin(x, dim, keepdim, op="amin"):
     axes = normalize_dims(op, dim, x.ndim)
     _check_nonempty(op, x, axes, dim is None)
-    out = _reversed(_drop(reduce_node(Op.RMAX, _reversed(x.node), axes), axes, keepdim))
+    reduce = max_all if op == "min" else _amax_node
+    out = _reversed(_drop(reduce(_reversed(x.node), axes), axes, keepdim))
     return record(op, out, x.device, [x])
+
+
+def _amax_node(node: ir.Node, axes) -> ir.Node:
+    out = reduce_node(Op.RMAX, node, axes)
+    if out is node and node.dtype.is_float:
+        # nothing to reduce (dims of size 1): the node itself, but with amax's gradient,
+        # which is NaN at a NaN (its tie count is 0) as in PyTorch: x * c / c, c = (x == x)
+        same = node.eq(node).cast(node.dtype)
+        out = node * same / same
+    return out
+
+
+def max_all(node: ir.Node, axes) -> ir.Node:
+    """The max over axes with PyTorch's max() gradient (evenly_distribute_backward): shared
+    among the elements equal to the max, or, where the max is NaN, among the NaNs (amax's
+    gives NaN there). NaN rows take a second path: the NaNs' mean (NaN, its gradient 1/k to
+    each NaN); the max itself is taken with NaNs as -inf, so its rule sees no NaN row."""
+    if not node.dtype.is_float or node.numel == 0:
+        return reduce_node(Op.RMAX, node, axes)
+    is_nan = node.ne(node)
+    nans = reduce_node(Op.SUM, is_nan.cast(node.dtype), axes)
+    nan_mean = reduce_node(Op.SUM, is_nan.where(node, 0), axes) / nans
+    largest = reduce_node(Op.RMAX, is_nan.where(-math.inf, node), axes)
+    return (nans > 0).where(nan_mean, largest)
 
 
 def _reversed(node: ir.Node) -> ir.Node:
