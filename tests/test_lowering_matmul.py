@@ -59,3 +59,13 @@ def test_wide_product_no_vectors_tile_runs_transposed(monkeypatch):
     half = x.half() @ w.half()
     np.testing.assert_allclose(half.numpy().astype(np.float32), x.numpy() @ w.numpy(),
                                rtol=2e-2, atol=5e-2)
+
+
+def test_panel_of_b_fits_the_l1_cache(monkeypatch):
+    # 7 vectors of 16 columns (N = 100): blocks of 50 k steps, a 22 KiB panel, not 125
+    import re
+    _codegen_for(monkeypatch, Target(width=16, accumulators=16, cores=2))
+    check(lambda a, b: a @ b, (64, 1000), (1000, 100), atol=1e-2, rtol=1e-3)
+    (kernel,) = cg.compile(cg.randn(64, 1000) @ cg.randn(1000, 100)).kernels
+    (vectors,) = re.findall(r"float16 panel\[(\d+)\]", kernel.source)
+    assert int(vectors) * 64 <= 32 * 1024 and "kb < 20;" in kernel.source

@@ -69,6 +69,10 @@ def ragged_vectors(n: int, width: int) -> int | None:
 # grow), and a work-item's panel copy in rows: the matmul tile choice's cost model.
 _ROW_COST = {4: 1.0, 2: 1.15, 1: 1.5}
 _PANEL_ROWS = 16
+# B's panel is read again for every group of rows: kept to two thirds of a 48 KiB L1 data
+# cache, next to A's rows and the sums (W1's 64x1000 @ 1000x100 on Intel, 7 vectors of 16
+# columns: blocks of 50 k steps, a 22 KiB panel, 0.115 ms; of 125, 56 KiB, 0.160 ms)
+_PANEL_BYTES = 32 * 1024
 # A ragged row of up to this many vectors runs as one panel across (N = 100: 7 of 16).
 _MAX_RAGGED_VECTORS = 8
 
@@ -154,7 +158,8 @@ class MatmulWriter(KernelWriter):
         batch_dims = tuple(sym.delinearize(sym.var("b", 0, n_batch - 1), tuple(batch)))
         self._saw(Op.MATMUL)
         sums = f"{vt} sums[{tile.block_rows * tile.vectors}]"
-        length = self._k_block_length(a, b, batch_dims)
+        # a panel row: `vectors` vectors of floats (halves are computed as floats)
+        length = self._k_block_length(a, b, batch_dims, tile.columns * max(mm.dtype.itemsize, 4))
         self.emit(f"{sums}; {vt} panel[{length * tile.vectors}];")
         with self.block(f"for (int i = 0; i < {tile.block_rows * tile.vectors}; i++)", rolled=True):
             self.emit(f"sums[i] = ({vt})(0);")
@@ -187,14 +192,15 @@ class MatmulWriter(KernelWriter):
         self.local_size = (1, 1, 1)
         return global_size
 
-    def _k_block_length(self, a: Node, b: Node, batch_dims) -> int:
-        """k steps per copied block of B: up to 128, and where k runs over a window or an
-        image (conv gradients) a length that keeps each block inside one of its rows, so
-        loads inside the block need no division by the row length (conv1's weight gradient:
-        blocks of 30, 2.5x faster than 128). A divisor of k also saves a second, tail copy of
-        the loop body (less code to build)."""
+    def _k_block_length(self, a: Node, b: Node, batch_dims, panel_row_bytes: int) -> int:
+        """k steps per copied block of B: as many as keep the panel in the L1 cache (up to
+        128), and where k runs over a window or an image (conv gradients) a length that keeps
+        each block inside one of its rows, so loads inside the block need no division by the
+        row length (conv1's weight gradient: blocks of 30, 2.5x faster than 128). A divisor
+        of k also saves a second, tail copy of the loop body (less code to build)."""
         k_len = a.shape[-1]
-        if k_len <= 128:
+        longest = min(128, max(8, _PANEL_BYTES // panel_row_bytes))
+        if k_len <= longest:
             return k_len
         m, n = a.shape[-2], b.shape[-1]
         row, col = sym.var("row_", 0, m - 1), sym.var("col_", 0, n - 1)
@@ -206,7 +212,7 @@ class MatmulWriter(KernelWriter):
             divisions = sum(_divisions_by(self._input_flat(node, batch_dims + dims), t)
                             for node, dims in ((a, (row, k)), (b, (k, col))))
             return divisions, k_len % length != 0, -length
-        return min([128] + [d for d in range(8, 128) if k_len % d == 0], key=cost)
+        return min([longest] + [d for d in range(8, longest) if k_len % d == 0], key=cost)
 
     def _input_flat(self, node: Node, dims: tuple) -> sym.Lin:
         """The flat index that node read at dims loads from its input buffer (where the
