@@ -69,3 +69,11 @@ def test_panel_of_b_fits_the_l1_cache(monkeypatch):
     (kernel,) = cg.compile(cg.randn(64, 1000) @ cg.randn(1000, 100)).kernels
     (vectors,) = re.findall(r"float16 panel\[(\d+)\]", kernel.source)
     assert int(vectors) * 64 <= 32 * 1024 and "kb < 20;" in kernel.source
+
+
+@pytest.mark.parametrize("m, n", [(64, 6), (64, 201), (5, 1), (64, 32)])
+def test_products_over_no_k_are_zeros(monkeypatch, m, n):
+    # ragged, transposed and whole-vector shapes: k = 0 has no blocks to copy or run
+    _codegen_for(monkeypatch, Target(width=16, accumulators=16, cores=2))
+    out = (cg.randn(m, 0) @ cg.randn(0, n)) + 1
+    np.testing.assert_array_equal(out.numpy(), np.ones((m, n), np.float32))

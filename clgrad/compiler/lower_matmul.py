@@ -33,12 +33,12 @@ class MatmulTile:
     @staticmethod
     def choose(m: int, n: int, width: int, accumulators: int, cores: int) -> "MatmulTile":
         """As many columns as tile n (up to 4 vectors: 2 x 32 beat 4 x 16 by ~10-25% in CPU
-        time at 1024 and 2048), or all of a ragged n, then the register tile's rows (up to the accumulator budget:
-        8-10 for 16 AVX2 registers, 16 for 32 AVX-512 ones) and the panel's rows (up to 64)
-        that finish soonest on `cores` cores: the busiest core's rows, each row costing more
-        in smaller register tiles, plus a panel copy per work-item worth ~16 rows (64x1000x100
-        on two cores: two panels of 50 rows in 2-row tiles, 0.11 ms; five of 20 in 4-row
-        tiles, 0.20 ms; twenty-five of 4, 0.56 ms)."""
+        time at 1024 and 2048), or all of a ragged n, then the register tile's rows (up to
+        the accumulator budget: 8-10 for 16 AVX2 registers, 16 for 32 AVX-512 ones) and the
+        panel's rows (up to 64) that finish soonest on `cores` cores: the busiest core's rows,
+        each row costing more in smaller register tiles, plus a panel copy per work-item worth
+        ~16 rows (64x1000x100 on two cores: two panels of 50 rows in 2-row tiles, 0.11 ms;
+        five of 20 in 4-row tiles, 0.20 ms; twenty-five of 4, 0.56 ms)."""
         vectors = ragged_vectors(n, width) or next(
             v for v in (4, 5, 3, 2, 1) if n % (v * width) == 0)
         panels_across = -(-n // (vectors * width))
@@ -86,7 +86,8 @@ class MatmulWriter(KernelWriter):
         (mm,) = self.spec.reductions
         n = mm.shape[-1]
         whole = n % self.width == 0 or ragged_vectors(n, self.width)
-        if self.width > 1 and (self.transposed or whole) and mm.dtype.is_float:
+        blocked = (self.transposed or whole) and mm.src[0].shape[-1] > 0   # k = 0: no blocks
+        if self.width > 1 and blocked and mm.dtype.is_float:
             return self._matmul_blocked(mm)
         return self._matmul_simple(mm)
 
