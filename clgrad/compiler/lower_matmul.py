@@ -99,7 +99,9 @@ class MatmulWriter(KernelWriter):
         rows_per_item = next(t for t in (4, 2, 1) if m % t == 0)
         width = self.width if n % self.width == 0 else 1
         n_batch = math.prod(batch)
-        self.emit("int j = get_global_id(0); int mi = get_global_id(1); int b = get_global_id(2);")
+        ix = self.index_type
+        self.emit(f"{ix} j = get_global_id(0); {ix} mi = get_global_id(1); "
+                  f"{ix} b = get_global_id(2);")
         j = sym.var("j", 0, n // width - 1)
         mi = sym.var("mi", 0, m // rows_per_item - 1)
         batch_dims = tuple(sym.delinearize(sym.var("b", 0, n_batch - 1), tuple(batch)))
@@ -117,7 +119,7 @@ class MatmulWriter(KernelWriter):
             return mi * rows_per_item + i
 
         def body(lane_expr):
-            with self.block(f"for (int k = 0; k < {k_len}; k++)"):
+            with self.block(f"for ({self.index_type} k = 0; k < {k_len}; k++)"):
                 bv = self.value(b, Index(b.shape, dims=batch_dims + (kv, column(lane_expr))))
                 bv = Value(self.r.splat(bv), mm.dtype, True) if width > 1 else bv
                 for i, acc in enumerate(accs):
@@ -152,7 +154,9 @@ class MatmulWriter(KernelWriter):
         tile = MatmulTile.choose(m, n, self.width, self.target.accumulators, self.target.cores)
         n_batch = math.prod(batch)
         vt = self.r.ctype(mm.dtype, True)
-        self.emit("int j = get_global_id(0); int mb = get_global_id(1); int b = get_global_id(2);")
+        ix = self.index_type
+        self.emit(f"{ix} j = get_global_id(0); {ix} mb = get_global_id(1); "
+                  f"{ix} b = get_global_id(2);")
         panels_across = -(-n // tile.columns)
         j = sym.var("j", 0, panels_across - 1)
         mb = sym.var("mb", 0, m // tile.block_rows - 1)
@@ -162,7 +166,8 @@ class MatmulWriter(KernelWriter):
         # a panel row: `vectors` vectors of floats (halves are computed as floats)
         length = self._k_block_length(a, b, batch_dims, tile.columns * max(mm.dtype.itemsize, 4))
         self.emit(f"{sums}; {vt} panel[{length * tile.vectors}];")
-        with self.block(f"for (int i = 0; i < {tile.block_rows * tile.vectors}; i++)", rolled=True):
+        clear = f"for ({self.index_type} i = 0; i < {tile.block_rows * tile.vectors}; i++)"
+        with self.block(clear, rolled=True):
             self.emit(f"sums[i] = ({vt})(0);")
 
         def column(c: int, lane: sym.Lin) -> sym.Lin:
@@ -170,17 +175,17 @@ class MatmulWriter(KernelWriter):
 
         def k_block(k0: sym.Lin, length: int) -> None:
             t = sym.var("t", 0, length - 1)
-            with self.block(f"for (int t = 0; t < {length}; t++)", rolled=True):
+            with self.block(f"for ({self.index_type} t = 0; t < {length}; t++)", rolled=True):
                 self._copy_panel_row(b, tile, lambda c, lane: Index(
                     b.shape, dims=batch_dims + (k0 + t, column(c, lane))))
             chunks = tile.block_rows // tile.rows
-            with self.block(f"for (int rc = 0; rc < {chunks}; rc++)", rolled=True):
+            with self.block(f"for ({self.index_type} rc = 0; rc < {chunks}; rc++)", rolled=True):
                 self._matmul_tile(a, mm, tile, batch_dims, mb * tile.block_rows, k0, length)
 
         full, tail = divmod(a.shape[-1], length)
         if full:
             kb = sym.var("kb", 0, full - 1)
-            with self.block(f"for (int kb = 0; kb < {full}; kb++)", rolled=True):
+            with self.block(f"for ({self.index_type} kb = 0; kb < {full}; kb++)", rolled=True):
                 k_block(kb * length, length)
         if tail:
             k_block(sym.num(full * length), tail)
@@ -233,7 +238,7 @@ class MatmulWriter(KernelWriter):
         for (r, c), acc in accs.items():
             self.emit(f"{vt} {acc} = sums[(rc*{tile.rows}+{r})*{tile.vectors}+{c}];")
         t = sym.var("t", 0, length - 1)
-        with self.block(f"for (int t = 0; t < {length}; t++)"):
+        with self.block(f"for ({self.index_type} t = 0; t < {length}; t++)"):
             for c in range(tile.vectors):
                 self.emit(f"{vt} b{c} = panel[t*{tile.vectors}+{c}];")
             for r in range(tile.rows):
@@ -271,7 +276,7 @@ class MatmulWriter(KernelWriter):
             self.fused[mm] = sums
             at = (row0 + r, column(c, lane))
             self._store_outputs(batch_dims + (at[::-1] if self.transposed else at))
-        with self.block(f"for (int r = 0; r < {tile.block_rows}; r++)", rolled=True):
+        with self.block(f"for ({self.index_type} r = 0; r < {tile.block_rows}; r++)", rolled=True):
             if tile.whole:
                 with self._each_vector(tile.whole) as c, self.lanes_on() as lane:
                     store(c, lane, Value(f"sums[r*{tile.vectors}+{c.render()}]", mm.dtype, True))
@@ -289,7 +294,7 @@ class MatmulWriter(KernelWriter):
         if count == 1:
             yield sym.num(0)
             return
-        with self.block(f"for (int c = 0; c < {count}; c++)", rolled=True):
+        with self.block(f"for ({self.index_type} c = 0; c < {count}; c++)", rolled=True):
             yield sym.var("c", 0, count - 1)
 
     def _store_outputs(self, dims: tuple[sym.Lin, ...]) -> None:
