@@ -39,6 +39,9 @@ class KernelWriter:
         self.ops_seen: list[str] = []
         self.counter = 0
         self.local_size: tuple[int, ...] | None = None
+        # C type of indices, work-item ids and loop counters: 64-bit where an index may pass
+        # 2**31 - 1 (int arithmetic would wrap, and read or write outside the buffer)
+        self.index_type = "long" if _largest(spec) > _INT_MAX else "int"
 
     # ---- emission helpers ----
     def emit(self, line: str) -> None:
@@ -195,7 +198,7 @@ class KernelWriter:
         if row.vec:
             return self._per_lane(node, index)
         buf = self.param(src, output=False)
-        offset = f"(int)({row.code})*{src.shape[1]}"
+        offset = f"({self.index_type})({row.code})*{src.shape[1]}"
         if self.lane is None or not column.depends_on(self.lane):
             code = self.r.load(buf, f"{offset}+{self.index_code(column)}", node.dtype)
             return self.tmp(code, node.dtype, False)
@@ -274,7 +277,8 @@ class KernelWriter:
                 dims.append(sym.num(0))
                 continue
             code = f"{flat}/{stride}" if stride > 1 else flat
-            self.emit(f"int {flat}{axis} = {code if first else f'({code})%{n}'};")
+            value = code if first else f"({code})%{n}"
+            self.emit(f"{self.index_type} {flat}{axis} = {value};")
             dims.append(sym.var(f"{flat}{axis}", 0, n - 1))
             first = False
         return tuple(dims)
@@ -302,6 +306,25 @@ class KernelWriter:
         prologue = ["  " + line for line in self.r.prologue()]
         body = [header, *prologue, *self.lines, "}"]
         return unaligned_typedefs(self.width) + "\n".join(body) + "\n"
+
+
+_INT_MAX = 2 ** 31 - 1
+
+
+def _largest(spec: KernelSpec) -> int:
+    """The most elements of any value the kernel indexes: its own shape's, its inputs' and
+    every node's it computes, through its reductions (a reduction's source and a matmul's
+    operands are indexed in full)."""
+    seen, stack, largest = set(), [node for node, _ in spec.outputs], math.prod(spec.shape)
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        largest = max(largest, math.prod(node.shape))
+        if node not in spec.inputs:
+            stack.extend(node.src)
+    return largest
 
 
 def kernel_graph(root: Node, spec: KernelSpec, through) -> list[Node]:

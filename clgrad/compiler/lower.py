@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from .ir import Node, structural_key
 from .kernel import KernelSpec
 from .lower_elementwise import ElementwiseWriter
-from .lower_matmul import MatmulWriter
+from .lower_matmul import MatmulWriter, ragged_vectors
 from .lower_reduce import ReduceWriter
 from .target import Target
 
@@ -25,11 +25,12 @@ class LoweredKernel:
 
 def _transpose_matmul(spec: KernelSpec, width: int) -> bool:
     """Whether a CPU matmul should run as C^T = B^T A^T, its vector lanes down M, not along N:
-    when N is narrow or no multiple of 8 (conv channels 6 and 16, the seed MLP's 100) and M is
-    a multiple of 8 that offers more columns than N does."""
+    when N is no multiple of 8 nor few enough vectors for a ragged last one (see
+    ragged_vectors) and M is a multiple of 8."""
     (mm,) = spec.reductions
     *_, m, n = mm.shape
-    return width > 1 and mm.dtype.is_float and n % 8 != 0 and m % 8 == 0
+    return (width > 1 and mm.dtype.is_float and n % 8 != 0 and m % 8 == 0
+            and not ragged_vectors(n, width))
 
 
 def _lane_axis(spec: KernelSpec, width: int) -> int | None:
@@ -45,9 +46,11 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
     transposed = spec.kind == "matmul" and _transpose_matmul(spec, width)
     if spec.kind == "matmul":
         # a matmul's lanes are output columns (rows when transposed): the widest vector that
-        # tiles them
-        columns = spec.reductions[0].shape[-2 if transposed else -1]
-        width = next(w for w in (16, 8, 4, 2, 1) if w <= width and columns % w == 0)
+        # tiles them, or the target's own where a ragged last vector takes the rest
+        mm = spec.reductions[0]
+        columns = mm.shape[-2 if transposed else -1]
+        if not (mm.dtype.is_float and ragged_vectors(columns, width)):
+            width = next(w for w in (16, 8, 4, 2, 1) if w <= width and columns % w == 0)
         writer = MatmulWriter(spec, target, width, transposed)
     elif spec.kind == "reduce":
         writer = ReduceWriter(spec, target, width)

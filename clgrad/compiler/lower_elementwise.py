@@ -20,7 +20,7 @@ class ElementwiseWriter(KernelWriter):
         shape = self.spec.shape
         n = math.prod(shape)
         width = self.width
-        self.emit("int gid = get_global_id(0);")
+        self.emit(f"{self.index_type} gid = get_global_id(0);")
         if width == 1 or n < width:
             self._elementwise_body(sym.linearize(list(self.dim_vars("gid", shape)), shape))
             return (n,)
@@ -42,7 +42,7 @@ class ElementwiseWriter(KernelWriter):
         if tail:
             with self.block(f"if (gid < {n_vec})"):
                 self._elementwise_vector(gid)
-            with self.block(f"else for (int t = 0; t < {tail}; t++)"):
+            with self.block(f"else for ({self.index_type} t = 0; t < {tail}; t++)"):
                 self._elementwise_body(sym.num(n_vec * width) + sym.var("t", 0, tail - 1))
         else:
             self._elementwise_vector(gid)

@@ -22,7 +22,7 @@ class ReduceWriter(KernelWriter):
         rows, length = math.prod(outer), math.prod(inner)
         trailing = axes == tuple(range(len(shape) - len(axes), len(shape)))
         row = sym.var("row", 0, rows - 1)
-        self.emit("int row = get_global_id(0);")
+        self.emit(f"{self.index_type} row = get_global_id(0);")
         outer_dims = self.dim_vars("row", outer)
         row_index = sym.linearize(list(outer_dims), outer)
 
@@ -80,14 +80,14 @@ class ReduceWriter(KernelWriter):
         """Runs body(r) over r in [0, length): vectors of `width` lanes, then a scalar tail."""
         n_vec, tail = divmod(length, width)
         if n_vec:
-            with self.block(f"for (int i = 0; i < {n_vec}; i++)"):
+            with self.block(f"for ({self.index_type} i = 0; i < {n_vec}; i++)"):
                 if width > 1:
                     with self.lanes_on() as lane:
                         body(sym.var("i", 0, n_vec - 1) * width + lane)
                 else:
                     body(sym.var("i", 0, n_vec - 1))
         if tail:
-            with self.block(f"for (int t = 0; t < {tail}; t++)"):
+            with self.block(f"for ({self.index_type} t = 0; t < {tail}; t++)"):
                 body(sym.num(n_vec * width) + sym.var("t", 0, tail - 1))
 
     def _reduction(self, red: Node, at, length: int, width: int,
@@ -140,14 +140,14 @@ class ReduceWriter(KernelWriter):
 
         def run(count: int, first: sym.Lin, into: str) -> None:
             """count steps from step `first` on, added to `into`."""
-            with self.block(f"for (int i = 0; i < {count}; i++)"):
+            with self.block(f"for ({self.index_type} i = 0; i < {count}; i++)"):
                 at = first + sym.var("i", 0, count - 1)
                 if width > 1:
                     with self.lanes_on() as lane:
                         step(at * width + lane, into)
                 else:
                     step(at, into)
-        with self.block(f"for (int ib = 0; ib < {blocks}; ib++)"):
+        with self.block(f"for ({self.index_type} ib = 0; ib < {blocks}; ib++)"):
             self.emit(f"{ctype} {blk} = {zero};")
             run(_SUM_BLOCK, sym.var("ib", 0, blocks - 1) * _SUM_BLOCK, blk)
             self.emit(f"int {level} = 0;")
@@ -160,7 +160,7 @@ class ReduceWriter(KernelWriter):
             if blocks >> bit & 1:
                 self.emit(f"{total} = {total} + {part}[{bit}];")
         if tail:
-            with self.block(f"for (int t = 0; t < {tail}; t++)"):
+            with self.block(f"for ({self.index_type} t = 0; t < {tail}; t++)"):
                 step(sym.num(steps * width) + sym.var("t", 0, tail - 1))
 
 
