@@ -238,6 +238,10 @@ def _add(a, b):
 def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, inputs=None):
     """Propagates grad_outputs from outputs. Accumulates into leaves' .grad, or, when inputs is
     given, returns the gradients of those tensors instead (and touches no .grad)."""
+    # Steps stay steps: values changed in place since the last schedule (the previous step's
+    # parameter updates, optimizer state, running statistics) are computed now, so this
+    # step's graph starts from their buffers instead of growing the previous step's graph.
+    tensor.realize()
     grads: dict[int, list] = {}     # id(node) -> one pending gradient per output of the node
 
     def push(fn, nr: int, g) -> None:
