@@ -6,6 +6,7 @@ gradient is derived from the primitive rules and fuses with the ops around it.
 from __future__ import annotations
 
 import math
+import warnings
 import weakref
 
 from ..compiler import dtype as dt
@@ -90,6 +91,11 @@ def linear(input, weight, bias=None):
     if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
         raise RuntimeError(f"linear: expected bias of shape ({weight.shape[0]},), got "
                            f"{tuple(bias.shape)}")
+    dtypes = {t.dtype for t in tensors}
+    if len(dtypes) > 1:
+        raise RuntimeError(f"linear: expected input, weight and bias of one dtype, got "
+                           f"{', '.join(t.dtype.name for t in tensors)} (convert the input with "
+                           f".to(weight.dtype) or the module with .to(input.dtype))")
     lead = input.shape[:-1]
     rows = math.prod(lead)
     out = input.node.reshape((rows, input.shape[-1])) @ weight.node.permute((1, 0))
@@ -242,6 +248,11 @@ def _check_same_shape(op: str, input, target) -> None:
 
 def mse_loss(input, target, reduction: str = "mean"):
     device = common_device("mse_loss", [input, target])
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"Using a target size {tuple(target.shape)} that is different to the "
+                      f"input size {tuple(input.shape)}. This will likely lead to incorrect "
+                      f"results due to broadcasting. Please ensure they have the same size.",
+                      stacklevel=2)
     from ..frontend.operands import broadcast_shape, broadcast_to
     shape = broadcast_shape("mse_loss", input.shape, target.shape)
     a = broadcast_to(as_float(input.node), shape)
