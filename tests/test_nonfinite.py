@@ -229,3 +229,9 @@ def test_amax_over_dims_of_size_one():
     check(lambda t: t.amin(1, keepdim=True), x)
     check(lambda t: t[1, 0].amax(), x)
     check(lambda t: t[1, 0].max(), x)
+
+
+def test_relu_keeps_negative_zero():
+    x = np.array([-0.0, 0.0, -5.0, nan, 3.0, -inf, inf], np.float32)
+    check(lambda t: 1 / t.relu(), x)             # relu(-0.0) is -0.0
+    check(lambda t: t.relu(), x)

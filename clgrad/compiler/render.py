@@ -191,7 +191,7 @@ class Renderer:
         mask = self.splat(c)
         if a.dtype.itemsize == 8:
             mask = f"convert_long{self.width}({mask})"
-        return f"select({self.splat(b)},{self.splat(a)},{mask})"
+        return self._select(self.splat(b), self.splat(a), mask)
 
     def cast(self, a: Value, out: DType) -> str:
         if a.dtype == out:

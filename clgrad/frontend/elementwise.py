@@ -100,11 +100,13 @@ def _int_pow(x, exponent, dtype):
 
 
 def relu(x):
-    """0 where x <= 0, else x: a NaN stays, with gradient 1 (PyTorch's threshold_backward
-    zeroes the gradient where the result is <= 0 only)."""
+    """0 where x < 0, else x, as PyTorch's max(x, 0): -0.0 and NaN stay. The gradient is 0
+    where x <= 0 (threshold_backward): x == 0 reads a detached x, which the kernel compiler
+    folds away (x == 0 ? x : x); a NaN passes it."""
     node = x.node
     zero = node.const_like(0)
-    return record("relu", (node <= zero).where(zero, node), x.device, [x])
+    kept = node.eq(zero).where(node.detach(), node)
+    return record("relu", (node < zero).where(zero, kept), x.device, [x])
 
 
 def sigmoid(x):
