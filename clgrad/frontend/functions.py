@@ -16,6 +16,17 @@ METHODS_AS_FUNCTIONS = (
     "neg", "numel", "permute", "pow", "prod", "reciprocal", "relu", "reshape", "round", "rsqrt",
     "sigmoid", "sign", "sin", "softmax", "sqrt", "square", "squeeze", "std", "sub", "sum", "t",
     "tanh", "transpose", "unsqueeze", "var", "zero_",
+    # composed of other methods (composite_methods.py)
+    "eq", "ne", "lt", "le", "gt", "ge", "remainder", "floor_divide", "true_divide", "swapaxes",
+    "swapdims", "moveaxis", "movedim", "ravel", "broadcast_to", "clamp_min", "clamp_max",
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "nan_to_num", "trunc", "frac", "fmod",
+    "log2", "log10", "exp2", "log1p", "expm1", "lerp", "addcmul", "addcdiv", "masked_fill",
+    "narrow", "split", "chunk", "unbind", "select", "tile", "roll", "tril", "triu", "diagonal",
+    "diag", "trace", "outer", "dot", "mv", "addmm", "gather", "take_along_dim", "index_select",
+    "is_floating_point", "is_signed", "abs_", "exp_", "log_", "sqrt_", "sin_", "cos_", "tanh_",
+    "sigmoid_", "relu_", "neg_", "reciprocal_", "floor_", "ceil_", "round_", "rsqrt_",
+    "square_", "clamp_min_", "clamp_max_", "trunc_", "frac_", "log2_", "log10_", "log1p_",
+    "expm1_", "exp2_", "nan_to_num_",
 )
 
 

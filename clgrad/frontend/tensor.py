@@ -319,7 +319,7 @@ def _install(methods) -> None:
     """Puts each (name, function) on Tensor; a lambda takes the method's name, so that
     tracebacks and help() say which method it is."""
     for name, fn in methods:
-        if fn.__name__ == "<lambda>":
+        if getattr(fn, "__name__", None) == "<lambda>":     # (properties have no name)
             fn.__name__, fn.__qualname__ = name, f"Tensor.{name}"
         setattr(Tensor, name, fn)
 
@@ -343,8 +343,9 @@ def compute(tensors: list[Tensor]) -> None:
             jit_protocol.holds_buffer(t)
 
 
-# last: inplace.py imports this module
-from . import inplace  # noqa: E402
+# last: inplace.py and composite_methods.py import this module
+from . import composite_methods, inplace  # noqa: E402
 
 _install(METHODS)
 _install(inplace.METHODS)
+_install(composite_methods.METHODS)
