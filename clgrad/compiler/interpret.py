@@ -12,20 +12,8 @@ import numpy as np
 
 from .dtype import DType, bool_, float16
 from .ir import BufferRef, Node, toposort
-from .ops import COMPARISON, MOVEMENT, REDUCE, UNARY, Op
-
-_FLOAT_UNARY = {
-    Op.NEG: np.negative, Op.RECIP: np.reciprocal, Op.SQRT: np.sqrt, Op.EXP: np.exp,
-    Op.LOG: np.log, Op.SIN: np.sin, Op.COS: np.cos, Op.TANH: np.tanh, Op.ABS: np.abs,
-    Op.FLOOR: np.floor, Op.CEIL: np.ceil, Op.ROUND: np.rint,
-}
-_INT_UNARY = {Op.NEG: np.negative, Op.ABS: np.abs,
-              Op.FLOOR: np.positive, Op.CEIL: np.positive, Op.ROUND: np.positive}
-_FLOAT_BINARY = {
-    Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.divide,
-    Op.POW: np.power, Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: np.fmod,
-}
-
+from .ops import (COMPARISON, FLOAT_BINARY, FLOAT_UNARY, INT_UNARY, MOVEMENT, REDUCE, UNARY,
+                  Op)
 
 def _safe(b: np.ndarray) -> np.ndarray:
     """The divisor the kernels use: 1 where it is 0 or -1 (render.Renderer._int_divide)."""
@@ -151,7 +139,7 @@ def _unary(op: Op, x: np.ndarray, dtype: DType) -> np.ndarray:
         return np.logical_not(x) if dtype == bool_ else np.invert(x)
     if dtype == bool_:
         x = x.astype(np.int32)              # registers hold bools as int
-    table = _FLOAT_UNARY if dtype.is_float else _INT_UNARY
+    table = FLOAT_UNARY if dtype.is_float else INT_UNARY
     if op not in table:
         raise TypeError(f"{op.name.lower()} is not defined for {dtype.name}")
     return table[op](_registers(x))
@@ -166,7 +154,7 @@ def _binary(op: Op, a: np.ndarray, b: np.ndarray, dtype: DType) -> np.ndarray:
             raise TypeError("div is not defined for bool")
         result = _INT_BINARY[op](a.astype(np.int32), b.astype(np.int32))
         return result != 0
-    table = _FLOAT_BINARY if dtype.is_float else _INT_BINARY
+    table = FLOAT_BINARY if dtype.is_float else _INT_BINARY
     if op not in table:
         raise TypeError(f"{op.name.lower()} is not defined for {dtype.name}")
     return table[op](a, b)

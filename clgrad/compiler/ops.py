@@ -1,5 +1,8 @@
-"""The primitive operations of the IR, grouped by kind."""
+"""The primitive operations of the IR, grouped by kind, and what the elementwise ones mean in
+NumPy (the interpreter computes with these; the kernels must agree)."""
 from enum import Enum, auto
+
+import numpy as np
 
 
 class Op(Enum):
@@ -67,3 +70,17 @@ REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.STRIDE,
                       Op.WINDOW})
 SOURCE = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
+
+# What the math ops compute, in NumPy, for float and for integer operands. Integer division,
+# remainder and the bitwise ops follow C, as the kernels do: compiler/interpret.py has those.
+FLOAT_UNARY = {
+    Op.NEG: np.negative, Op.RECIP: np.reciprocal, Op.SQRT: np.sqrt, Op.EXP: np.exp,
+    Op.LOG: np.log, Op.SIN: np.sin, Op.COS: np.cos, Op.TANH: np.tanh, Op.ABS: np.abs,
+    Op.FLOOR: np.floor, Op.CEIL: np.ceil, Op.ROUND: np.rint,
+}
+INT_UNARY = {Op.NEG: np.negative, Op.ABS: np.abs,
+             Op.FLOOR: np.positive, Op.CEIL: np.positive, Op.ROUND: np.positive}
+FLOAT_BINARY = {
+    Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.divide,
+    Op.POW: np.power, Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: np.fmod,
+}

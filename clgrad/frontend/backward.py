@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..compiler import gradients, ir
 from ..compiler.ir import Node
-from .grad_fn_names import GRAD_FN_NAMES
+from .grad_fn_names import grad_fn_name
 from . import jit_protocol
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .operands import is_tensor
@@ -201,7 +201,7 @@ def _run_hooks(fn, slot: list) -> list:
 
 
 def record(op: str, node: Node, device, inputs):
-    """The tensor holding node, the result of op (its name in GRAD_FN_NAMES), with a grad_fn
+    """The tensor holding node, the result of op (grad_fn_names names its grad_fn), with a grad_fn
     when autograd should see this op."""
     if jit_protocol.capturing():
         jit_protocol.reading(inputs)
@@ -211,7 +211,7 @@ def record(op: str, node: Node, device, inputs):
     out = tensor.Tensor(node, device)
     if tracked and is_grad_enabled():
         out.requires_grad = True
-        out.grad_fn = GradFn(GRAD_FN_NAMES[op], list(inputs), node)
+        out.grad_fn = GradFn(grad_fn_name(op), list(inputs), node)
     return out
 
 
