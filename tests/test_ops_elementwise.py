@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+import clgrad as cg
 from helpers import check, make
 
 A, B, C = (3, 5), (4, 1, 6), (2, 3, 4)
@@ -202,3 +203,15 @@ def test_fused_chain_odd_size():
 def test_value_used_twice():
     check(lambda a: a * a + a, A)
     check(lambda a, b: (a + b) * (a - b) * a, A, (5,))
+
+
+def test_erf_a_primitive_forward_and_backward():
+    """erf is a primitive (a C builtin): an Op with its NumPy meaning, its C spelling, its
+    gradient rule and its Tensor method."""
+    edges = np.array([-30.0, -3.0, -1e-8, 0.0, 0.5, 2.0, 10.0, np.inf, -np.inf],
+                     dtype=np.float32)
+    out = check(lambda x: x.erf(), edges, atol=1e-6)
+    assert out[0].grad_fn.name() == "ErfBackward0"
+    check(lambda x: x.erf(), (3, 5), atol=1e-6)
+    nan_in = cg.tensor([np.nan], requires_grad=True)
+    assert np.isnan(nan_in.erf().item())

@@ -6,6 +6,8 @@ from the primitives they are made of.
 """
 from __future__ import annotations
 
+import math
+
 from . import ir
 from .ir import Node
 from .ops import Op
@@ -180,6 +182,7 @@ RULES = {
     Op.SIN: lambda n, g: (g * n.src[0].cos(),),
     Op.COS: lambda n, g: (-(g * n.src[0].sin()),),
     Op.TANH: lambda n, g: (g * (1 - n * n),),
+    Op.ERF: lambda n, g: (g * (2 / math.sqrt(math.pi)) * (-(n.src[0] * n.src[0])).exp(),),
     Op.ABS: _abs_rule,
     Op.FLOOR: _zero_rule,
     Op.CEIL: _zero_rule,

@@ -1,5 +1,6 @@
 """The primitive operations of the IR, grouped by kind, and what the elementwise ones mean in
 NumPy (the interpreter computes with these; the kernels must agree)."""
+import math
 from enum import Enum, auto
 
 import numpy as np
@@ -24,6 +25,7 @@ class Op(Enum):
     FLOOR = auto()
     CEIL = auto()
     ROUND = auto()
+    ERF = auto()
     NOT = auto()
     CAST = auto()        # arg = None; the node's dtype is the target
     DETACH = auto()      # the same value, opaque to autograd (detach(), no_grad results)
@@ -61,7 +63,7 @@ class Op(Enum):
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
-                   Op.FLOOR, Op.CEIL, Op.ROUND, Op.NOT, Op.CAST, Op.DETACH})
+                   Op.FLOOR, Op.CEIL, Op.ROUND, Op.ERF, Op.NOT, Op.CAST, Op.DETACH})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.MOD,
                     Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR})
 COMPARISON = frozenset({Op.CMPLT, Op.CMPEQ})
@@ -77,6 +79,7 @@ FLOAT_UNARY = {
     Op.NEG: np.negative, Op.RECIP: np.reciprocal, Op.SQRT: np.sqrt, Op.EXP: np.exp,
     Op.LOG: np.log, Op.SIN: np.sin, Op.COS: np.cos, Op.TANH: np.tanh, Op.ABS: np.abs,
     Op.FLOOR: np.floor, Op.CEIL: np.ceil, Op.ROUND: np.rint,
+    Op.ERF: np.vectorize(math.erf, otypes=[np.float64]),
 }
 INT_UNARY = {Op.NEG: np.negative, Op.ABS: np.abs,
              Op.FLOOR: np.positive, Op.CEIL: np.positive, Op.ROUND: np.positive}

@@ -23,6 +23,7 @@ _FLOAT_UNARY = {
     Op.NEG: "(-{0})", Op.RECIP: "(1/{0})", Op.SQRT: "sqrt({0})", Op.EXP: "exp({0})",
     Op.LOG: "log({0})", Op.SIN: "sin({0})", Op.COS: "cos({0})", Op.TANH: "tanh({0})",
     Op.ABS: "fabs({0})", Op.FLOOR: "floor({0})", Op.CEIL: "ceil({0})", Op.ROUND: "rint({0})",
+    Op.ERF: "erf({0})",
 }
 _INT_UNARY = {Op.NEG: "(-{0})", Op.ABS: "max({0},-({0}))",
               Op.FLOOR: "{0}", Op.CEIL: "{0}", Op.ROUND: "{0}"}
