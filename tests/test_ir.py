@@ -10,7 +10,7 @@ from clgrad.compiler import ir
 from clgrad.compiler.dtype import bool_, float16, float32, float64, from_numpy, int32, int64
 from clgrad.compiler.interpret import evaluate
 from clgrad.compiler.ir import BufferRef, Node
-from clgrad.compiler.ops import Op
+from clgrad.compiler.ops import FLOAT_BINARY, FLOAT_UNARY, Op
 from clgrad.compiler.textir import dump, parse
 
 
@@ -67,10 +67,9 @@ def every_op_graph():
     i = buf((2, 3), int32)
     scalar = buf((), float64)
     roots = []
-    for op in (Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
-               Op.FLOOR, Op.CEIL, Op.ROUND):
+    for op in FLOAT_UNARY:          # every math op, a new one included
         roots.append(ir.unary(op, x))
-    for op in (Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.MOD):
+    for op in FLOAT_BINARY:
         roots.append(ir.binary(op, x, y))
     lt = ir.binary(Op.CMPLT, x, y)
     eq = ir.binary(Op.CMPEQ, i, ir.const(3, int32, (2, 3)))
