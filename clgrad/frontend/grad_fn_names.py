@@ -108,4 +108,20 @@ GRAD_FN_NAMES = {
     "conv_transpose2d": "ConvolutionBackward0",
     "max_pool2d": "MaxPool2DWithIndicesBackward0",
     "avg_pool2d": "AvgPool2DBackward0",
+    # nn activations, losses, normalisation, pooling and resampling (nn/activation.py, ...)
+    "silu": "SiluBackward0",
+    "mish": "MishBackward0",
+    "leaky_relu": "LeakyReluBackward0",
+    "elu": "EluBackward0",                  # selu too
+    "celu": "CeluBackward0",
+    "hardtanh": "HardtanhBackward0",        # relu6 too
+    "hardswish": "HardswishBackward0",
+    "hardsigmoid": "HardsigmoidBackward0",
+    "softplus": "SoftplusBackward0",
+    "log_sigmoid": "LogSigmoidBackward0",
+    "threshold": "ThresholdBackward0",
+    "hardshrink": "HardshrinkBackward0",
+    "softshrink": "SoftshrinkBackward0",
+    "prelu": "PreluKernelBackward0",
+    "glu": "GluBackward0",
 }

@@ -13,3 +13,9 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
            "LayerNorm", "Dropout", "Embedding", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax",
            "LogSoftmax", "Flatten", "MSELoss", "CrossEntropyLoss", "NLLLoss",
            "BCEWithLogitsLoss"]
+
+# ---- more of torch.nn, in modules of their own ----------------------------------------------
+from .activation_layers import *  # noqa: E402,F401,F403
+from .activation_layers import __all__ as _activation_layers  # noqa: E402
+
+__all__ += _activation_layers

@@ -417,3 +417,9 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear"
            "cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
            "conv_transpose1d", "conv_transpose2d", "max_pool2d",
            "avg_pool2d", "one_hot"]
+
+# ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
+from .activation import *  # noqa: E402,F401,F403
+from .activation import __all__ as _activation_all  # noqa: E402
+
+__all__ += _activation_all
