@@ -124,4 +124,10 @@ GRAD_FN_NAMES = {
     "softshrink": "SoftshrinkBackward0",
     "prelu": "PreluKernelBackward0",
     "glu": "GluBackward0",
+    "smooth_l1_loss": "SmoothL1LossBackward0",
+    "huber_loss": "HuberLossBackward0",
+    "binary_cross_entropy": "BinaryCrossEntropyBackward0",
+    "soft_margin_loss": "SoftMarginLossBackward0",
+    "clamp_min": "ClampMinBackward0",
+    "norm": "NormBackward1",
 }

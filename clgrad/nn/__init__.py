@@ -18,4 +18,9 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
 from .activation_layers import *  # noqa: E402,F401,F403
 from .activation_layers import __all__ as _activation_layers  # noqa: E402
 
-__all__ += _activation_layers
+from .loss import LOSSES_MORE as _losses_more  # noqa: E402
+from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity, HuberLoss,  # noqa: E402,F401
+                   KLDivLoss, L1Loss, MarginRankingLoss, PairwiseDistance, SmoothL1Loss,
+                   SoftMarginLoss)
+
+__all__ += _activation_layers + _losses_more

@@ -421,5 +421,7 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear"
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
 from .activation import *  # noqa: E402,F401,F403
 from .activation import __all__ as _activation_all  # noqa: E402
+from .loss_functions import *  # noqa: E402,F401,F403
+from .loss_functions import __all__ as _loss_functions_all  # noqa: E402
 
-__all__ += _activation_all
+__all__ += _activation_all + _loss_functions_all

@@ -1,0 +1,348 @@
+"""Losses and distances of torch.nn.functional: l1_loss, smooth_l1_loss, huber_loss,
+binary_cross_entropy, kl_div, margin_ranking_loss, cosine_embedding_loss, soft_margin_loss,
+cosine_similarity, pairwise_distance and normalize, recorded under PyTorch's grad_fn names.
+
+Each is built from node operators, so its gradient comes from the primitive rules; where
+PyTorch's backward is a formula of its own (binary_cross_entropy's clamped denominator) the
+value is computed apart from a term that carries that gradient and adds zero.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+from ..compiler import ir
+from ..frontend.backward import record
+from ..frontend.capture import in_jit
+from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
+                                 normalize_dims, result_dtype)
+from ..compiler.ops import Op
+from .activation import log1p, softplus_node
+from .functional import _REDUCTIONS, _reduce
+
+
+def legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """PyTorch's deprecated size_average and reduce flags, as a reduction."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return ("mean" if size_average else "sum") if reduce else "none"
+
+
+def _check_reduction(reduction: str, allowed=_REDUCTIONS) -> None:
+    if reduction not in allowed:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _pair(op: str, input, target, warn: bool = True):
+    """input and target as float nodes of their common dtype and broadcast shape (PyTorch
+    warns when the shapes differ), and their device."""
+    device = common_device(op, [input, target])
+    if warn and tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"{op}: Using a target size {list(target.shape)} that is different to "
+                      f"the input size {list(input.shape)}. This will likely lead to "
+                      "incorrect results due to broadcasting. Please ensure they have the same "
+                      "size.", UserWarning, stacklevel=3)
+    dtype = result_dtype(op, (input, target))
+    x = as_float(ir.cast(input.node, dtype))
+    shape = broadcast_shape(op, input.shape, target.shape)
+    return broadcast_to(x, shape), broadcast_to(target.node.cast(x.dtype), shape), device
+
+
+def _sample_weight(op: str, weight, input, loss: ir.Node) -> ir.Node:
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError(f"{op}: Weights and input must have the same size, got weight of "
+                         f"shape {tuple(weight.shape)} and input of shape {tuple(input.shape)}")
+    return loss * broadcast_to(weight.node.cast(loss.dtype), loss.shape)
+
+
+def _total(node: ir.Node) -> ir.Node:
+    return node.reshape((node.numel,)).sum((0,)).reshape(()) if node.numel else \
+        ir.const(0, node.dtype, ())
+
+
+def _weighted_reduce(op, loss, input, target, weight, reduction, device, mean_by_weight):
+    """PyTorch's weighted l1 and huber losses: the loss times weight, then summed, averaged,
+    or (l1) divided by the weights' sum."""
+    _check_reduction(reduction)
+    loss = _sample_weight(op, weight, input, loss)
+    tensors = [input, target, weight]
+    if reduction == "none":
+        return record("mul", loss, device, tensors)
+    if reduction == "sum":
+        return record("sum", _total(loss), device, tensors)
+    if mean_by_weight:
+        return record("div", _total(loss) / _total(weight.node.cast(loss.dtype)), device, tensors)
+    return record("mean", _reduce(loss, "mean"), device, tensors)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+            weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x, t, device = _pair("l1_loss", input, target)
+    loss = (x - t).abs()
+    if weight is not None:
+        return _weighted_reduce("l1_loss", loss, input, target, weight, reduction, device, True)
+    _check_reduction(reduction)
+    name = {"none": "abs", "mean": "mean", "sum": "sum"}[reduction]
+    return record(name, _reduce(loss, reduction), device, [input, target])
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError(f"smooth_l1_loss does not support negative values for beta, got "
+                           f"{beta}")
+    if beta == 0:
+        return l1_loss(input, target, reduction=reduction)
+    x, t, device = _pair("smooth_l1_loss", input, target)
+    d = x - t
+    z = d.abs()
+    small = z < beta
+    ds = small.where(d, 0)          # the square never reads a large (or infinite) difference
+    loss = small.where(0.5 * ds * ds / beta, z - 0.5 * beta)
+    _check_reduction(reduction)
+    return record("smooth_l1_loss", _reduce(loss, reduction), device, [input, target])
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta, got "
+                           f"{delta}")
+    x, t, device = _pair("huber_loss", input, target)
+    d = x - t
+    z = d.abs()
+    small = z < delta
+    ds = small.where(d, 0)
+    loss = small.where(0.5 * ds * ds, delta * (z - 0.5 * delta))
+    if weight is not None:
+        return _weighted_reduce("huber_loss", loss, input, target, weight, reduction, device,
+                                False)
+    _check_reduction(reduction)
+    return record("huber_loss", _reduce(loss, reduction), device, [input, target])
+
+
+def _check_probabilities(input) -> None:
+    """PyTorch checks the values of binary_cross_entropy's input; lazily computed inputs would
+    have to be computed and read for it, so only an input already in a buffer is checked
+    (values outside [0, 1] give NaN otherwise)."""
+    if input.node.op is not Op.BUFFER or in_jit() or not input.numel():
+        return
+    values = input.numpy()
+    if ((values < 0) | (values > 1)).any():
+        raise RuntimeError(f"binary_cross_entropy: all elements of input should be between 0 "
+                           f"and 1 (input of shape {tuple(input.shape)})")
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """-(y log x + (1 - y) log(1 - x)), each log clamped at -100 as PyTorch does; the gradient
+    is PyTorch's (x - y) / max(x (1 - x), 1e-12), finite at x = 0 and 1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"binary_cross_entropy: Using a target size {list(target.shape)} "
+                         f"that is different to the input size {list(input.shape)} is "
+                         "deprecated. Please ensure they have the same size.")
+    if input.dtype != target.dtype or not input.dtype.is_float:
+        raise RuntimeError(f"binary_cross_entropy: expected input and target of one floating "
+                           f"point dtype, got {input.dtype.name} input and {target.dtype.name} "
+                           "target")
+    tensors = [t for t in (input, target, weight) if t is not None]
+    device = common_device("binary_cross_entropy", tensors)
+    _check_probabilities(input)
+    x, y = input.node, target.node
+    xd = x.detach()
+
+    def clamped_log(v: ir.Node) -> ir.Node:
+        return (v < -100).where(v.const_like(-100), v)      # NaN stays NaN (fmax would not)
+    value = (y - 1) * clamped_log(log1p(-xd)) - y * clamped_log(xd.log())
+    denom = (1 - xd) * xd
+    slope = (xd - y) / (denom < 1e-12).where(denom.const_like(1e-12), denom)
+    if weight is not None:
+        w = broadcast_to(weight.node.cast(x.dtype), x.shape)
+        value, slope = value * w, slope * w
+    # x - x.detach() is 0 (x is in [0, 1]), and its gradient carries PyTorch's slope
+    loss = value + (x - xd) * slope.detach()
+    return record("binary_cross_entropy", _reduce(loss, reduction), device, tensors)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False):
+    """target * (log(target) - input) (0 where target is 0), or with log_target
+    exp(target) * (target - input); 'batchmean' divides the sum by the batch size."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, _REDUCTIONS + ("batchmean",))
+    if reduction == "mean":
+        warnings.warn("kl_div: reduction: 'mean' divides the total loss by both the batch size "
+                      "and the support size. 'batchmean' divides only by the batch size, and "
+                      "aligns with the KL div math definition. 'mean' will be changed to behave "
+                      "the same as 'batchmean' in the next major release.", UserWarning,
+                      stacklevel=2)
+    x, t, device = _pair("kl_div", input, target, warn=False)
+    if log_target:
+        loss, name = t.exp() * (t - x), "mul"
+    else:
+        zero = t.eq(0)
+        xlogy = zero.where(0, t * zero.where(1, t).log())     # 0 log 0 = 0, NaN stays NaN
+        loss, name = xlogy - t * x, "sub"
+    tensors = [input, target]
+    if reduction == "batchmean":
+        total = _reduce(loss, "sum")
+        if input.ndim:
+            return record("div", total / input.shape[0], device, tensors)
+        return record("sum", total, device, tensors)
+    name = {"none": name, "mean": "mean", "sum": "sum"}[reduction]
+    return record(name, _reduce(loss, reduction), device, tensors)
+
+
+def _clamp_min0(v: ir.Node) -> ir.Node:
+    """max(v, 0), gradient 1 at v = 0 (clamp_min's), NaN kept."""
+    return (v < 0).where(v.const_like(0), v)
+
+
+def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None,
+                        reduce=None, reduction: str = "mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {tuple(input1.shape)}, input2: "
+                           f"{tuple(input2.shape)}, target: {tuple(target.shape)}")
+    tensors = [input1, input2, target]
+    device = common_device("margin_ranking_loss", tensors)
+    dtype = result_dtype("margin_ranking_loss", tensors)
+    shape = broadcast_shape("margin_ranking_loss", *(t.shape for t in tensors))
+    a, b, y = (broadcast_to(as_float(t.node.cast(dtype)), shape) for t in tensors)
+    loss = _clamp_min0(-y * (a - b) + margin)
+    name = {"none": "clamp_min", "mean": "mean", "sum": "sum"}[reduction]
+    return record(name, _reduce(loss, reduction), device, tensors)
+
+
+def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_average=None,
+                          reduce=None, reduction: str = "mean"):
+    """1 - cos(x1, x2) where target is 1, max(0, cos - margin) where it is -1; cos computed as
+    PyTorch's, with 1e-12 added to each squared magnitude."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.ndim not in (0, 1):
+        raise RuntimeError(f"cosine_embedding_loss: 0D or 1D target tensor expected, "
+                           f"multi-target not supported (target of shape {tuple(target.shape)})")
+    want = target.ndim + 1
+    if input1.ndim != want or input2.ndim != want:
+        raise RuntimeError(f"cosine_embedding_loss: {target.ndim}D target tensor expects "
+                           f"{want}D input tensors, but found inputs with sizes "
+                           f"{tuple(input1.shape)} and {tuple(input2.shape)}")
+    tensors = [input1, input2, target]
+    device = common_device("cosine_embedding_loss", tensors)
+    dtype = result_dtype("cosine_embedding_loss", [input1, input2])
+    shape = broadcast_shape("cosine_embedding_loss", input1.shape, input2.shape)
+    a, b = (broadcast_to(as_float(t.node.cast(dtype)), shape) for t in (input1, input2))
+    axis = (target.ndim,)
+    out_shape = shape[:target.ndim]
+    prod = (a * b).sum(axis).reshape(out_shape)
+    mag1 = (a * a).sum(axis).reshape(out_shape) + 1e-12
+    mag2 = (b * b).sum(axis).reshape(out_shape) + 1e-12
+    cos = prod / (mag1 * mag2).sqrt()
+    y = broadcast_to(target.node.cast(cos.dtype),
+                     broadcast_shape("cosine_embedding_loss", out_shape, target.shape))
+    if y.shape != cos.shape:
+        raise RuntimeError(f"cosine_embedding_loss: target of shape {tuple(target.shape)} does "
+                           f"not match the {out_shape} similarities of inputs of shape {shape}")
+    loss = y.eq(1).where(1 - cos, 0) + y.eq(-1).where(_clamp_min0(cos - margin), 0)
+    name = {"none": "add", "mean": "mean", "sum": "sum"}[reduction]
+    return record(name, _reduce(loss, reduction), device, tensors)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """log(1 + exp(-y x)), computed without overflow (PyTorch's is inf past -y x = 88)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x, y, device = _pair("soft_margin_loss", input, target)
+    loss = softplus_node(-(y * x))
+    return record("soft_margin_loss", _reduce(loss, reduction), device, [input, target])
+
+
+# ---- norms and distances ------------------------------------------------------------------
+
+def _vector_norm(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
+    """The p-norm of v over axes (kept as size 1); its gradient is 0 where the norm is 0, as
+    PyTorch's (not sqrt's inf times 0)."""
+    a = v.abs()
+    if p == 1:
+        return a.sum(axes)
+    if p == math.inf:
+        return a.max(axes)
+    if p == -math.inf:
+        return -((-a).max(axes))
+    if p == 0:
+        return a.ne(0).cast(v.dtype).sum(axes)
+    if p == 2:
+        powered = (v * v).sum(axes)
+    else:
+        nonzero = a.ne(0)
+        powered = nonzero.where(nonzero.where(a, 1) ** p, 0).sum(axes)
+    zero = powered.eq(0)
+    safe = zero.where(1, powered)
+    root = safe.sqrt() if p == 2 else safe ** (1 / p)
+    return zero.where(0, root)
+
+
+def _norm_axes(op: str, dim, ndim: int) -> tuple[int, ...]:
+    return normalize_dims(op, dim, ndim)
+
+
+def normalize(input, p: float = 2.0, dim=1, eps: float = 1e-12, out=None):
+    """input / max(norm_p(input, dim), eps)."""
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported")
+    x = as_float(input.node)
+    axes = _norm_axes("normalize", dim, input.ndim)
+    norm = _vector_norm(x, p, axes)
+    denom = (norm < eps).where(norm.const_like(eps), norm)
+    return record("div", x / denom.expand(x.shape), input.device, [input])
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
+    """sum(x1 / |x1| * x2 / |x2|) along dim; each norm is raised to eps at least, a step
+    PyTorch takes outside autograd (so the gradient flows as if it were not clamped)."""
+    device = common_device("cosine_similarity", [x1, x2])
+    dtype = result_dtype("cosine_similarity", (x1, x2))
+    if not dtype.is_float:
+        raise RuntimeError(f"cosine_similarity: expected common dtype to be floating point, "
+                           f"yet common dtype is {dtype.name} (inputs {x1.dtype.name} "
+                           f"{tuple(x1.shape)} and {x2.dtype.name} {tuple(x2.shape)})")
+    shape = broadcast_shape("cosine_similarity", x1.shape, x2.shape)
+    axis = _norm_axes("cosine_similarity", dim, len(shape))
+    a, b = (broadcast_to(t.node.cast(dtype), shape) for t in (x1, x2))
+
+    def unit(v):
+        n = _vector_norm(v, 2, axis)
+        raised = (n < eps).where(n - n.detach() + eps, n)
+        return v / raised.expand(v.shape)
+    out = (unit(a) * unit(b)).sum(axis)
+    out = out.reshape(tuple(s for i, s in enumerate(shape) if i not in axis))
+    return record("sum_dim", out, device, [x1, x2])
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """norm_p(x1 - x2 + eps) over the last dim."""
+    device = common_device("pairwise_distance", [x1, x2])
+    dtype = result_dtype("pairwise_distance", (x1, x2))
+    shape = broadcast_shape("pairwise_distance", x1.shape, x2.shape)
+    if not shape:
+        raise RuntimeError("pairwise_distance: expected inputs of at least 1 dimension, got "
+                           "0-d inputs")
+    a, b = (broadcast_to(as_float(t.node.cast(dtype)), shape) for t in (x1, x2))
+    axis = len(shape) - 1
+    norm = _vector_norm(a - b + eps, p, (axis,))
+    if not keepdim:
+        norm = norm.reshape(shape[:-1])
+    return record("norm", norm, device, [x1, x2])
+
+
+__all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
+           "margin_ranking_loss", "cosine_embedding_loss", "soft_margin_loss", "normalize",
+           "cosine_similarity", "pairwise_distance"]
