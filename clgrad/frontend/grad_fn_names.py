@@ -130,4 +130,5 @@ GRAD_FN_NAMES = {
     "soft_margin_loss": "SoftMarginLossBackward0",
     "clamp_min": "ClampMinBackward0",
     "norm": "NormBackward1",
+    "group_norm": "NativeGroupNormBackward0",
 }

@@ -23,4 +23,9 @@ from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity, HuberLoss,  #
                    KLDivLoss, L1Loss, MarginRankingLoss, PairwiseDistance, SmoothL1Loss,
                    SoftMarginLoss)
 
-__all__ += _activation_layers + _losses_more
+from .normalization_layers import *  # noqa: E402,F401,F403
+from .normalization_layers import __all__ as _normalization_layers  # noqa: E402
+from .containers import ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
+
+__all__ += _activation_layers + _losses_more + _normalization_layers + [
+    "ModuleDict", "ParameterList", "ParameterDict"]

@@ -423,5 +423,7 @@ from .activation import *  # noqa: E402,F401,F403
 from .activation import __all__ as _activation_all  # noqa: E402
 from .loss_functions import *  # noqa: E402,F401,F403
 from .loss_functions import __all__ as _loss_functions_all  # noqa: E402
+from .normalization import *  # noqa: E402,F401,F403
+from .normalization import __all__ as _normalization_all  # noqa: E402
 
-__all__ += _activation_all + _loss_functions_all
+__all__ += _activation_all + _loss_functions_all + _normalization_all
