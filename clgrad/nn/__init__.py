@@ -27,5 +27,8 @@ from .normalization_layers import *  # noqa: E402,F401,F403
 from .normalization_layers import __all__ as _normalization_layers  # noqa: E402
 from .containers import ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
 
-__all__ += _activation_layers + _losses_more + _normalization_layers + [
+from .pooling_layers import *  # noqa: E402,F401,F403
+from .pooling_layers import __all__ as _pooling_layers  # noqa: E402
+
+__all__ += _activation_layers + _losses_more + _normalization_layers + _pooling_layers + [
     "ModuleDict", "ParameterList", "ParameterDict"]

@@ -425,5 +425,13 @@ from .loss_functions import *  # noqa: E402,F401,F403
 from .loss_functions import __all__ as _loss_functions_all  # noqa: E402
 from .normalization import *  # noqa: E402,F401,F403
 from .normalization import __all__ as _normalization_all  # noqa: E402
+from .pooling import *  # noqa: E402,F401,F403
+from .pooling import __all__ as _pooling_all  # noqa: E402
+from .pooling import avg_pool2d  # noqa: E402,F811 (convolution.py's, and with ceil_mode)
+from .resampling import *  # noqa: E402,F401,F403
+from .resampling import __all__ as _resampling_all  # noqa: E402
+from .resampling import with_modes as _with_modes  # noqa: E402
 
-__all__ += _activation_all + _loss_functions_all + _normalization_all
+pad = _with_modes(pad)      # the constant pad above, and reflect, replicate and circular modes
+__all__ += _activation_all + _loss_functions_all + _normalization_all + _pooling_all + \
+    _resampling_all

@@ -1,0 +1,234 @@
+"""Adaptive pooling, 1-D pooling and avg_pool2d's ceil_mode, as torch.nn.functional's.
+
+Adaptive pooling of an axis of size n into m windows takes window i over
+[floor(i n / m), ceil((i + 1) n / m)), as PyTorch does. When m divides n that is a reshape
+and a reduction; otherwise the axis is read through a mask of window membership, (m, n), built
+from iotas by integer products (no division): j is in window i iff i n < (j + 1) m and
+j m < (i + 1) n. 2-D pools go one axis at a time (max is separable, and taking the first max of
+each row, then the first row holding the overall max, is the first max in row-major order, the
+element PyTorch's gradient goes to).
+"""
+from __future__ import annotations
+
+import math
+
+from ..compiler import dtype as dt
+from ..compiler import ir
+from ..frontend.backward import record
+from ..frontend.reductions import _first_largest, _read_at
+from . import convolution as conv
+
+
+def _sizes(op: str, output_size, spatial: tuple[int, ...]) -> tuple[int, ...]:
+    """output_size as one size per spatial dim; None keeps the input's size."""
+    dims = len(spatial)
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != dims:
+            raise ValueError(f"{op}: output_size must be an int or a tuple of {dims}, got "
+                             f"{tuple(output_size)}")
+        sizes = tuple(s if o is None else int(o) for o, s in zip(output_size, spatial))
+    else:
+        sizes = (int(output_size),) * dims
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {sizes}")
+    return sizes
+
+
+def _spatial_input(op: str, input, dims: int):
+    """input's node with a batch dim (an unbatched input gets one), and whether it was added."""
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(f"{op}(): Expected {dims + 1}D or {dims + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    if not input.dtype.is_float:
+        raise NotImplementedError(f"{op}: not implemented for {input.dtype.name} input of shape "
+                                  f"{tuple(input.shape)}")
+    if any(s == 0 for s in input.shape[-dims:]):
+        raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch "
+                           f"dimensions, but input has sizes {list(input.shape)}")
+    unbatched = input.ndim == dims + 1
+    x = input.node.reshape((1,) + input.shape) if unbatched else input.node
+    return x, unbatched
+
+
+def _membership(n: int, m: int) -> ir.Node:
+    """(m, n) bool: is input position j in adaptive window i."""
+    i = ir.iota(m, dt.int64).reshape((m, 1)).expand((m, n))
+    j = ir.iota(n, dt.int64).reshape((1, n)).expand((m, n))
+    return ((i * n) < ((j + 1) * m)) & ((j * m) < ((i + 1) * n))
+
+
+def _windowed(x: ir.Node, axis: int, m: int, fill: float) -> ir.Node:
+    """x with axis (size n) replaced by (m, n): row i holds the axis where position j is in
+    window i, fill elsewhere."""
+    n = x.shape[axis]
+    before, after = x.shape[:axis], x.shape[axis + 1:]
+    grown = x.reshape(before + (1, n) + after).expand(before + (m, n) + after)
+    mask = _membership(n, m).reshape((1,) * len(before) + (m, n) + (1,) * len(after))
+    return mask.expand(grown.shape).where(grown, fill)
+
+
+def _avg_axis(x: ir.Node, axis: int, m: int) -> ir.Node:
+    n = x.shape[axis]
+    before, after = x.shape[:axis], x.shape[axis + 1:]
+    if m == n:
+        return x
+    if m and n % m == 0:
+        k = n // m
+        return x.reshape(before + (m, k) + after).sum((axis + 1,)).reshape(
+            before + (m,) + after) * (1 / k)
+    total = _windowed(x, axis, m, 0.0).sum((axis + 1,)).reshape(before + (m,) + after)
+    counts = _membership(n, m).cast(x.dtype).sum((1,)).reshape(
+        (1,) * len(before) + (m,) + (1,) * len(after))
+    return total / counts.expand(total.shape)
+
+
+def _max_axis(x: ir.Node, axis: int, m: int):
+    """The first max of each window along axis, and its position in the axis (int64)."""
+    n = x.shape[axis]
+    before, after = x.shape[:axis], x.shape[axis + 1:]
+    if m and n % m == 0:
+        rows = x.reshape(before + (m, n // m) + after)
+        offset = ir.iota(m, dt.int64).reshape((1,) * len(before) + (m, 1) + (1,) * len(after))
+        offset = (offset * (n // m)).expand(before + (m, 1) + after)
+    else:
+        rows = _windowed(x, axis, m, -math.inf)
+        offset = None
+    first, hit = _first_largest(rows, axis + 1)
+    values = _read_at(rows, hit, axis + 1).reshape(before + (m,) + after)
+    position = first if offset is None else first + offset
+    return values, position.reshape(before + (m,) + after)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    x, unbatched = _spatial_input("adaptive_avg_pool2d", input, 2)
+    oh, ow = _sizes("adaptive_avg_pool2d", output_size, x.shape[2:])
+    out = _avg_axis(_avg_axis(x, 3, ow), 2, oh)
+    return record("adaptive_avg_pool2d", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
+def adaptive_avg_pool1d(input, output_size):
+    x, unbatched = _spatial_input("adaptive_avg_pool1d", input, 1)
+    (o,) = _sizes("adaptive_avg_pool1d", output_size, x.shape[2:])
+    out = _avg_axis(x, 2, o)
+    return record("squeeze_dim", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
+def _adaptive_max2d(input, output_size, op):
+    x, unbatched = _spatial_input(op, input, 2)
+    oh, ow = _sizes(op, output_size, x.shape[2:])
+    n, c, h, w = x.shape
+    if oh == 0 or ow == 0:
+        empty = ir.const(0.0, x.dtype, (n, c, oh, ow))
+        return empty, ir.const(0, dt.int64, (n, c, oh, ow)), unbatched
+    row_max, col = _max_axis(x, 3, ow)                  # N C H ow: first max of each row
+    out, row = _max_axis(row_max, 2, oh)                # N C oh ow: first row holding it
+    # the column of the winning row: col at (row), picked by comparing positions
+    rows = ir.iota(h, dt.int64).reshape((1, 1, 1, h, 1)).expand((n, c, oh, h, ow))
+    picked = rows.eq(row.reshape((n, c, oh, 1, ow)).expand(rows.shape))
+    cols = col.reshape((n, c, 1, h, ow)).expand(rows.shape)
+    col_at = picked.where(cols, 0).sum((3,)).reshape((n, c, oh, ow))
+    return out, row * w + col_at, unbatched
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
+    out, index, unbatched = _adaptive_max2d(input, output_size, "adaptive_max_pool2d")
+    if unbatched:
+        out, index = out.reshape(out.shape[1:]), index.reshape(index.shape[1:])
+    values = record("adaptive_max_pool2d", out, input.device, [input])
+    if not return_indices:
+        return values
+    from ..frontend.tensor import Tensor
+    return values, Tensor(index, input.device)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
+    x, unbatched = _spatial_input("adaptive_max_pool1d", input, 1)
+    (o,) = _sizes("adaptive_max_pool1d", output_size, x.shape[2:])
+    out, index = _max_axis(x, 2, o)
+    if unbatched:
+        out, index = out.reshape(out.shape[1:]), index.reshape(index.shape[1:])
+    values = record("squeeze_dim", out, input.device, [input])
+    if not return_indices:
+        return values
+    from ..frontend.tensor import Tensor
+    return values, Tensor(index, input.device)
+
+
+# ---- 1-D pooling: the 2-D pools of (N, C, 1, L) ------------------------------------------
+
+def _single(value, name: str) -> int:
+    if isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise ValueError(f"{name} must be an int or a 1-tuple, got {value}")
+        return int(value[0])
+    return int(value)
+
+
+def _as_2d(op: str, input):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"{op}: expected a 2-D or 3-D input (N, C, L), got shape "
+                           f"{tuple(input.shape)}")
+    return input.unsqueeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    if return_indices:
+        raise NotImplementedError("max_pool1d: return_indices=True is not supported")
+    k = _single(kernel_size, "kernel_size")
+    s = k if stride is None or stride == [] or stride == () else _single(stride, "stride")
+    out = conv.max_pool2d(_as_2d("max_pool1d", input), (1, k), (1, s),
+                          (0, _single(padding, "padding")), (1, _single(dilation, "dilation")),
+                          ceil_mode)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True):
+    k = _single(kernel_size, "kernel_size")
+    s = k if stride is None or stride == [] or stride == () else _single(stride, "stride")
+    out = avg_pool2d(_as_2d("avg_pool1d", input), (1, k), (1, s),
+                     (0, _single(padding, "padding")), ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None):
+    """nn/convolution.py's avg_pool2d, and with ceil_mode the windows past the padded input:
+    they are averaged over their part inside the padded input (inside the input without
+    count_include_pad), as PyTorch does."""
+    if not ceil_mode:
+        return conv.avg_pool2d(input, kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override)
+    kernel, stride, padding, _ = conv._pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+    x, unbatched = conv._batched(input, "avg_pool2d")
+    for a in range(2):
+        conv.out_size(x.shape[2 + a], kernel[a], stride[a], 1, padding[a], "avg_pool2d")
+    extra = tuple(conv._ceil_extra(x.shape[2 + a], kernel[a], stride[a], 1, padding[a])
+                  for a in range(2))
+    win = conv.windows(conv._pad_spatial(x, padding, 0.0, extra), kernel, stride, (1, 1))
+    total = win.sum((3, 5))
+    if divisor_override:
+        count = total.const_like(divisor_override)
+    else:
+        # ones where a window's element counts: the padded input, or the input alone
+        if count_include_pad:
+            ones = ir.const(1.0, x.dtype, (1, 1, x.shape[2] + 2 * padding[0],
+                                           x.shape[3] + 2 * padding[1]))
+            region = conv._pad_spatial(ones, (0, 0), 0.0, extra)
+        else:
+            ones = ir.const(1.0, x.dtype, (1, 1) + x.shape[2:])
+            region = conv._pad_spatial(ones, padding, 0.0, extra)
+        count = conv.windows(region, kernel, stride, (1, 1)).sum((3, 5)).expand(total.shape)
+    n, c, ho, _, wo, _ = win.shape
+    out = (total / count).reshape((n, c, ho, wo))
+    if unbatched:
+        out = out.reshape(out.shape[1:])
+    return record("avg_pool2d", out, input.device, [input])
+
+
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "max_pool1d", "avg_pool1d"]
