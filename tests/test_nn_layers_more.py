@@ -228,3 +228,41 @@ def test_parameter_list_and_dict():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "ParameterList" in repr(m)
+
+
+# ---- the new layers in a jitted training step -----------------------------------------------
+
+def test_jit_replays_a_step_through_the_new_layers():
+    """Conv, GroupNorm, SiLU, bilinear upsampling, reflect padding, adaptive pooling, an
+    InstanceNorm with running statistics and the new losses: a jitted step replays to the
+    eager step's numbers."""
+    from clgrad import optim
+
+    def setup():
+        cg.manual_seed(5)
+        model = cnn.Sequential(
+            cnn.Conv2d(2, 4, 3, padding=1), cnn.GroupNorm(2, 4), cnn.SiLU(),
+            cnn.Upsample(scale_factor=2, mode="bilinear"), cnn.ReflectionPad2d(1),
+            cnn.InstanceNorm2d(4, affine=True, track_running_stats=True), cnn.Mish(),
+            cnn.AdaptiveMaxPool2d((3, 2)), cnn.Flatten(), cnn.Linear(24, 3), cnn.ELU())
+        return model, optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+    def train(model, opt, x, t):
+        opt.zero_grad()
+        out = model(x)
+        loss = CF.huber_loss(out, t, delta=0.5) + CF.smooth_l1_loss(out, t) + \
+            CF.binary_cross_entropy(out.sigmoid(), (t > 0).float())
+        loss.backward()
+        opt.step()
+        return loss
+
+    rng = np.random.default_rng(1)
+    step, eager, jitted = cg.jit(train), setup(), setup()
+    for _ in range(5):
+        x = cg.from_numpy(rng.standard_normal((2, 2, 5, 4)).astype(np.float32))
+        t = cg.from_numpy(rng.standard_normal((2, 3)).astype(np.float32))
+        assert step(*jitted, x, t).item() == pytest.approx(train(*eager, x, t).item(),
+                                                           rel=1e-5)
+    assert step.replaying
+    for (name, e), (_, j) in zip(eager[0].state_dict().items(), jitted[0].state_dict().items()):
+        np.testing.assert_allclose(j.numpy(), e.numpy(), rtol=1e-4, atol=1e-6, err_msg=name)
