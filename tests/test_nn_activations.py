@@ -209,3 +209,29 @@ def test_prelu_module_learns_its_weight():
         tm = torch.nn.PReLU(3, init=0.1)
         np.testing.assert_allclose(out.detach().numpy(), tm(torch.tensor(x)).detach().numpy(),
                                    rtol=1e-6)
+
+
+def test_rrelu_softmax2d_and_inplace_forms():
+    check(lambda x: F(x).rrelu(x), EDGES)                   # eval: the mean slope
+    check(lambda x: F(x).rrelu(x, 0.1, 0.3), (3, 4))
+    check(lambda x: nn(x).RReLU(0.2, 0.4).eval()(x), (3, 4))
+    x = cg.tensor(np.linspace(-2, 2, 41).astype(np.float32), requires_grad=True)
+    out = CF.rrelu(x, 0.1, 0.3, training=True)
+    ratio = out.numpy()[:20] / x.detach().numpy()[:20]      # the negative half: random slopes
+    assert ((ratio >= 0.1) & (ratio < 0.3)).all() and len(set(ratio.round(6))) > 5
+    np.testing.assert_array_equal(out.numpy()[20:], x.detach().numpy()[20:])
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy()[:20], ratio, rtol=1e-5)
+    check(lambda x: nn(x).Softmax2d()(x), (2, 3, 2, 2))
+    with pytest.raises(ValueError, match="Softmax2d: expected input to be 3D or 4D"):
+        cnn.Softmax2d()(cg.randn(3, 4))
+    for name, args in [("elu_", ()), ("selu_", ()), ("celu_", (2.0,)), ("leaky_relu_", (0.2,)),
+                       ("hardtanh_", (-0.5, 0.5)), ("threshold_", (0.1, -1.0))]:
+        data = np.linspace(-2, 2, 9).astype(np.float32)
+        t = cg.tensor(data)
+        assert getattr(CF, name)(t, *args) is t
+        if torch is not None:
+            ref = getattr(torch.nn.functional, name)(torch.tensor(data), *args)
+            np.testing.assert_allclose(t.numpy(), ref.numpy(), rtol=1e-6, atol=1e-7)
+    if torch is not None:
+        assert repr(cnn.RReLU(0.1, 0.3, True)) == repr(torch.nn.RReLU(0.1, 0.3, True))

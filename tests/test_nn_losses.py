@@ -232,3 +232,53 @@ def test_engine_donation_of_a_shared_cotangent():
         (x - y).abs().backward(cg.tensor(c))
         np.testing.assert_allclose(y.grad.numpy(), -c * np.sign(xs - ys))
         np.testing.assert_allclose(x.grad.numpy(), c * np.sign(xs - ys))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_more_losses(reduction):
+    r = reduction
+    sign = np.where(make((3, 4), seed=6) > 0, 1.0, -1.0).astype(np.float32)
+    check(lambda x: F(x).hinge_embedding_loss(x, _like(x, sign), margin=0.5, reduction=r),
+          (3, 4))
+    counts = np.round(make((3, 4), low=0, high=4, seed=2)).astype(np.float32)
+    check(lambda x: F(x).poisson_nll_loss(x, _like(x, counts), reduction=r), (3, 4))
+    check(lambda x: F(x).poisson_nll_loss(x, _like(x, counts), log_input=False, full=True,
+                                          reduction=r), make((3, 4), low=0.1, high=3))
+    check(lambda x, v: F(x).gaussian_nll_loss(x, _like(x, counts), v, reduction=r), (3, 4),
+          make((3, 4), low=0.1, high=2))
+    check(lambda x, v: F(x).gaussian_nll_loss(x, _like(x, counts), v, full=True, reduction=r),
+          (3, 4), make((3,), low=0.1, high=2))
+    check(lambda x, v: F(x).gaussian_nll_loss(x, _like(x, counts), v, reduction=r, eps=0.5),
+          (3, 4), make((3, 1), low=0.1, high=2))
+    labels = (make((3, 4), seed=7) > 0).astype(np.float32)
+    check(lambda x: F(x).multilabel_soft_margin_loss(x, _like(x, labels), reduction=r), (3, 4))
+    w = make((4,), low=0.5, high=2)
+    check(lambda x: F(x).multilabel_soft_margin_loss(x, _like(x, labels), weight=_like(x, w),
+                                                     reduction=r), (3, 4))
+    check(lambda a, p, n: F(a).triplet_margin_loss(a, p, n, reduction=r), (3, 4),
+          make((3, 4), seed=11), make((3, 4), seed=12), atol=1e-4)
+    check(lambda a, p, n: F(a).triplet_margin_loss(a, p, n, margin=2.0, p=1, swap=True,
+                                                   reduction=r), (3, 4),
+          make((3, 4), seed=11), make((3, 4), seed=12), atol=1e-4)
+
+
+def test_more_loss_modules_and_errors():
+    x, y = make((3, 4)), np.abs(make((3, 4), seed=3))
+    for build in [lambda m: m.PoissonNLLLoss(), lambda m: m.HingeEmbeddingLoss(),
+                  lambda m: m.MultiLabelSoftMarginLoss()]:
+        check(lambda a: build(nn(a))(a, _like(a, y)), x)
+    check(lambda a: nn(a).GaussianNLLLoss(full=True)(a, _like(a, y), _like(a, y + 0.5)), x)
+    check(lambda a, p, n: nn(a).TripletMarginLoss(margin=0.5)(a, p, n), x, y, make((3, 4)))
+    with pytest.raises(ValueError, match="var has negative entry"):
+        CF.gaussian_nll_loss(cg.tensor(x), cg.tensor(y), cg.tensor(-np.ones((3, 4))))
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        CF.gaussian_nll_loss(cg.tensor(x), cg.tensor(y), cg.ones(2))
+    with pytest.raises(RuntimeError, match="same number of dimensions.*positive 1D"):
+        CF.triplet_margin_loss(cg.tensor(x), cg.tensor(y[0]), cg.tensor(y))
+    with pytest.raises(ValueError, match="margin to be greater than 0"):
+        cnn.TripletMarginLoss(margin=0)
+    if torch is not None:
+        for build in [lambda m: m.PoissonNLLLoss(), lambda m: m.GaussianNLLLoss(),
+                      lambda m: m.TripletMarginLoss(), lambda m: m.HingeEmbeddingLoss(),
+                      lambda m: m.MultiLabelSoftMarginLoss()]:
+            assert repr(build(cnn)) == repr(build(torch.nn))

@@ -211,3 +211,21 @@ def test_pad_modules():
         check(lambda x: make(nn(x))(x), x)
         if torch is not None:
             assert repr(make(cnn)) == repr(make(torch.nn))
+
+
+def test_pixel_shuffle():
+    check(lambda x: F(x).pixel_shuffle(x, 2), (2, 8, 3, 4))
+    check(lambda x: F(x).pixel_unshuffle(x, 2), (2, 2, 4, 6))
+    check(lambda x: nn(x).PixelShuffle(3)(x), (9, 2, 2))
+    check(lambda x: nn(x).PixelUnshuffle(2)(x), (2, 1, 3, 4, 6))
+    x = cg.randn(1, 8, 2, 3)
+    np.testing.assert_array_equal(CF.pixel_unshuffle(CF.pixel_shuffle(x, 2), 2).numpy(),
+                                  x.numpy())
+    with pytest.raises(RuntimeError, match=r"input.size\(-3\)=5 is not divisible by 4"):
+        CF.pixel_shuffle(cg.randn(1, 5, 2, 3), 2)
+    with pytest.raises(RuntimeError, match="at least 3 dimensions"):
+        CF.pixel_shuffle(cg.randn(5, 2), 2)
+    with pytest.raises(RuntimeError, match=r"height to be divisible.*input.size\(-2\)=5"):
+        CF.pixel_unshuffle(cg.randn(1, 2, 5, 6), 2)
+    assert CF.pixel_shuffle(cg.randn(1, 4, 2, 2, requires_grad=True), 2).grad_fn.name() == \
+        "PixelShuffleBackward0"

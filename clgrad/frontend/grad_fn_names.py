@@ -145,4 +145,7 @@ GRAD_FN_NAMES = {
     "replication_pad1d": "ReplicationPad1DBackward0",
     "replication_pad2d": "ReplicationPad2DBackward0",
     "replication_pad3d": "ReplicationPad3DBackward0",
+    "rrelu": "RreluWithNoiseBackward0",
+    "pixel_shuffle": "PixelShuffleBackward0",
+    "pixel_unshuffle": "PixelUnshuffleBackward0",
 }

@@ -19,9 +19,10 @@ from .activation_layers import *  # noqa: E402,F401,F403
 from .activation_layers import __all__ as _activation_layers  # noqa: E402
 
 from .loss import LOSSES_MORE as _losses_more  # noqa: E402
-from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity, HuberLoss,  # noqa: E402,F401
-                   KLDivLoss, L1Loss, MarginRankingLoss, PairwiseDistance, SmoothL1Loss,
-                   SoftMarginLoss)
+from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402,F401
+                   GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MarginRankingLoss, MultiLabelSoftMarginLoss, PairwiseDistance,
+                   PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 
 from .normalization_layers import *  # noqa: E402,F401,F403
 from .normalization_layers import __all__ as _normalization_layers  # noqa: E402

@@ -264,6 +264,51 @@ def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
     return (-x).softmax(dim)
 
 
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False):
+    """leaky_relu whose negative slope is drawn uniformly from [lower, upper) per element in
+    training, and is their mean otherwise."""
+    def build(x):
+        if not training:        # leaky_relu's branches, as PyTorch's
+            return (x > 0).where(x, x * ((lower + upper) / 2))
+        from ..frontend.creation import rand
+        u = rand(*x.shape, device=input.device).node.cast(x.dtype)
+        slope = (u * (upper - lower) + lower).detach()
+        return le(x, 0).where(x * slope, x)
+    return _pointwise("rrelu", input, build, inplace)
+
+
+# the in-place forms torch.nn.functional has
+
+def elu_(input, alpha: float = 1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha: float = 1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope: float = 0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input, threshold_value: float, value: float):
+    return threshold(input, threshold_value, value, inplace=True)
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
 __all__ = ["silu", "mish", "leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6",
            "hardswish", "hardsigmoid", "softplus", "softsign", "logsigmoid", "tanhshrink",
-           "threshold", "hardshrink", "softshrink", "prelu", "glu", "softmin"]
+           "threshold", "hardshrink", "softshrink", "prelu", "glu", "softmin", "rrelu", "elu_",
+           "selu_", "celu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_"]

@@ -204,6 +204,29 @@ class Softmin(Module):
         return f"dim={self.dim}"
 
 
-__all__ = ["SiLU", "Mish", "LeakyReLU", "ELU", "SELU", "CELU", "Hardtanh", "ReLU6",
+class RReLU(Module):
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return A.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
+                                                            else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D "
+                             f"instead (shape {tuple(input.shape)})")
+        return input.softmax(-3)
+
+
+__all__ = ["RReLU", "Softmax2d", "SiLU", "Mish", "LeakyReLU", "ELU", "SELU", "CELU", "Hardtanh", "ReLU6",
            "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid", "Tanhshrink",
            "Threshold", "Hardshrink", "Softshrink", "PReLU", "GLU", "Softmin"]

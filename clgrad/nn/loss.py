@@ -158,6 +158,63 @@ class PairwiseDistance(Module):
         return LF.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-LOSSES_MORE = ["L1Loss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "BCELoss", "KLDivLoss",
+class HingeEmbeddingLoss(_LegacyLoss):
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return LF.hinge_embedding_loss(input, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+
+class PoissonNLLLoss(_LegacyLoss):
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
+                 eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        return LF.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                   eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_LegacyLoss):
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+        super().__init__(reduction=reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        return LF.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                    reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_LegacyLoss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return LF.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                              reduction=self.reduction)
+
+
+class TripletMarginLoss(_LegacyLoss):
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return LF.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+LOSSES_MORE = ["HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+               "MultiLabelSoftMarginLoss", "TripletMarginLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "BCELoss", "KLDivLoss",
                "MarginRankingLoss", "CosineEmbeddingLoss", "CosineSimilarity",
                "PairwiseDistance"]

@@ -265,6 +265,122 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     return record("soft_margin_loss", _reduce(loss, reduction), device, [input, target])
 
 
+def _named_reduce(loss: ir.Node, reduction: str, none_name: str, device, tensors):
+    _check_reduction(reduction)
+    name = {"none": none_name, "mean": "mean", "sum": "sum"}[reduction]
+    return record(name, _reduce(loss, reduction), device, tensors)
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """x where target is 1, max(0, margin - x) where it is -1 (both terms elsewhere)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if not input.dtype.is_float:
+        raise RuntimeError(f"hinge_embedding_loss: expected a floating point input, got "
+                           f"{input.dtype.name} of shape {tuple(input.shape)}")
+    x, y, device = _pair("hinge_embedding_loss", input, target, warn=False)
+    loss = y.ne(1).where(_clamp_min0(margin - x), 0) + y.ne(-1).where(x, 0)
+    return _named_reduce(loss, reduction, "add", device, [input, target])
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+    """exp(x) - y x (log_input), or x - y log(x + eps); full adds Stirling's term for y > 1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x, y, device = _pair("poisson_nll_loss", input, target, warn=False)
+    loss = x.exp() - y * x if log_input else x - y * (x + eps).log()
+    name = "sub"
+    if full:
+        big = y > 1
+        ys = big.where(y, 1)        # the term reads no y <= 1 (log 0)
+        stirling = ys * ys.log() - ys + 0.5 * (2 * math.pi * ys).log()
+        loss, name = loss + big.where(stirling, 0), "add"
+    return _named_reduce(loss, reduction, name, device, [input, target])
+
+
+def _check_nonnegative(var) -> None:
+    """PyTorch checks var's values; here only a var already in a buffer is read for it."""
+    if var.node.op is not Op.BUFFER or in_jit() or not var.numel():
+        return
+    if (var.numpy() < 0).any():
+        raise ValueError("gaussian_nll_loss: var has negative entry/entries")
+
+
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean"):
+    """0.5 (log(var) + (x - y)^2 / var), var raised to eps at least outside autograd (its
+    gradient is var's own), as PyTorch does; var may be one dim short of input, or differ
+    from it in one dim of size 1 (one variance shared)."""
+    from ..frontend.creation import full as full_like_shape
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("gaussian_nll_loss: var has negative entry/entries")
+        var = full_like_shape(input.shape, float(var), dtype=input.dtype, device=input.device)
+    else:
+        _check_nonnegative(var)
+    v = var.node
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            v = v.reshape(tuple(var.shape) + (1,))
+        elif not (input.ndim == var.ndim and sum(b for a, b in zip(input.shape, var.shape)
+                                                 if a != b) == 1):
+            raise ValueError(f"gaussian_nll_loss: var is of incorrect size {tuple(var.shape)} "
+                             f"for input of shape {tuple(input.shape)}")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not valid")
+    x, y, device = _pair("gaussian_nll_loss", input, target, warn=False)
+    v = broadcast_to(v.cast(x.dtype), broadcast_shape("gaussian_nll_loss", v.shape, x.shape))
+    v = (v < eps).where(v - v.detach() + eps, v)
+    d = x - y
+    loss = 0.5 * (v.log() + d * d / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _named_reduce(loss, reduction, "add" if full else "mul", device,
+                         [input, target] + ([var] if var.requires_grad else []))
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction: str = "mean"):
+    """-(y logsigmoid(x) + (1 - y) logsigmoid(-x)), weighted, averaged over the classes (the
+    last dim)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    x, y, device = _pair("multilabel_soft_margin_loss", input, target, warn=False)
+    loss = y * softplus_node(-x) + (1 - y) * softplus_node(x)
+    tensors = [input, target]
+    if weight is not None:
+        loss = loss * broadcast_to(weight.node.cast(loss.dtype), loss.shape)
+        tensors.append(weight)
+    c = x.shape[-1]
+    loss = loss.sum((len(loss.shape) - 1,)).reshape(loss.shape[:-1]) * (1 / c)
+    return _named_reduce(loss, reduction, "div", device, tensors)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean"):
+    """max(0, margin + d(a, p) - d(a, n)), d the pairwise p-norm distance (with swap, the
+    smaller of d(a, n) and d(p, n))."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"triplet_margin_loss: The anchor, positive, and negative tensors are "
+                           f"expected to have the same number of dimensions, but got: anchor "
+                           f"{anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    tensors = [anchor, positive, negative]
+    device = common_device("triplet_margin_loss", tensors)
+
+    def distance(a, b):
+        return pairwise_distance(a, b, p, eps).node
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_neg = d_neg.minimum(distance(positive, negative))
+    loss = _clamp_min0(margin + d_pos - d_neg)
+    return _named_reduce(loss, reduction, "clamp_min", device, tensors)
+
+
 # ---- norms and distances ------------------------------------------------------------------
 
 def _vector_norm(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
@@ -345,4 +461,5 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
 
 __all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
            "margin_ranking_loss", "cosine_embedding_loss", "soft_margin_loss", "normalize",
-           "cosine_similarity", "pairwise_distance"]
+           "cosine_similarity", "pairwise_distance", "hinge_embedding_loss", "poisson_nll_loss",
+           "gaussian_nll_loss", "multilabel_soft_margin_loss", "triplet_margin_loss"]

@@ -111,6 +111,30 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor: int):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return R.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor: int):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return R.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
 # ---- padding -----------------------------------------------------------------------------
 
 def _ntuple(padding, n: int, name: str) -> tuple[int, ...]:
@@ -179,7 +203,7 @@ ZeroPad3d = _pad_class("ZeroPad3d", _ZeroPad, 3, "constant")
 
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-           "MaxPool1d", "AvgPool1d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+           "MaxPool1d", "AvgPool1d", "Upsample", "PixelShuffle", "PixelUnshuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d",
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
            "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
            "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d",

@@ -276,4 +276,48 @@ def with_modes(constant_pad):
     return pad
 
 
-__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+# ---- pixel shuffle ------------------------------------------------------------------------
+
+def _check_shuffle(op: str, input, factor: int) -> None:
+    if input.ndim < 3:
+        raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input "
+                           f"with {input.ndim} dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{op} expects a positive factor, but got {factor}")
+
+
+def pixel_shuffle(input, upscale_factor: int):
+    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    r = int(upscale_factor)
+    _check_shuffle("pixel_shuffle", input, r)
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    k = len(lead)
+    x = input.node.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    x = x.permute(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    out = x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+    return record("pixel_shuffle", out, input.device, [input])
+
+
+def pixel_unshuffle(input, downscale_factor: int):
+    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    r = int(downscale_factor)
+    _check_shuffle("pixel_unshuffle", input, r)
+    *lead, c, h, w = input.shape
+    for name, size, axis in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({axis})={size} is not "
+                               f"divisible by {r}")
+    k = len(lead)
+    x = input.node.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    x = x.permute(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
+    out = x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+    return record("pixel_unshuffle", out, input.device, [input])
+
+
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
+           "pixel_unshuffle"]
