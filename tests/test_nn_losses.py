@@ -282,3 +282,40 @@ def test_more_loss_modules_and_errors():
                       lambda m: m.TripletMarginLoss(), lambda m: m.HingeEmbeddingLoss(),
                       lambda m: m.MultiLabelSoftMarginLoss()]:
             assert repr(build(cnn)) == repr(build(torch.nn))
+
+
+def _second_derivative(lib, fn, x_np, y_np):
+    """d/dx sum(v * d/dx sum(fn(x, y))) for a fixed v: create_graph through the op."""
+    v = np.linspace(-1, 1, x_np.size).reshape(x_np.shape).astype(np.float32)
+    if lib is cg:
+        x = cg.tensor(x_np, requires_grad=True)
+        (g,) = cg.autograd.grad(fn(x, cg.tensor(y_np)).sum(), [x], create_graph=True)
+        (h,) = cg.autograd.grad((g * cg.tensor(v)).sum(), [x])
+    else:
+        x = torch.tensor(x_np, requires_grad=True)
+        (g,) = torch.autograd.grad(fn(x, torch.tensor(y_np)).sum(), [x], create_graph=True)
+        (h,) = torch.autograd.grad((g * torch.tensor(v)).sum(), [x])
+    return g.detach().numpy(), h.numpy()
+
+
+@pytest.mark.skipif(torch is None, reason="compares with PyTorch's double backward")
+@pytest.mark.parametrize("name", ["bce", "silu", "mish", "softplus", "elu", "logsigmoid",
+                                  "smooth_l1", "glu", "cosine_similarity"])
+def test_double_backward(name):
+    fns = {
+        "bce": lambda x, y: F(x).binary_cross_entropy(x, y, reduction="sum"),
+        "silu": lambda x, y: F(x).silu(x) * y,
+        "mish": lambda x, y: F(x).mish(x) * y,
+        "softplus": lambda x, y: F(x).softplus(x, beta=2.0) * y,
+        "elu": lambda x, y: F(x).elu(x, 0.7) * y,
+        "logsigmoid": lambda x, y: F(x).logsigmoid(x) * y,
+        "smooth_l1": lambda x, y: F(x).smooth_l1_loss(x, y, beta=2.0),
+        "glu": lambda x, y: F(x).glu(x) * y[:, :2],
+        "cosine_similarity": lambda x, y: F(x).cosine_similarity(x, y),
+    }
+    x = make((3, 4), low=0.05, high=0.95) if name == "bce" else make((3, 4), low=-3, high=3)
+    y = make((3, 4), low=0, high=1, seed=4)
+    ours = _second_derivative(cg, fns[name], x, y)
+    ref = _second_derivative(torch, fns[name], x, y)
+    for got, want in zip(ours, ref):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

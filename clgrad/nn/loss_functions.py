@@ -154,18 +154,26 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     device = common_device("binary_cross_entropy", tensors)
     _check_probabilities(input)
     x, y = input.node, target.node
+    w = None if weight is None else broadcast_to(weight.node.cast(x.dtype), x.shape)
+
+    def weighted(v: ir.Node) -> ir.Node:
+        return v if w is None else v * w
+
+    # where x (1 - x) >= 1e-12 (so log x > -28) the formula itself, differentiable again
+    denom = (1 - x) * x
+    inside = ~(denom < 1e-12) & denom.eq(denom)         # NaN goes to the edge branch
+    xs = inside.where(x, 0.5)                           # reads no 0 or 1 (log 0 * 0 = NaN)
+    plain = weighted((y - 1) * log1p(-xs) - y * xs.log())
+    # at the edges: the logs clamped at -100, and PyTorch's (x - y) / max(x (1 - x), 1e-12)
+    # as the gradient, carried by x - x.detach() (0, as x is in [0, 1])
     xd = x.detach()
 
     def clamped_log(v: ir.Node) -> ir.Node:
         return (v < -100).where(v.const_like(-100), v)      # NaN stays NaN (fmax would not)
-    value = (y - 1) * clamped_log(log1p(-xd)) - y * clamped_log(xd.log())
-    denom = (1 - xd) * xd
-    slope = (xd - y) / (denom < 1e-12).where(denom.const_like(1e-12), denom)
-    if weight is not None:
-        w = broadcast_to(weight.node.cast(x.dtype), x.shape)
-        value, slope = value * w, slope * w
-    # x - x.detach() is 0 (x is in [0, 1]), and its gradient carries PyTorch's slope
-    loss = value + (x - xd) * slope.detach()
+    edge_value = weighted((y - 1) * clamped_log(log1p(-xd)) - y * clamped_log(xd.log()))
+    slope = weighted((xd - y) / 1e-12).detach()
+    edge = edge_value + (inside.where(0, x) - inside.where(0, xd)) * slope
+    loss = inside.where(plain, edge)
     return record("binary_cross_entropy", _reduce(loss, reduction), device, tensors)
 
 
