@@ -229,3 +229,28 @@ def test_pixel_shuffle():
         CF.pixel_unshuffle(cg.randn(1, 2, 5, 6), 2)
     assert CF.pixel_shuffle(cg.randn(1, 4, 2, 2, requires_grad=True), 2).grad_fn.name() == \
         "PixelShuffleBackward0"
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=(2, 3), stride=2),
+                                dict(kernel_size=3, padding=1, dilation=(1, 2)),
+                                dict(kernel_size=2, stride=(1, 2), padding=(1, 0))])
+def test_unfold_and_fold(kw):
+    check(lambda x: F(x).unfold(x, **kw), (2, 3, 5, 6))
+    cols = CF.unfold(cg.randn(2, 3, 5, 6), **kw)
+    check(lambda c: F(c).fold(c, (5, 6), **kw), tuple(cols.shape))
+    check(lambda x: nn(x).Unfold(**kw)(x), (3, 5, 6))
+    check(lambda c: nn(c).Fold((5, 6), **kw)(c), tuple(cols.shape[1:]))
+
+
+def test_fold_errors_and_reprs():
+    with pytest.raises(RuntimeError, match=r"calculated number of sliding blocks 4 \* 5 = 20, "
+                                           r"but got input.size\(2\)=10"):
+        CF.fold(cg.randn(1, 12, 10), (5, 6), 2)
+    with pytest.raises(RuntimeError, match="divisible by the product of kernel_size"):
+        CF.fold(cg.randn(1, 5, 20), (5, 6), 2)
+    x = cg.randn(1, 2, 4, 4, requires_grad=True)
+    assert CF.unfold(x, 2).grad_fn.name() == "Im2ColBackward0"
+    assert CF.fold(CF.unfold(x, 2), (4, 4), 2).grad_fn.name() == "Col2ImBackward0"
+    if torch is not None:
+        assert repr(cnn.Unfold(2, padding=1)) == repr(torch.nn.Unfold(2, padding=1))
+        assert repr(cnn.Fold((4, 5), 2)) == repr(torch.nn.Fold((4, 5), 2))

@@ -148,4 +148,6 @@ GRAD_FN_NAMES = {
     "rrelu": "RreluWithNoiseBackward0",
     "pixel_shuffle": "PixelShuffleBackward0",
     "pixel_unshuffle": "PixelUnshuffleBackward0",
+    "unfold": "Im2ColBackward0",
+    "fold": "Col2ImBackward0",
 }
