@@ -266,3 +266,37 @@ def test_jit_replays_a_step_through_the_new_layers():
     assert step.replaying
     for (name, e), (_, j) in zip(eager[0].state_dict().items(), jitted[0].state_dict().items()):
         np.testing.assert_allclose(j.numpy(), e.numpy(), rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+# ---- local response norm, feature alpha dropout, BatchNorm3d ------------------------------------
+
+def test_local_response_norm():
+    check(lambda x: F(x).local_response_norm(x, 3), (2, 5, 4), atol=1e-5)
+    check(lambda x: F(x).local_response_norm(x, 2, alpha=0.1, beta=0.5, k=2.0), (2, 4, 3, 3))
+    check(lambda x: nn(x).LocalResponseNorm(4, alpha=0.5)(x), (1, 6, 2, 2, 2))
+    with pytest.raises(ValueError, match="3D or higher"):
+        CF.local_response_norm(cg.randn(2, 3), 2)
+    if torch is not None:
+        assert repr(cnn.LocalResponseNorm(3)) == repr(torch.nn.LocalResponseNorm(3))
+
+
+def test_feature_alpha_dropout_and_batch_norm3d():
+    cg.manual_seed(2)
+    x = cg.randn(40, 50, 3, 3)
+    out = CF.feature_alpha_dropout(x, 0.3, training=True).numpy()
+    alpha, p = 1.7580993408473766, 0.3
+    a = 1 / np.sqrt((alpha * alpha * p + 1) * (1 - p))
+    dropped = np.isclose(out, -alpha * a * (1 - p)).all(axis=(2, 3))    # whole channels
+    assert 0.2 < dropped.mean() < 0.4
+    assert CF.feature_alpha_dropout(x, 0.3) is x                          # not training
+    assert repr(cnn.FeatureAlphaDropout(0.2)) == "FeatureAlphaDropout(p=0.2, inplace=False)"
+    if torch is not None:
+        data = make((2, 3, 2, 2, 3))
+        ours, ref = cnn.BatchNorm3d(3), torch.nn.BatchNorm3d(3)
+        for _ in range(2):
+            np.testing.assert_allclose(ours(cg.tensor(data)).numpy(),
+                                       ref(torch.tensor(data)).detach().numpy(), atol=1e-5)
+        np.testing.assert_allclose(ours.running_var.numpy(), ref.running_var.numpy(),
+                                   rtol=1e-5)
+    with pytest.raises(ValueError, match="5"):
+        cnn.BatchNorm3d(3)(cg.randn(2, 3, 4, 4))

@@ -319,3 +319,32 @@ def test_double_backward(name):
     ref = _second_derivative(torch, fns[name], x, y)
     for got, want in zip(ours, ref):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_multi_margin_loss(reduction):
+    target = np.array([0, 4, 2], np.int64)
+    w = make((5,), low=0.5, high=2)
+    check(lambda x: F(x).multi_margin_loss(x, _like(x, target), reduction=reduction), (3, 5))
+    check(lambda x: F(x).multi_margin_loss(x, _like(x, target), p=2, margin=0.5,
+                                           weight=_like(x, w), reduction=reduction), (3, 5))
+    check(lambda x: F(x).multi_margin_loss(x, _like(x, np.array(3)), reduction=reduction), (5,))
+    check(lambda x: nn(x).MultiMarginLoss(margin=2.0)(x, _like(x, target)), (3, 5))
+    with pytest.raises(IndexError, match="target 7 is out of bounds for 5 classes"):
+        CF.multi_margin_loss(cg.randn(3, 5), cg.tensor([0, 7, 1]))
+    with pytest.raises(ValueError, match="only p == 1 and p == 2"):
+        CF.multi_margin_loss(cg.randn(3, 5), cg.tensor([0, 1, 1]), p=3)
+
+
+def test_gumbel_softmax():
+    cg.manual_seed(1)
+    logits = cg.tensor(np.log(np.array([[0.1, 0.6, 0.3]] * 4000, np.float32)),
+                       requires_grad=True)
+    soft = CF.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.numpy().sum(-1), 1, rtol=1e-5)
+    hard = CF.gumbel_softmax(logits, hard=True)
+    values = hard.numpy()
+    assert set(np.unique(values)) == {0.0, 1.0} and (values.sum(-1) == 1).all()
+    np.testing.assert_allclose(values.mean(0), [0.1, 0.6, 0.3], atol=0.03)   # Gumbel-max
+    (hard * cg.tensor(np.arange(3, dtype=np.float32))).sum().backward()
+    assert logits.grad is not None and np.abs(logits.grad.numpy()).sum() > 0   # straight through

@@ -6,7 +6,7 @@ import pytest
 import clgrad as cg
 import clgrad.nn as cnn
 import clgrad.nn.functional as CF
-from helpers import check, torch
+from helpers import check, make, torch
 
 
 def F(x):
@@ -254,3 +254,22 @@ def test_fold_errors_and_reprs():
     if torch is not None:
         assert repr(cnn.Unfold(2, padding=1)) == repr(torch.nn.Unfold(2, padding=1))
         assert repr(cnn.Fold((4, 5), 2)) == repr(torch.nn.Fold((4, 5), 2))
+
+
+@pytest.mark.parametrize("norm", [2, 1.5, 3, float("inf")])
+def test_lp_pool(norm):
+    x = np.abs(make((2, 3, 6, 5))) + 0.1
+    check(lambda x: F(x).lp_pool2d(x, norm, 2), x, atol=1e-4)
+    check(lambda x: F(x).lp_pool2d(x, norm, (3, 2), stride=2, ceil_mode=True), x, atol=1e-4)
+    check(lambda x: F(x).lp_pool1d(x, norm, 3, stride=2), x[:, :, 0], atol=1e-4)
+    check(lambda x: nn(x).LPPool2d(norm, 2)(x), x, atol=1e-4)
+    check(lambda x: nn(x).LPPool1d(norm, 2)(x), x[:, :, 0], atol=1e-4)
+
+
+def test_channel_shuffle():
+    check(lambda x: F(x).channel_shuffle(x, 2), (2, 6, 2, 3))
+    check(lambda x: nn(x).ChannelShuffle(3)(x), (1, 6, 4))
+    with pytest.raises(RuntimeError, match="divisible by groups"):
+        CF.channel_shuffle(cg.randn(1, 5, 2, 2), 2)
+    if torch is not None:
+        assert repr(cnn.ChannelShuffle(2)) == repr(torch.nn.ChannelShuffle(2))

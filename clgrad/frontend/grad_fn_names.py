@@ -150,4 +150,6 @@ GRAD_FN_NAMES = {
     "pixel_unshuffle": "PixelUnshuffleBackward0",
     "unfold": "Im2ColBackward0",
     "fold": "Col2ImBackward0",
+    "channel_shuffle": "ChannelShuffleBackward0",
+    "multi_margin_loss": "MultiMarginLossBackward0",
 }

@@ -21,7 +21,8 @@ from .activation_layers import __all__ as _activation_layers  # noqa: E402
 from .loss import LOSSES_MORE as _losses_more  # noqa: E402
 from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402,F401
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
-                   MarginRankingLoss, MultiLabelSoftMarginLoss, PairwiseDistance,
+                   MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                   PairwiseDistance,
                    PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
 
 from .normalization_layers import *  # noqa: E402,F401,F403

@@ -10,6 +10,8 @@ exp(x) - 1 elsewhere.
 """
 from __future__ import annotations
 
+import warnings
+
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..frontend.backward import record
@@ -278,6 +280,30 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
     return _pointwise("rrelu", input, build, inplace)
 
 
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1):
+    """softmax((logits + g) / tau) for Gumbel(0, 1) noise g; hard: the one-hot of its argmax
+    in the forward pass, the soft sample's gradient (straight through)."""
+    if eps != 1e-10:
+        warnings.warn("gumbel_softmax: `eps` parameter is deprecated and has no effect.",
+                      UserWarning, stacklevel=2)
+    from ..frontend.creation import arange, rand
+    axis = normalize_dim("gumbel_softmax", dim, logits.ndim)
+    u = rand(*logits.shape, device=logits.device)
+    exponential = -(1 - u).log()                    # in [0, inf): 0 gives a -inf Gumbel
+    gumbels = -(exponential.log())
+    if logits.dtype.is_float and logits.dtype != gumbels.dtype:
+        gumbels = gumbels.to(logits.dtype)
+    y_soft = ((logits + gumbels) / tau).softmax(axis)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(axis, keepdim=True)
+    shape = tuple(logits.shape[axis] if a == axis else 1 for a in range(logits.ndim))
+    positions = arange(logits.shape[axis], device=logits.device).reshape(*shape)
+    y_hard = (positions == index).to(y_soft.dtype)
+    return y_hard - y_soft.detach() + y_soft
+
+
 # the in-place forms torch.nn.functional has
 
 def elu_(input, alpha: float = 1.0):
@@ -308,7 +334,7 @@ def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool
     return rrelu(input, lower, upper, training, inplace=True)
 
 
-__all__ = ["silu", "mish", "leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6",
-           "hardswish", "hardsigmoid", "softplus", "softsign", "logsigmoid", "tanhshrink",
-           "threshold", "hardshrink", "softshrink", "prelu", "glu", "softmin", "rrelu", "elu_",
-           "selu_", "celu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_"]
+__all__ = ["silu", "mish", "leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "hardswish",
+           "hardsigmoid", "softplus", "softsign", "logsigmoid", "tanhshrink", "threshold",
+           "hardshrink", "softshrink", "prelu", "glu", "softmin", "rrelu", "gumbel_softmax",
+           "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_"]

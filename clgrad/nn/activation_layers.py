@@ -227,6 +227,6 @@ class Softmax2d(Module):
         return input.softmax(-3)
 
 
-__all__ = ["RReLU", "Softmax2d", "SiLU", "Mish", "LeakyReLU", "ELU", "SELU", "CELU", "Hardtanh", "ReLU6",
-           "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid", "Tanhshrink",
+__all__ = ["RReLU", "Softmax2d", "SiLU", "Mish", "LeakyReLU", "ELU", "SELU", "CELU", "Hardtanh",
+           "ReLU6", "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "LogSigmoid", "Tanhshrink",
            "Threshold", "Hardshrink", "Softshrink", "PReLU", "GLU", "Softmin"]

@@ -214,7 +214,24 @@ class TripletMarginLoss(_LegacyLoss):
                                       eps=self.eps, swap=self.swap, reduction=self.reduction)
 
 
-LOSSES_MORE = ["HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss",
-               "MultiLabelSoftMarginLoss", "TripletMarginLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "BCELoss", "KLDivLoss",
-               "MarginRankingLoss", "CosineEmbeddingLoss", "CosineSimilarity",
-               "PairwiseDistance"]
+class MultiMarginLoss(_LegacyLoss):
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None,
+                 reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.ndim}D instead")
+        self.p, self.margin = p, margin
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return LF.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                    weight=self.weight, reduction=self.reduction)
+
+
+LOSSES_MORE = ["MultiMarginLoss", "HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+               "MultiLabelSoftMarginLoss", "TripletMarginLoss", "L1Loss", "SmoothL1Loss",
+               "HuberLoss", "SoftMarginLoss", "BCELoss", "KLDivLoss", "MarginRankingLoss",
+               "CosineEmbeddingLoss", "CosineSimilarity", "PairwiseDistance"]

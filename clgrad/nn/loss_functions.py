@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ..compiler import dtype as dt
 from ..compiler import ir
 from ..frontend.backward import record
 from ..frontend.capture import in_jit
@@ -389,6 +390,49 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     return _named_reduce(loss, reduction, "clamp_min", device, tensors)
 
 
+def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None,
+                      size_average=None, reduce=None, reduction: str = "mean"):
+    """The mean over the classes i != y of max(0, margin - x[y] + x[i])^p (times weight[y]),
+    for (N, C) or (C,) input and class indices y."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if p not in (1, 2):
+        raise ValueError("multi_margin_loss: only p == 1 and p == 2 supported")
+    if input.ndim not in (1, 2) or (input.ndim == 2 and input.shape[1] == 0):
+        raise RuntimeError(f"multi_margin_loss: Expected non-empty vector or matrix with "
+                           f"optional 0-dim batch size, but got: {list(input.shape)}")
+    n_rows = input.shape[0] if input.ndim == 2 else 1
+    if target.ndim > 1 or target.numel() != n_rows:
+        raise RuntimeError(f"multi_margin_loss: inconsistent target size: "
+                           f"{list(target.shape)} for input of size: {list(input.shape)}")
+    tensors = [t for t in (input, weight) if t is not None]
+    device = common_device("multi_margin_loss", tensors + [target])
+    c = input.shape[-1]
+    x = as_float(input.node).reshape((n_rows, c))
+    if target.node.op is Op.BUFFER and not in_jit():
+        values = target.numpy().reshape(-1)
+        bad = values[(values < 0) | (values >= c)]
+        if bad.size:
+            raise IndexError(f"multi_margin_loss: target {int(bad[0])} is out of bounds for {c} "
+                             "classes")
+    y = target.node.cast(dt.int64).reshape((n_rows, 1)).expand((n_rows, c))
+    classes = ir.iota(c, dt.int64).reshape((1, c)).expand((n_rows, c))
+    picked = y.eq(classes)
+    x_y = picked.where(x, 0).sum((1,)).expand((n_rows, c))
+    z = margin - x_y + x
+    h = (z > 0).where(z, 0)
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        w = weight.node.cast(x.dtype).reshape((1, c)).expand((n_rows, c))
+        w_y = picked.where(w, 0).sum((1,)).expand((n_rows, c))
+        h = h * w_y
+    loss = picked.where(0, h).sum((1,)).reshape((n_rows,)) * (1 / c)
+    if input.ndim == 1:
+        loss = loss.reshape(())
+    return record("multi_margin_loss", _reduce(loss, reduction), device, tensors)
+
+
 # ---- norms and distances ------------------------------------------------------------------
 
 def _vector_norm(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
@@ -470,4 +514,5 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
 __all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
            "margin_ranking_loss", "cosine_embedding_loss", "soft_margin_loss", "normalize",
            "cosine_similarity", "pairwise_distance", "hinge_embedding_loss", "poisson_nll_loss",
-           "gaussian_nll_loss", "multilabel_soft_margin_loss", "triplet_margin_loss"]
+           "gaussian_nll_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",
+           "multi_margin_loss"]

@@ -174,13 +174,11 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 _SELU_ALPHA_PRIME = 1.7580993408473766      # -selu's alpha * scale: SELU's negative saturation
 
 
-def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
-    """Dropout that keeps SELU's self-normalising mean and variance: dropped elements become
-    -alpha', then everything is scaled by a and shifted by b (PyTorch's a and b)."""
+def _alpha_dropout(op: str, input, p: float, training: bool, inplace: bool, feature: bool):
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
-    check_float("alpha_dropout", input)
+    check_float(op, input)
     src = input._snapshot() if inplace else input
     x = src.node
     if p == 1:
@@ -188,11 +186,48 @@ def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool =
     else:
         alpha = _SELU_ALPHA_PRIME
         a = 1 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-        keep = _keep_mask(x.shape, p, x, input.device)
+        shape = x.shape
+        if feature:         # one draw per channel of each sample
+            shape = (x.shape[0], x.shape[1]) + (1,) * (len(x.shape) - 2)
+        keep = _keep_mask(shape, p, x, input.device)
         b = (keep - 1) * (alpha * a) + alpha * a * p
-        out = x * (keep * a) + b
+        out = x * (keep * a).expand(x.shape) + b.expand(x.shape)
     result = record("add", out, src.device, [src])
-    return input._assign(result, "alpha_dropout_") if inplace else result
+    return input._assign(result, op + "_") if inplace else result
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Dropout that keeps SELU's self-normalising mean and variance: dropped elements become
+    -alpha', then everything is scaled by a and shifted by b (PyTorch's a and b)."""
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, feature=False)
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
+                          inplace: bool = False):
+    """alpha_dropout of whole channels (dim 1) of each sample."""
+    if training and p not in (0, 1) and input.ndim < 2:
+        raise RuntimeError(f"feature_alpha_dropout: Feature dropout requires at least 2 "
+                           f"dimensions in the input, got shape {tuple(input.shape)}")
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, feature=True)
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta; the window is
+    zero-padded by size // 2 before and (size - 1) // 2 after, and always divided by size."""
+    if input.ndim < 3:
+        raise ValueError(f"local_response_norm: Expected 3D or higher dimensionality input "
+                         f"(got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    x = as_float(input.node)
+    sq = x * x
+    pads = tuple((size // 2, (size - 1) // 2) if a == 1 else (0, 0)
+                 for a in range(len(x.shape)))
+    window = sq.pad(pads).window(1, size)                  # N C size ...
+    mean = window.sum((2,)).reshape(x.shape) * (1 / size)
+    div = (mean * alpha + k) ** beta
+    return record("div", x / div, input.device, [input])
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -215,4 +250,4 @@ def bilinear(input1, input2, weight, bias=None):
 
 
 __all__ = ["group_norm", "instance_norm", "dropout1d", "dropout2d", "dropout3d",
-           "alpha_dropout", "bilinear"]
+           "alpha_dropout", "feature_alpha_dropout", "local_response_norm", "bilinear"]

@@ -10,6 +10,7 @@ from ..frontend import creation
 from ..frontend.tensor import realize
 from . import init
 from . import normalization as N
+from .layers import _BatchNorm
 from .module import Module
 from .parameter import Parameter
 
@@ -169,6 +170,27 @@ class AlphaDropout(_DropoutNd):
     _fn = N.alpha_dropout
 
 
+class FeatureAlphaDropout(_DropoutNd):
+    _fn = N.feature_alpha_dropout
+
+
+class LocalResponseNorm(Module):
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return N.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class BatchNorm3d(_BatchNorm):
+    """nn/layers.py's batch norm over (N, C, D, H, W)."""
+    _dims = (5,)
+
+
 class Unflatten(Module):
     def __init__(self, dim: int, unflattened_size):
         super().__init__()
@@ -232,4 +254,5 @@ class Bilinear(Module):
 
 
 __all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Dropout1d",
-           "Dropout2d", "Dropout3d", "AlphaDropout", "Unflatten", "Bilinear"]
+           "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "LocalResponseNorm",
+           "BatchNorm3d", "Unflatten", "Bilinear"]

@@ -230,6 +230,35 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     return record("avg_pool2d", out, input.device, [input])
 
 
+# ---- power-average pooling ------------------------------------------------------------------
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims):
+    """(sum over each window of x^p)^(1/p), as PyTorch computes it: an average pool of x^p
+    times the window size (p = inf: the max of |x|)."""
+    from . import functional as F
+    max_pool = F.max_pool2d if dims == 2 else max_pool1d
+    avg_pool = avg_pool2d if dims == 2 else avg_pool1d
+    if norm_type == math.inf:
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if dims == 2:
+        kh, kw = conv.pair(kernel_size, "kernel_size")
+        count = kh * kw
+    else:
+        count = _single(kernel_size, "kernel_size")
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu() * count).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
 # ---- unfold and fold: sliding blocks as columns, and back -----------------------------------
 
 def _block_args(kernel_size, dilation, padding, stride):
@@ -299,5 +328,6 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                   [input])
 
 
-__all__ = ["unfold", "fold", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
-           "adaptive_max_pool2d", "max_pool1d", "avg_pool1d"]
+__all__ = ["lp_pool1d", "lp_pool2d", "unfold", "fold", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool1d",
+           "avg_pool1d"]

@@ -111,6 +111,38 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
+class LPPool1d(Module):
+    _fn = staticmethod(P.lp_pool1d)
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, input):
+        return self._fn(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool2d(LPPool1d):
+    _fn = staticmethod(P.lp_pool2d)
+
+
+class ChannelShuffle(Module):
+    def __init__(self, groups: int):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return R.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
 class Unfold(Module):
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
@@ -231,8 +263,8 @@ ZeroPad3d = _pad_class("ZeroPad3d", _ZeroPad, 3, "constant")
 
 __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
            "MaxPool1d", "AvgPool1d", "Upsample", "PixelShuffle", "PixelUnshuffle", "Unfold",
-           "Fold", "UpsamplingNearest2d", "UpsamplingBilinear2d",
-           "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
-           "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
-           "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d",
-           "ZeroPad2d", "ZeroPad3d"]
+           "Fold", "LPPool1d", "LPPool2d", "ChannelShuffle", "UpsamplingNearest2d",
+           "UpsamplingBilinear2d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
+           "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]

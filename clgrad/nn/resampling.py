@@ -319,5 +319,22 @@ def pixel_unshuffle(input, downscale_factor: int):
     return record("pixel_unshuffle", out, input.device, [input])
 
 
+def channel_shuffle(input, groups: int):
+    """(N, g k, *) -> the channels regrouped as (k, g): channel i k + j goes to j g + i."""
+    if input.ndim < 3:
+        raise RuntimeError(f"channel_shuffle: expects input to have at least 3 dimensions, but "
+                           f"got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"channel_shuffle: Number of groups to divide channels in must be "
+                           f"positive. Value of groups:{groups}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"channel_shuffle: Number of channels must be divisible by groups. "
+                           f"Got {c} channels and {groups} groups.")
+    x = input.node.reshape((n, groups, c // groups) + tuple(rest))
+    x = x.permute((0, 2, 1) + tuple(range(3, 3 + len(rest)))).reshape(input.shape)
+    return record("channel_shuffle", x, input.device, [input])
+
+
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
-           "pixel_unshuffle"]
+           "pixel_unshuffle", "channel_shuffle"]
