@@ -15,22 +15,17 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
            "BCEWithLogitsLoss"]
 
 # ---- more of torch.nn, in modules of their own ----------------------------------------------
+from . import (activation_layers as _activation_layers, loss as _loss,  # noqa: E402
+               normalization_layers as _normalization_layers, pooling_layers as _pooling_layers)
 from .activation_layers import *  # noqa: E402,F401,F403
-from .activation_layers import __all__ as _activation_layers  # noqa: E402
-
-from .loss import LOSSES_MORE as _losses_more  # noqa: E402
+from .containers import ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
 from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402,F401
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-                   PairwiseDistance,
-                   PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
-
+                   PairwiseDistance, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
+                   TripletMarginLoss)
 from .normalization_layers import *  # noqa: E402,F401,F403
-from .normalization_layers import __all__ as _normalization_layers  # noqa: E402
-from .containers import ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
-
 from .pooling_layers import *  # noqa: E402,F401,F403
-from .pooling_layers import __all__ as _pooling_layers  # noqa: E402
 
-__all__ += _activation_layers + _losses_more + _normalization_layers + _pooling_layers + [
-    "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ += _activation_layers.__all__ + _loss.LOSSES_MORE + _normalization_layers.__all__ + \
+    _pooling_layers.__all__ + ["ModuleDict", "ParameterList", "ParameterDict"]

@@ -419,19 +419,17 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear"
            "avg_pool2d", "one_hot"]
 
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
+from . import (activation as _activation, distance as _distance,  # noqa: E402
+               loss_functions as _loss_functions, normalization as _normalization,
+               pooling as _pooling, resampling as _resampling)
 from .activation import *  # noqa: E402,F401,F403
-from .activation import __all__ as _activation_all  # noqa: E402
+from .distance import *  # noqa: E402,F401,F403
 from .loss_functions import *  # noqa: E402,F401,F403
-from .loss_functions import __all__ as _loss_functions_all  # noqa: E402
 from .normalization import *  # noqa: E402,F401,F403
-from .normalization import __all__ as _normalization_all  # noqa: E402
 from .pooling import *  # noqa: E402,F401,F403
-from .pooling import __all__ as _pooling_all  # noqa: E402
-from .pooling import avg_pool2d  # noqa: E402,F811 (convolution.py's, and with ceil_mode)
 from .resampling import *  # noqa: E402,F401,F403
-from .resampling import __all__ as _resampling_all  # noqa: E402
-from .resampling import with_modes as _with_modes  # noqa: E402
 
-pad = _with_modes(pad)      # the constant pad above, and reflect, replicate and circular modes
-__all__ += _activation_all + _loss_functions_all + _normalization_all + _pooling_all + \
-    _resampling_all
+avg_pool2d = _pooling.avg_pool2d    # convolution.py's, and with ceil_mode
+pad = _resampling.with_modes(pad)   # the constant pad above, and reflect, replicate, circular
+__all__ += [name for module in (_activation, _distance, _loss_functions, _normalization,
+                                _pooling, _resampling) for name in module.__all__]

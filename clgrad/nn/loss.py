@@ -57,6 +57,7 @@ class BCEWithLogitsLoss(_WeightedLoss):
 
 # ---- more losses (maths in nn/loss_functions.py) ---------------------------------------------
 
+from . import distance as D  # noqa: E402
 from . import loss_functions as LF  # noqa: E402
 
 
@@ -146,7 +147,7 @@ class CosineSimilarity(Module):
         self.dim, self.eps = dim, eps
 
     def forward(self, x1, x2):
-        return LF.cosine_similarity(x1, x2, self.dim, self.eps)
+        return D.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
 class PairwiseDistance(Module):
@@ -155,7 +156,7 @@ class PairwiseDistance(Module):
         self.norm, self.eps, self.keepdim = p, eps, keepdim
 
     def forward(self, x1, x2):
-        return LF.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+        return D.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
 class HingeEmbeddingLoss(_LegacyLoss):

@@ -13,13 +13,30 @@ import warnings
 
 from ..compiler import dtype as dt
 from ..compiler import ir
+from ..compiler.ops import Op
 from ..frontend.backward import record
 from ..frontend.capture import in_jit
 from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
-                                 normalize_dims, result_dtype)
-from ..compiler.ops import Op
+                                 result_dtype)
 from .activation import log1p, softplus_node
-from .functional import _REDUCTIONS, _reduce
+from .distance import pairwise_distance
+
+REDUCTIONS = ("none", "mean", "sum")
+
+
+def reduce_loss(loss: ir.Node, reduction: str, divisor: ir.Node | None = None) -> ir.Node:
+    """loss as is ('none'), summed, or averaged (over its elements, or divided by divisor);
+    the mean of nothing is NaN, as PyTorch's."""
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if reduction == "none":
+        return loss
+    total = _total(loss)
+    if reduction == "sum":
+        return total
+    if divisor is None:
+        return total * (1 / loss.numel if loss.numel else math.nan)
+    return total / divisor
 
 
 def legacy_reduction(size_average, reduce, reduction: str) -> str:
@@ -31,7 +48,7 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     return ("mean" if size_average else "sum") if reduce else "none"
 
 
-def _check_reduction(reduction: str, allowed=_REDUCTIONS) -> None:
+def _check_reduction(reduction: str, allowed=REDUCTIONS) -> None:
     if reduction not in allowed:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
@@ -75,7 +92,7 @@ def _weighted_reduce(op, loss, input, target, weight, reduction, device, mean_by
         return record("sum", _total(loss), device, tensors)
     if mean_by_weight:
         return record("div", _total(loss) / _total(weight.node.cast(loss.dtype)), device, tensors)
-    return record("mean", _reduce(loss, "mean"), device, tensors)
+    return record("mean", reduce_loss(loss, "mean"), device, tensors)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -87,7 +104,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
         return _weighted_reduce("l1_loss", loss, input, target, weight, reduction, device, True)
     _check_reduction(reduction)
     name = {"none": "abs", "mean": "mean", "sum": "sum"}[reduction]
-    return record(name, _reduce(loss, reduction), device, [input, target])
+    return record(name, reduce_loss(loss, reduction), device, [input, target])
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -105,7 +122,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     ds = small.where(d, 0)          # the square never reads a large (or infinite) difference
     loss = small.where(0.5 * ds * ds / beta, z - 0.5 * beta)
     _check_reduction(reduction)
-    return record("smooth_l1_loss", _reduce(loss, reduction), device, [input, target])
+    return record("smooth_l1_loss", reduce_loss(loss, reduction), device, [input, target])
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
@@ -122,7 +139,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
         return _weighted_reduce("huber_loss", loss, input, target, weight, reduction, device,
                                 False)
     _check_reduction(reduction)
-    return record("huber_loss", _reduce(loss, reduction), device, [input, target])
+    return record("huber_loss", reduce_loss(loss, reduction), device, [input, target])
 
 
 def _check_probabilities(input) -> None:
@@ -175,7 +192,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     slope = weighted((xd - y) / 1e-12).detach()
     edge = edge_value + (inside.where(0, x) - inside.where(0, xd)) * slope
     loss = inside.where(plain, edge)
-    return record("binary_cross_entropy", _reduce(loss, reduction), device, tensors)
+    return record("binary_cross_entropy", reduce_loss(loss, reduction), device, tensors)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -183,7 +200,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     """target * (log(target) - input) (0 where target is 0), or with log_target
     exp(target) * (target - input); 'batchmean' divides the sum by the batch size."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction, _REDUCTIONS + ("batchmean",))
+    _check_reduction(reduction, REDUCTIONS + ("batchmean",))
     if reduction == "mean":
         warnings.warn("kl_div: reduction: 'mean' divides the total loss by both the batch size "
                       "and the support size. 'batchmean' divides only by the batch size, and "
@@ -199,12 +216,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
         loss, name = xlogy - t * x, "sub"
     tensors = [input, target]
     if reduction == "batchmean":
-        total = _reduce(loss, "sum")
+        total = reduce_loss(loss, "sum")
         if input.ndim:
             return record("div", total / input.shape[0], device, tensors)
         return record("sum", total, device, tensors)
     name = {"none": name, "mean": "mean", "sum": "sum"}[reduction]
-    return record(name, _reduce(loss, reduction), device, tensors)
+    return record(name, reduce_loss(loss, reduction), device, tensors)
 
 
 def _clamp_min0(v: ir.Node) -> ir.Node:
@@ -227,7 +244,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
     a, b, y = (broadcast_to(as_float(t.node.cast(dtype)), shape) for t in tensors)
     loss = _clamp_min0(-y * (a - b) + margin)
     name = {"none": "clamp_min", "mean": "mean", "sum": "sum"}[reduction]
-    return record(name, _reduce(loss, reduction), device, tensors)
+    return record(name, reduce_loss(loss, reduction), device, tensors)
 
 
 def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_average=None,
@@ -262,7 +279,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
                            f"not match the {out_shape} similarities of inputs of shape {shape}")
     loss = y.eq(1).where(1 - cos, 0) + y.eq(-1).where(_clamp_min0(cos - margin), 0)
     name = {"none": "add", "mean": "mean", "sum": "sum"}[reduction]
-    return record(name, _reduce(loss, reduction), device, tensors)
+    return record(name, reduce_loss(loss, reduction), device, tensors)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
@@ -271,13 +288,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     _check_reduction(reduction)
     x, y, device = _pair("soft_margin_loss", input, target)
     loss = softplus_node(-(y * x))
-    return record("soft_margin_loss", _reduce(loss, reduction), device, [input, target])
+    return record("soft_margin_loss", reduce_loss(loss, reduction), device, [input, target])
 
 
 def _named_reduce(loss: ir.Node, reduction: str, none_name: str, device, tensors):
     _check_reduction(reduction)
     name = {"none": none_name, "mean": "mean", "sum": "sum"}[reduction]
-    return record(name, _reduce(loss, reduction), device, tensors)
+    return record(name, reduce_loss(loss, reduction), device, tensors)
 
 
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
@@ -336,7 +353,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
                                                  if a != b) == 1):
             raise ValueError(f"gaussian_nll_loss: var is of incorrect size {tuple(var.shape)} "
                              f"for input of shape {tuple(input.shape)}")
-    if reduction not in _REDUCTIONS:
+    if reduction not in REDUCTIONS:
         raise ValueError(f"{reduction} is not valid")
     x, y, device = _pair("gaussian_nll_loss", input, target, warn=False)
     v = broadcast_to(v.cast(x.dtype), broadcast_shape("gaussian_nll_loss", v.shape, x.shape))
@@ -430,89 +447,11 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     loss = picked.where(0, h).sum((1,)).reshape((n_rows,)) * (1 / c)
     if input.ndim == 1:
         loss = loss.reshape(())
-    return record("multi_margin_loss", _reduce(loss, reduction), device, tensors)
-
-
-# ---- norms and distances ------------------------------------------------------------------
-
-def _vector_norm(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
-    """The p-norm of v over axes (kept as size 1); its gradient is 0 where the norm is 0, as
-    PyTorch's (not sqrt's inf times 0)."""
-    a = v.abs()
-    if p == 1:
-        return a.sum(axes)
-    if p == math.inf:
-        return a.max(axes)
-    if p == -math.inf:
-        return -((-a).max(axes))
-    if p == 0:
-        return a.ne(0).cast(v.dtype).sum(axes)
-    if p == 2:
-        powered = (v * v).sum(axes)
-    else:
-        nonzero = a.ne(0)
-        powered = nonzero.where(nonzero.where(a, 1) ** p, 0).sum(axes)
-    zero = powered.eq(0)
-    safe = zero.where(1, powered)
-    root = safe.sqrt() if p == 2 else safe ** (1 / p)
-    return zero.where(0, root)
-
-
-def _norm_axes(op: str, dim, ndim: int) -> tuple[int, ...]:
-    return normalize_dims(op, dim, ndim)
-
-
-def normalize(input, p: float = 2.0, dim=1, eps: float = 1e-12, out=None):
-    """input / max(norm_p(input, dim), eps)."""
-    if out is not None:
-        raise NotImplementedError("normalize: out= is not supported")
-    x = as_float(input.node)
-    axes = _norm_axes("normalize", dim, input.ndim)
-    norm = _vector_norm(x, p, axes)
-    denom = (norm < eps).where(norm.const_like(eps), norm)
-    return record("div", x / denom.expand(x.shape), input.device, [input])
-
-
-def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
-    """sum(x1 / |x1| * x2 / |x2|) along dim; each norm is raised to eps at least, a step
-    PyTorch takes outside autograd (so the gradient flows as if it were not clamped)."""
-    device = common_device("cosine_similarity", [x1, x2])
-    dtype = result_dtype("cosine_similarity", (x1, x2))
-    if not dtype.is_float:
-        raise RuntimeError(f"cosine_similarity: expected common dtype to be floating point, "
-                           f"yet common dtype is {dtype.name} (inputs {x1.dtype.name} "
-                           f"{tuple(x1.shape)} and {x2.dtype.name} {tuple(x2.shape)})")
-    shape = broadcast_shape("cosine_similarity", x1.shape, x2.shape)
-    axis = _norm_axes("cosine_similarity", dim, len(shape))
-    a, b = (broadcast_to(t.node.cast(dtype), shape) for t in (x1, x2))
-
-    def unit(v):
-        n = _vector_norm(v, 2, axis)
-        raised = (n < eps).where(n - n.detach() + eps, n)
-        return v / raised.expand(v.shape)
-    out = (unit(a) * unit(b)).sum(axis)
-    out = out.reshape(tuple(s for i, s in enumerate(shape) if i not in axis))
-    return record("sum_dim", out, device, [x1, x2])
-
-
-def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
-    """norm_p(x1 - x2 + eps) over the last dim."""
-    device = common_device("pairwise_distance", [x1, x2])
-    dtype = result_dtype("pairwise_distance", (x1, x2))
-    shape = broadcast_shape("pairwise_distance", x1.shape, x2.shape)
-    if not shape:
-        raise RuntimeError("pairwise_distance: expected inputs of at least 1 dimension, got "
-                           "0-d inputs")
-    a, b = (broadcast_to(as_float(t.node.cast(dtype)), shape) for t in (x1, x2))
-    axis = len(shape) - 1
-    norm = _vector_norm(a - b + eps, p, (axis,))
-    if not keepdim:
-        norm = norm.reshape(shape[:-1])
-    return record("norm", norm, device, [x1, x2])
+    return record("multi_margin_loss", reduce_loss(loss, reduction), device, tensors)
 
 
 __all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
-           "margin_ranking_loss", "cosine_embedding_loss", "soft_margin_loss", "normalize",
-           "cosine_similarity", "pairwise_distance", "hinge_embedding_loss", "poisson_nll_loss",
+           "margin_ranking_loss", "cosine_embedding_loss", "soft_margin_loss",
+           "hinge_embedding_loss", "poisson_nll_loss",
            "gaussian_nll_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",
            "multi_margin_loss"]

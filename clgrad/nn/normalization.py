@@ -10,7 +10,25 @@ from ..frontend.backward import record
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device
 from .activation import check_float
-from .functional import _affine, _normalize
+
+
+def standardize(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node]:
+    """(x - mean) / sqrt(var + eps) over axes, with the mean and the biased variance (the
+    axes kept as size 1)."""
+    count = math.prod(x.shape[a] for a in axes)
+    mean = x.sum(axes) * (1 / count)
+    centered = x - mean.expand(x.shape)
+    var = (centered * centered).sum(axes) * (1 / count)
+    return centered * (var + eps).sqrt().recip().expand(x.shape), mean, var
+
+
+def affine(y: ir.Node, weight, bias, shape) -> ir.Node:
+    """y * weight + bias, each (when given) viewed as shape and broadcast."""
+    if weight is not None:
+        y = y * weight.node.cast(y.dtype).reshape(shape).expand(y.shape)
+    if bias is not None:
+        y = y + bias.node.cast(y.dtype).reshape(shape).expand(y.shape)
+    return y
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
@@ -33,8 +51,8 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     device = common_device("group_norm", tensors)
     x = as_float(input.node)
     grouped = x.reshape((n, num_groups, math.prod(input.shape[1:]) // num_groups))
-    y, _, _ = _normalize(grouped, (2,), eps)
-    y = _affine(y.reshape(x.shape), weight, bias, (1, c) + (1,) * (input.ndim - 2))
+    y, _, _ = standardize(grouped, (2,), eps)
+    y = affine(y.reshape(x.shape), weight, bias, (1, c) + (1,) * (input.ndim - 2))
     return record("group_norm", y, device, tensors)
 
 
@@ -61,7 +79,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if count <= 1:
             raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, "
                              f"got input size {list(input.shape)}")
-        y, mean, var = _normalize(x, axes, eps)
+        y, mean, var = standardize(x, axes, eps)
         if running_mean is not None and running_var is not None:
             _update_running_instance(running_mean, running_var, mean, var, n, c, count,
                                      momentum)
@@ -72,7 +90,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         mean = running_mean.node.cast(x.dtype).reshape(shape)
         inv = (running_var.node.cast(x.dtype).reshape(shape) + eps).sqrt().recip()
         y = (x - mean.expand(x.shape)) * inv.expand(x.shape)
-    y = _affine(y, weight, bias, shape)
+    y = affine(y, weight, bias, shape)
     return record("view", y, device, tensors)
 
 

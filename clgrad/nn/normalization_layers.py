@@ -10,7 +10,7 @@ from ..frontend import creation
 from ..frontend.tensor import realize
 from . import init
 from . import normalization as N
-from .layers import _BatchNorm
+from .layers import BatchNorm2d
 from .module import Module
 from .parameter import Parameter
 
@@ -186,8 +186,9 @@ class LocalResponseNorm(Module):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
-class BatchNorm3d(_BatchNorm):
-    """nn/layers.py's batch norm over (N, C, D, H, W)."""
+class BatchNorm3d(BatchNorm2d):
+    """nn/layers.py's batch norm over (N, C, D, H, W) (a subclass of BatchNorm2d here, which
+    PyTorch's is not, as nn/layers.py's common base is private)."""
     _dims = (5,)
 
 

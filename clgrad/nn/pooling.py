@@ -15,7 +15,6 @@ import math
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..frontend.backward import record
-from ..frontend.reductions import _first_largest, _read_at
 from . import convolution as conv
 
 
@@ -83,6 +82,20 @@ def _avg_axis(x: ir.Node, axis: int, m: int) -> ir.Node:
     return total / counts.expand(total.shape)
 
 
+def first_max(rows: ir.Node, axis: int) -> tuple[ir.Node, ir.Node]:
+    """The max along axis (kept as size 1), read at the first largest element only, so its
+    derived gradient goes there alone (PyTorch's pooling gradient), and that element's
+    position (int64)."""
+    n = rows.shape[axis]
+    best = rows.max((axis,)).expand(rows.shape)
+    line = tuple(n if a == axis else 1 for a in range(len(rows.shape)))
+    position = ir.iota(n, dt.int64).reshape(line).expand(rows.shape)
+    score = rows.eq(best).where(n - position, 0)        # the earliest hit scores highest
+    first = n - score.max((axis,))
+    hit = position.eq(first.expand(rows.shape))
+    return hit.where(rows, -math.inf).max((axis,)), first
+
+
 def _max_axis(x: ir.Node, axis: int, m: int):
     """The first max of each window along axis, and its position in the axis (int64)."""
     n = x.shape[axis]
@@ -94,8 +107,8 @@ def _max_axis(x: ir.Node, axis: int, m: int):
     else:
         rows = _windowed(x, axis, m, -math.inf)
         offset = None
-    first, hit = _first_largest(rows, axis + 1)
-    values = _read_at(rows, hit, axis + 1).reshape(before + (m,) + after)
+    values, first = first_max(rows, axis + 1)
+    values = values.reshape(before + (m,) + after)
     position = first if offset is None else first + offset
     return values, position.reshape(before + (m,) + after)
 
