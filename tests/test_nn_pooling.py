@@ -109,9 +109,21 @@ def test_avg_pool2d_ceil_mode(kw):
                                 dict(scale_factor=(1.7, 0.6)), dict(size=5),
                                 dict(scale_factor=3, mode="nearest-exact"),
                                 dict(size=(7, 3), mode="nearest-exact"),
-                                dict(scale_factor=1.5, recompute_scale_factor=True)])
+                                dict(scale_factor=1.5, recompute_scale_factor=True),
+                                dict(scale_factor=(3, 0.5)), dict(size=(10, 2))])
 def test_interpolate_nearest(kw):
-    check(lambda x: F(x).interpolate(x, **kw), (2, 3, 5, 7))
+    check(lambda x: F(x).interpolate(x, **kw), (2, 3, 5, 8))
+
+
+def test_nearest_by_whole_factors_is_a_view():
+    """Scale factors that repeat each element (or keep every k-th) as PyTorch's indices do
+    read x through a view: no gather, whose gradient would be a matmul."""
+    from clgrad.compiler.ops import Op
+    from clgrad.compiler import ir
+    x = cg.randn(1, 2, 4, 6)
+    for kw in [dict(scale_factor=2), dict(scale_factor=3), dict(size=(2, 3))]:
+        nodes = ir.toposort([CF.interpolate(x, **kw).node])
+        assert not any(n.op is Op.GATHER for n in nodes), kw
 
 
 @pytest.mark.parametrize("align_corners", [False, True])

@@ -52,10 +52,31 @@ def _scale(n: int, m: int, scale_factor) -> float:
     return _float32(np.float32(n) / np.float32(m))
 
 
+def _torch_nearest(n: int, m: int, scale_factor, exact: bool) -> np.ndarray:
+    """The source indices PyTorch's nearest kernels compute, on the host (float32, as theirs)."""
+    if m == 2 * n and not exact:
+        return np.arange(m) // 2
+    f = np.arange(m, dtype=np.float32) + (np.float32(0.5) if exact else np.float32(0))
+    src = np.floor(f * np.float32(_scale(n, m, scale_factor))).astype(np.int64)
+    return np.minimum(src, n - 1)
+
+
 def _nearest_axis(x: ir.Node, axis: int, m: int, scale_factor, exact: bool) -> ir.Node:
     n = x.shape[axis]
     if m == n:
         return x
+    before, after = x.shape[:axis], x.shape[axis + 1:]
+    wanted = _torch_nearest(n, m, scale_factor, exact)
+    if m % n == 0 and np.array_equal(wanted, np.arange(m) // (m // n)):
+        # each element repeated: a view whose gradient is a sum (a gather's is a matmul)
+        k = m // n
+        grown = x.reshape(before + (n, 1) + after).expand(before + (n, k) + after)
+        return grown.reshape(before + (m,) + after)
+    if n % m == 0 and np.array_equal(wanted, np.arange(m) * (n // m)):
+        k = n // m                                          # every k-th element
+        return x.reshape(before + (m, k) + after).shrink(
+            tuple((0, 1) if a == axis + 1 else (0, s) for a, s in
+                  enumerate(before + (m, k) + after))).reshape(before + (m,) + after)
     o = _positions(m)
     if m == 2 * n and not exact:
         src = o / 2                 # PyTorch's o >> 1
@@ -210,6 +231,40 @@ def _pad_index(n: int, before: int, after: int, mode: str) -> ir.Node:
     return (j < 0).where(j + n, (j < n).where(j, j - n))       # circular
 
 
+def _part(x: ir.Node, axis: int, lo: int, hi: int, flip: bool = False) -> ir.Node:
+    part = x.shrink(tuple((lo, hi) if a == axis else (0, s) for a, s in enumerate(x.shape)))
+    if flip:
+        part = part.stride(tuple(-1 if a == axis else 1 for a in range(len(x.shape))))
+    return part
+
+
+def _pad_axis(x: ir.Node, axis: int, before: int, after: int, mode: str) -> ir.Node:
+    """x with before and after (>= 0) elements added along axis: its reflection, its edge
+    repeated, or its other end. Views of x put side by side (each padded to the full length,
+    then added: one kernel), so the gradient adds slices back, no matmul."""
+    n = x.shape[axis]
+    if mode == "reflect":
+        left, right = _part(x, axis, 1, before + 1, True), _part(x, axis, n - 1 - after, n - 1,
+                                                                   True)
+    elif mode == "replicate":
+        def edge(i, size):
+            return _part(x, axis, i, i + 1).expand(
+                tuple(size if a == axis else s for a, s in enumerate(x.shape)))
+        left, right = edge(0, before), edge(n - 1, after)
+    else:
+        left, right = _part(x, axis, n - before, n), _part(x, axis, 0, after)
+    total, offset, out = n + before + after, 0, None
+    for part in (left, x, right):
+        size = part.shape[axis]
+        if size:
+            pads = tuple((offset, total - offset - size) if a == axis else (0, 0)
+                         for a in range(len(x.shape)))
+            placed = part.pad(pads)
+            out = placed if out is None else out + placed
+        offset += size
+    return out
+
+
 def _check_pad_sizes(mode: str, input, pad, dims: int) -> None:
     for k in range(dims):
         axis = input.ndim - 1 - k
@@ -256,7 +311,10 @@ def pad_modes(input, pad, mode: str, value=None):
     for k in range(dims):
         axis = input.ndim - 1 - k
         before, after = pad[2 * k], pad[2 * k + 1]
-        if mode == "circular" and min(before, after) < 0:
+        if min(before, after) >= 0:
+            x = _pad_axis(x, axis, before, after, mode)
+            continue
+        if mode == "circular":
             # negative pads crop first; the wrap-around then reads the cropped axis
             n = x.shape[axis]
             x = x.shrink(tuple((max(-before, 0), n - max(-after, 0)) if a == axis else (0, s)
