@@ -285,3 +285,19 @@ def test_channel_shuffle():
         CF.channel_shuffle(cg.randn(1, 5, 2, 2), 2)
     if torch is not None:
         assert repr(cnn.ChannelShuffle(2)) == repr(torch.nn.ChannelShuffle(2))
+
+
+def test_three_d_resampling_and_adaptive_pools():
+    check(lambda x: F(x).interpolate(x, scale_factor=2), (1, 2, 2, 3, 2))
+    check(lambda x: F(x).interpolate(x, size=(3, 4, 5), mode="nearest-exact"), (1, 2, 2, 3, 2))
+    check(lambda x: F(x).interpolate(x, size=(3, 4, 5), mode="trilinear"), (1, 2, 2, 3, 2))
+    check(lambda x: F(x).interpolate(x, scale_factor=1.5, mode="trilinear",
+                                     align_corners=True), (1, 2, 2, 3, 2))
+    check(lambda x: F(x).interpolate(x, size=(1, 2, 2), mode="area"), (1, 2, 3, 3, 5))
+    check(lambda x: F(x).adaptive_avg_pool3d(x, (2, None, 3)), (1, 2, 3, 4, 5))
+    check(lambda x: F(x).adaptive_max_pool3d(x, (2, 3, 3)), distinct(2, 3, 4, 5))
+    check(lambda x: nn(x).AdaptiveAvgPool3d(2)(x), (2, 3, 4, 5))
+    check(lambda x: nn(x).AdaptiveMaxPool3d((1, 2, 2))(x), distinct(1, 2, 3, 4, 5))
+    x = cg.randn(1, 1, 2, 2, 2, requires_grad=True)
+    assert CF.interpolate(x, size=3, mode="trilinear").grad_fn.name() == \
+        "UpsampleTrilinear3DBackward0"

@@ -152,4 +152,9 @@ GRAD_FN_NAMES = {
     "fold": "Col2ImBackward0",
     "channel_shuffle": "ChannelShuffleBackward0",
     "multi_margin_loss": "MultiMarginLossBackward0",
+    "adaptive_avg_pool3d": "AdaptiveAvgPool3DBackward0",
+    "adaptive_max_pool3d": "AdaptiveMaxPool3DBackward0",
+    "upsample_nearest3d": "UpsampleNearest3DBackward0",
+    "upsample_nearest_exact3d": "UpsampleNearestExact3DBackward0",
+    "upsample_trilinear3d": "UpsampleTrilinear3DBackward0",
 }

@@ -129,6 +129,27 @@ def adaptive_avg_pool1d(input, output_size):
                   input.device, [input])
 
 
+def adaptive_avg_pool3d(input, output_size):
+    x, unbatched = _spatial_input("adaptive_avg_pool3d", input, 3)
+    od, oh, ow = _sizes("adaptive_avg_pool3d", output_size, x.shape[2:])
+    out = _avg_axis(_avg_axis(_avg_axis(x, 4, ow), 3, oh), 2, od)
+    return record("adaptive_avg_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool3d: return_indices=True is not supported")
+    x, unbatched = _spatial_input("adaptive_max_pool3d", input, 3)
+    od, oh, ow = _sizes("adaptive_max_pool3d", output_size, x.shape[2:])
+    if 0 in (od, oh, ow):
+        out = ir.const(0.0, x.dtype, x.shape[:2] + (od, oh, ow))
+    else:       # the first max of each row, then of each plane, then of the volume
+        out = _max_axis(_max_axis(_max_axis(x, 4, ow)[0], 3, oh)[0], 2, od)[0]
+    return record("adaptive_max_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
 def _adaptive_max2d(input, output_size, op):
     x, unbatched = _spatial_input(op, input, 2)
     oh, ow = _sizes(op, output_size, x.shape[2:])
@@ -158,7 +179,7 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
-    x, unbatched = _spatial_input("adaptive_max_pool1d", input, 1)
+    x, unbatched = _spatial_input("adaptive_max_pool1d", "adaptive_max_pool3d", input, 1)
     (o,) = _sizes("adaptive_max_pool1d", output_size, x.shape[2:])
     out, index = _max_axis(x, 2, o)
     if unbatched:
@@ -343,4 +364,4 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 __all__ = ["lp_pool1d", "lp_pool2d", "unfold", "fold", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool1d",
-           "avg_pool1d"]
+           "avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool3d"]

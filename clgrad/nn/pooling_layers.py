@@ -30,6 +30,16 @@ class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
         return P.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    def forward(self, input):
+        return P.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    def forward(self, input):
+        return P.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
 class AdaptiveMaxPool1d(_AdaptivePool):
     def forward(self, input):
         return P.adaptive_max_pool1d(input, self.output_size, self.return_indices)
@@ -261,10 +271,10 @@ ZeroPad2d = _pad_class("ZeroPad2d", _ZeroPad, 2, "constant")
 ZeroPad3d = _pad_class("ZeroPad3d", _ZeroPad, 3, "constant")
 
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-           "MaxPool1d", "AvgPool1d", "Upsample", "PixelShuffle", "PixelUnshuffle", "Unfold",
-           "Fold", "LPPool1d", "LPPool2d", "ChannelShuffle", "UpsamplingNearest2d",
-           "UpsamplingBilinear2d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
-           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
-           "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
-           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
+__all__ = ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool1d", "AvgPool1d", "Upsample",
+           "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "LPPool1d", "LPPool2d",
+           "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "ReflectionPad1d",
+           "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+           "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
+           "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]

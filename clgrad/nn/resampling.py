@@ -37,7 +37,8 @@ def _positions(m: int) -> ir.Node:
 _LINEAR_MODES = ("linear", "bilinear", "bicubic", "trilinear")
 _MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
 _NAMES = {"nearest": "upsample_nearest{d}d", "nearest-exact": "upsample_nearest_exact{d}d",
-          "linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d"}
+          "linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d",
+          "trilinear": "upsample_trilinear3d"}
 
 
 def _float32(value) -> float:
@@ -182,16 +183,14 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest",
         raise RuntimeError(f"interpolate: Input and output sizes should be greater than 0, but "
                            f"got input {list(input.shape[2:])} and output {list(sizes)}")
     if mode == "area":
-        from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
-        if dims == 1:
-            return adaptive_avg_pool1d(input, sizes)
-        if dims == 2:
-            return adaptive_avg_pool2d(input, sizes)
+        from . import pooling
+        return (pooling.adaptive_avg_pool1d, pooling.adaptive_avg_pool2d,
+                pooling.adaptive_avg_pool3d)[dims - 1](input, sizes)
     needed = {"linear": 1, "bilinear": 2, "trilinear": 3}.get(mode)
     if needed is not None and needed != dims:
         raise NotImplementedError(f"interpolate: Got {input.ndim}D input, but {mode} mode needs "
                                   f"{needed + 2}D input")
-    if mode not in _NAMES or (mode.startswith("nearest") and dims == 3):
+    if mode not in _NAMES:
         raise NotImplementedError(f"interpolate: mode {mode!r} for {input.ndim}D input is not "
                                   "supported")
     x = input.node
