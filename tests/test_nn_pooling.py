@@ -301,3 +301,17 @@ def test_three_d_resampling_and_adaptive_pools():
     x = cg.randn(1, 1, 2, 2, 2, requires_grad=True)
     assert CF.interpolate(x, size=3, mode="trilinear").grad_fn.name() == \
         "UpsampleTrilinear3DBackward0"
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=(2, 3, 2), stride=1),
+                                dict(kernel_size=3, stride=2, padding=1),
+                                dict(kernel_size=2, stride=2, ceil_mode=True)])
+def test_pool3d(kw):
+    check(lambda x: F(x).max_pool3d(x, **kw), distinct(2, 2, 5, 4, 5))
+    check(lambda x: F(x).avg_pool3d(x, **kw), (2, 2, 5, 4, 5))
+    check(lambda x: F(x).avg_pool3d(x, count_include_pad=False, **kw), (2, 5, 4, 5))
+    check(lambda x: nn(x).MaxPool3d(**kw)(x), distinct(2, 5, 4, 5))
+    check(lambda x: nn(x).AvgPool3d(divisor_override=3, **kw)(x), (1, 2, 5, 4, 5))
+    if torch is not None:
+        assert repr(cnn.MaxPool3d(**kw)) == repr(torch.nn.MaxPool3d(**kw))
+        assert repr(cnn.AvgPool3d(**kw)) == repr(torch.nn.AvgPool3d(**kw))

@@ -157,4 +157,6 @@ GRAD_FN_NAMES = {
     "upsample_nearest3d": "UpsampleNearest3DBackward0",
     "upsample_nearest_exact3d": "UpsampleNearestExact3DBackward0",
     "upsample_trilinear3d": "UpsampleTrilinear3DBackward0",
+    "max_pool3d": "MaxPool3DWithIndicesBackward0",
+    "avg_pool3d": "AvgPool3DBackward0",
 }

@@ -264,6 +264,87 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     return record("avg_pool2d", out, input.device, [input])
 
 
+# ---- 3-D pooling ----------------------------------------------------------------------------
+
+def _triple(value, name: str) -> tuple[int, int, int]:
+    if isinstance(value, (tuple, list)):
+        if len(value) != 3:
+            raise ValueError(f"{name} must be an int or a triple of ints, got {value}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * 3
+
+
+def _pool3d_args(op, input, kernel_size, stride, padding, dilation):
+    kernel = _triple(kernel_size, "kernel_size")
+    stride = kernel if stride is None or stride == [] or stride == () else \
+        _triple(stride, "stride")
+    padding, dilation = _triple(padding, "padding"), _triple(dilation, "dilation")
+    if any(p * 2 > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got "
+                           f"pad={padding}, kernel_size={kernel}")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"{op}: expected a 4-D or 5-D input, got shape "
+                           f"{tuple(input.shape)}")
+    unbatched = input.ndim == 4
+    x = input.node.reshape((1,) + input.shape) if unbatched else input.node
+    if not input.dtype.is_float:
+        raise NotImplementedError(f"{op}: not implemented for {input.dtype.name} input of shape "
+                                  f"{tuple(input.shape)}")
+    for a in range(3):
+        conv.out_size(x.shape[2 + a], kernel[a], stride[a], dilation[a], padding[a], op)
+    return x, unbatched, kernel, stride, padding, dilation
+
+
+def _pool3d_by_planes(pool2d, x: ir.Node, device, kernel, stride, padding, dilation,
+                      ceil_mode, **kw) -> ir.Node:
+    """A 3-D pool as a 2-D pool of each depth slice, then a pool of the results along depth
+    (max and average are separable over a box). Its gradient is the 2-D pools', whose window
+    rules run in one kernel per pool: three windowed axes at once would lower to a kernel
+    whose index expressions grow with the cube of the window."""
+    from ..frontend.tensor import Tensor
+    n, c, d, h, w = x.shape
+    planes = Tensor(x.reshape((n, c * d, h, w)), device)
+    first = pool2d(planes, kernel[1:], stride[1:], padding[1:], dilation=dilation[1:],
+                   ceil_mode=ceil_mode, **kw.get("plane", {}))
+    ho, wo = first.shape[2:]
+    depth = Tensor(first.node.reshape((n, c, d, ho * wo)), device)
+    second = pool2d(depth, (kernel[0], 1), (stride[0], 1), (padding[0], 0),
+                    dilation=(dilation[0], 1), ceil_mode=ceil_mode, **kw.get("depth", {}))
+    return second.node.reshape((n, c, second.shape[2], ho, wo))
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    if return_indices:
+        raise NotImplementedError("max_pool3d: return_indices=True is not supported")
+    x, unbatched, kernel, stride, padding, dilation = _pool3d_args(
+        "max_pool3d", input, kernel_size, stride, padding, dilation)
+
+    def pool2d(t, k, s, p, dilation, ceil_mode):
+        return conv.max_pool2d(t, k, s, p, dilation, ceil_mode)
+    out = _pool3d_by_planes(pool2d, x, input.device, kernel, stride, padding, dilation,
+                            ceil_mode)
+    return record("max_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None):
+    x, unbatched, kernel, stride, padding, _ = _pool3d_args(
+        "avg_pool3d", input, kernel_size, stride, padding, 1)
+
+    def pool2d(t, k, s, p, dilation, ceil_mode, divisor_override=None):
+        return avg_pool2d(t, k, s, p, ceil_mode, count_include_pad, divisor_override)
+    # the planes' averages, averaged along depth: each divided by its own count, which is
+    # the box's count split in two factors; an override divides the sum once
+    split = {} if not divisor_override else dict(plane=dict(divisor_override=1),
+                                                 depth=dict(divisor_override=divisor_override))
+    out = _pool3d_by_planes(pool2d, x, input.device, kernel, stride, padding, (1, 1, 1),
+                            ceil_mode, **split)
+    return record("avg_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
 # ---- power-average pooling ------------------------------------------------------------------
 
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims):
@@ -362,6 +443,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                   [input])
 
 
-__all__ = ["lp_pool1d", "lp_pool2d", "unfold", "fold", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d", "max_pool1d",
-           "avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool3d"]
+__all__ = ["max_pool3d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "unfold", "fold",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool3d",
+           "adaptive_max_pool3d"]

@@ -68,6 +68,29 @@ class MaxPool1d(Module):
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
+class MaxPool3d(MaxPool1d):
+    def forward(self, input):
+        return P.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+
+class AvgPool3d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input):
+        return P.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
 def _single(value) -> tuple[int]:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
@@ -271,9 +294,9 @@ ZeroPad2d = _pad_class("ZeroPad2d", _ZeroPad, 2, "constant")
 ZeroPad3d = _pad_class("ZeroPad3d", _ZeroPad, 3, "constant")
 
 
-__all__ = ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool1d", "AvgPool1d", "Upsample",
-           "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "LPPool1d", "LPPool2d",
+__all__ = ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool1d", "AvgPool1d",
+           "Upsample", "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "LPPool1d", "LPPool2d",
            "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "ReflectionPad1d",
            "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
            "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
