@@ -179,7 +179,7 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
-    x, unbatched = _spatial_input("adaptive_max_pool1d", "adaptive_max_pool3d", input, 1)
+    x, unbatched = _spatial_input("adaptive_max_pool1d", input, 1)
     (o,) = _sizes("adaptive_max_pool1d", output_size, x.shape[2:])
     out, index = _max_axis(x, 2, o)
     if unbatched:
