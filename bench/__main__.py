@@ -1,6 +1,7 @@
 """`python -m bench [--only W4] [--quick] [--device cpu:pocl]`: one table, a row per workload,
 with clgrad, NumPy and PyTorch eager times measured in this run and their ratios to clgrad,
-under a line naming the device, its runtime and the CPU."""
+under a line naming the device, its runtime and the CPU; then the cold start (--only COLD)
+and plain training loops (--only LOOPS) timed whole in fresh processes."""
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,7 @@ import clgrad as cg
 from clgrad.config import config
 from clgrad.runtime.host import cpu_name
 
-from . import coldstart
+from . import coldstart, loops
 from .registry import WORKLOADS, try_torch
 from .timing import median_seconds
 
@@ -35,7 +36,7 @@ def _gflops(flop: float | None, seconds: float | None) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--only", action="append", default=[],
-                        help="run only these workload ids (W1 ... W6, COLD); repeatable")
+                        help="run only these workload ids (W1 ... W6, COLD, LOOPS); repeatable")
     parser.add_argument("--quick", action="store_true", help="fewer timed repeats")
     parser.add_argument("--device", help="clgrad device: cpu, cpu:intel, cpu:pocl, gpu, cl:P:D")
     args = parser.parse_args(argv)
@@ -48,7 +49,7 @@ def main(argv=None) -> int:
         importlib.import_module(f".{module}", __package__)
     wanted = {w.upper() for w in args.only}
     chosen = [w for w in WORKLOADS if not wanted or w.id in wanted]
-    if not chosen and "COLD" not in wanted:
+    if not chosen and not wanted & {"COLD", "LOOPS"}:
         parser.error(f"no workload matches {sorted(wanted)}")
 
     has_torch = try_torch() is not None
@@ -78,7 +79,18 @@ def main(argv=None) -> int:
         print("\ncold start: first W1 step in a fresh process")
         cold = [[what, f"{imp:.2f}", f"{first:.2f}"] for what, imp, first in coldstart.rows(has_torch)]
         _print_table(["process", "import s", "first step s"], cold)
+    if not wanted or "LOOPS" in wanted:
+        print("\nplain training loops, each in a fresh process")
+        found = loops.k_steps_rows(has_torch, args.quick) + \
+            loops.long_loop_rows(has_torch, args.quick)
+        _print_table(["loop", "clgrad s", "torch s", "torch/clgrad"],
+                     [[what, _s(ours), _s(theirs), "-" if ours is None or theirs is None
+                       else _ratio(theirs, ours)] for what, ours, theirs in found])
     return 0
+
+
+def _s(seconds: float | None) -> str:
+    return f">{loops.TIME_LIMIT_S}" if seconds is None else f"{seconds:.2f}"
 
 
 def _print_table(header: list[str], rows: list[list[str]]) -> None:

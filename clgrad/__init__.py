@@ -5,7 +5,7 @@
     y = (x @ w).relu()      # nothing runs yet
     y.numpy()               # now: one fused kernel
 """
-from . import autograd  # noqa: F401  (cg.autograd)
+from . import autograd, cuda  # noqa: F401  (cg.autograd, cg.cuda)
 from .compiler.dtype import bool_ as bool  # noqa: A001  (cg.bool, as torch.bool)
 from .compiler.dtype import float16, float32, float64, int32, int64
 from .compiler.dtype import DType as dtype
@@ -13,7 +13,7 @@ from .frontend import *  # noqa: F401,F403
 from .frontend import __all__ as _frontend_all
 from .frontend import elementwise as _ew
 from .frontend.tensor import Tensor
-from .runtime import devices, gpu_is_available
+from .runtime import devices, gpu_is_available, synchronize
 from .runtime import get_device as device
 from .runtime.profiler import profile
 from .frontend.inspect import compile, viz  # noqa: A004
@@ -46,9 +46,10 @@ def is_tensor(x) -> bool:
 __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64", "int32",
                                  "int64", "device", "devices", "gpu_is_available", "profile",
                                  "where", "maximum", "minimum", "matmul", "is_tensor", "compile",
-                                 "viz", "ir"]
+                                 "viz", "ir", "synchronize", "cuda", "autograd"]
 
-from . import nn, optim  # noqa: E402  (from clgrad import nn, optim)
+from . import nn, optim, utils  # noqa: E402  (from clgrad import nn, optim, utils)
+from .frontend.generator import Generator  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
-__all__ += ["nn", "optim", "save", "load"]
+__all__ += ["nn", "optim", "utils", "Generator", "save", "load"]

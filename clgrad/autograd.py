@@ -9,7 +9,14 @@ from .frontend.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_
 from .frontend.operands import is_tensor
 
 __all__ = ["grad", "backward", "Function", "FunctionCtx", "function", "gradcheck", "no_grad",
-           "enable_grad", "is_grad_enabled", "set_grad_enabled"]
+           "enable_grad", "is_grad_enabled", "set_grad_enabled", "Variable"]
+
+
+def Variable(tensor, requires_grad: bool = False):  # noqa: N802  (PyTorch's legacy name)
+    """The tensor itself: Variable and Tensor are one class since PyTorch 0.4."""
+    if requires_grad:
+        tensor.requires_grad_(True)
+    return tensor
 
 
 def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,

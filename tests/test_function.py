@@ -323,3 +323,74 @@ def test_custom_relu_training_step_kernels():
     assert kinds.count("matmul") == 5 and kinds.count("reduce") == 1
     update_kernels = [k.name for k in step if k.kind == "matmul" and "sub" in k.name]
     assert len(update_kernels) == 2, step
+
+
+class Passthrough(cg.autograd.Function):
+    """Returns its input as is (a view of it, in PyTorch) and saves it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x
+
+
+class SavesBoth(cg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        return g * w, g * x
+
+
+def test_an_input_returned_as_is_cannot_be_changed_in_place():
+    # as in PyTorch: the custom backward would not see the change (and the saved input,
+    # which the output aliases, would silently take it)
+    x = cg.tensor(A, requires_grad=True) * 1
+    y = Passthrough.apply(x)
+    with pytest.raises(RuntimeError, match="Output 0 of PassthroughBackward is a view and is "
+                                           "being modified inplace"):
+        y.mul_(2)
+    with cg.no_grad(), pytest.raises(RuntimeError, match="is a view"):
+        y[0] = 0.0
+    y.sum().backward()
+    np.testing.assert_array_equal(y.numpy(), A)
+
+
+def test_a_saved_input_changed_through_its_base_is_refused():
+    base = cg.tensor(A)
+    w = cg.ones(3, requires_grad=True)
+    y = SavesBoth.apply(base[0], w)
+    base.add_(1)            # base[0] is a view: it changed too
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+class SavesOutput(cg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = x.exp()
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return g * out
+
+
+def test_a_saved_output_changed_through_a_view_is_refused():
+    x = cg.tensor(A, requires_grad=True)
+    y = SavesOutput.apply(x)
+    y.detach()[0].zero_()           # a view of a view of y: y changes, and so its version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    np.testing.assert_array_equal(y.numpy()[0], 0)

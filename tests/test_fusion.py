@@ -145,3 +145,47 @@ def test_rows_vectors_do_not_tile_put_lanes_down_another_axis():
     (permuted,), (flat,) = cg.compile(y), cg.compile(x * 2)
     assert "gid0" in permuted.source and "gid0" not in flat.source
     np.testing.assert_allclose(y.numpy(), x.numpy().transpose(0, 1, 3, 2) * 2)
+
+
+def test_a_chain_thousands_of_ops_deep_computes():
+    """A loop changing a tensor in place without reading it builds one long chain; the
+    schedule cuts it where it passes the depth the kernel writer's recursion allows (the
+    pieces may still share a kernel, computed one after another)."""
+    x = cg.tensor(np.zeros(100, dtype=np.float32))
+    for _ in range(3000):
+        x.add_(1)
+    assert x[0].item() == 3000.0
+    y = cg.ones(4, requires_grad=True)
+    z = y
+    for _ in range(600):
+        z = z * 1.001
+    z.sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), np.full(4, 1.001 ** 600), rtol=1e-4)
+
+
+def _graph_size(t) -> int:
+    from clgrad.compiler.ir import toposort
+    return len(toposort([t.node], stop=lambda n: n.buffer is not None))
+
+
+def test_steps_stay_steps_a_backward_computes_the_updates_before_it():
+    """Manual SGD steps that read nothing: each backward() computes the previous step's
+    pending update, so the graph behind the weights is one step's, whatever the steps."""
+    rng = np.random.default_rng(0)
+    x0, w0 = rng.standard_normal((16, 8), dtype=np.float32), rng.standard_normal((8, 4),
+                                                                                 dtype=np.float32)
+    x, w = cg.tensor(x0), cg.tensor(w0, requires_grad=True)
+    sizes = []
+    for _ in range(6):
+        loss = (x @ w).square().sum()
+        w.grad = None
+        loss.backward()
+        with cg.no_grad():
+            w -= 1e-3 * w.grad
+        sizes.append(_graph_size(w))
+    # the first step starts from the upload's buffer node, later ones from a computed node
+    assert len(set(sizes[1:])) == 1 and sizes[1] <= sizes[0] + 1
+    expected = w0.astype(np.float64)
+    for _ in range(6):
+        expected = expected - 1e-3 * 2 * x0.T @ (x0 @ expected)
+    np.testing.assert_allclose(w.numpy(), expected, rtol=1e-4)

@@ -189,3 +189,35 @@ def test_index_tensors_twice_on_a_middle_dim():
     # one: the graph skipped the first result, and its gradient was lost
     rows, cols = np.array([1]), np.array([0])
     check(lambda x: x[:, library(x).tensor(rows)][:, library(x).tensor(cols)], (2, 3, 2))
+
+
+def _doubled_in_place(a):
+    t = a.clone()
+    t.mul_(2)
+    return t
+
+
+def _middle_zeroed(a):
+    t = a * 1
+    t[1:3] = 0.0
+    return t
+
+
+def test_index_tensors_read_a_tensor_changed_in_place():
+    # reading the indices back computed the changed tensor, and the read took its new node
+    # while its graph held the old one: the gradient was lost
+    check(lambda a, i: _doubled_in_place(a)[i], (4,), np.array([0, 2]))
+    check(lambda a, i: _middle_zeroed(a)[i], (4,), np.array([0, 3]))
+    check(lambda a, i: _middle_zeroed(a)[i], (4,), np.array([0, 2]))
+    check(lambda a, m: _doubled_in_place(a)[m], A, make(A, np.bool_))
+    check(lambda a, i: _doubled_in_place(a)[:, i], A, INDEX)
+
+
+def test_setitem_index_tensors_writing_a_row_twice_keep_the_last_value():
+    # PyTorch's CPU kernel writes in order (the last value wins); each value still gets the
+    # gradient of the element it was written to
+    check(_with(_set_index), (3,), np.array([0, 0, 2]), (3,))
+    check(_with(_set_index), A, np.array([2, 0, -1, 0]), (4, 5))
+    check(_with(_set_two_index), A, np.array([0, 1, 0]), np.array([1, 2, 1]), (3,))
+    check(_with(_set_index), make((4,), np.int64, -5, 5), np.array([1, 1, 3]),
+          np.array([7, 8, 9]))

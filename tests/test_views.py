@@ -51,3 +51,76 @@ def test_gradient_flows_through_an_in_place_op_on_a_view():
     b[1].mul_(10)
     b.sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [1, 10, 1])
+
+
+# ---- a view sees in-place changes of its base (PyTorch's views share the base's storage) ----
+# Each scenario runs on clgrad and, where it is installed, on PyTorch, against the values
+# PyTorch 2.13 gives.
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+LIBS = [cg, pytest.param(torch, marks=pytest.mark.skipif(torch is None, reason="no torch"))]
+
+
+def values(*tensors):
+    return [t.detach().numpy().tolist() for t in tensors]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_views_see_the_base_change_in_place(lib):
+    x = lib.zeros(2, 3)
+    row, flat, col, d = x[0], x.view(-1), x.t()[2], x.detach()
+    x.add_(1)
+    x[1, 2] = 5.0
+    assert values(row, flat, col, d) == [[1, 1, 1], [1, 1, 1, 1, 1, 5], [1, 5],
+                                        [[1, 1, 1], [1, 1, 5]]]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_a_view_of_a_view_and_a_sibling_see_a_write_through_another_view(lib):
+    x = lib.zeros(2, 4)
+    row = x[1]
+    part, other = row[1:3], row[::2]
+    part.fill_(3.0)
+    x.mul_(2)
+    assert values(x, row, part, other) == [[[0, 0, 0, 0], [0, 6, 6, 0]], [0, 6, 6, 0], [6, 6],
+                                          [0, 6]]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_zeroing_part_of_a_parameter_through_data(lib):
+    w = lib.ones(2, 3, requires_grad=True)
+    view = w[:, :2]
+    w.data[:, :1].zero_()
+    with lib.no_grad():
+        w.mul_(3)
+    (view * 2).sum().backward()
+    assert values(w, view, w.grad) == [[[0, 3, 3], [0, 3, 3]], [[0, 3], [0, 3]],
+                                       [[2, 2, 0], [2, 2, 0]]]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_gradient_through_a_view_read_after_its_base_changed(lib):
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = x * 1
+    v = b[1:]
+    b.mul_(x)                     # v is now x[1:] ** 2
+    (v * lib.tensor([1.0, 10.0])).sum().backward()
+    assert values(v, x.grad) == [[4, 9], [0, 4, 60]]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_a_saved_view_changed_through_its_base_is_refused(lib):
+    x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = x * 1
+    s = b[:2]
+    z = (s * s).sum()             # mul's gradient reads s
+    w = (b[2:] + 1).sum()         # add's does not read its input
+    b.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+    w.backward()
+    assert values(x.grad) == [[0, 0, 1]]

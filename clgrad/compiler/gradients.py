@@ -17,7 +17,10 @@ def _trunc(x: Node) -> Node:
 
 
 def _sum_to(g: Node, shape: tuple[int, ...]) -> Node:
-    """Sums g over the axes where shape has size 1 (undoes an expand)."""
+    """Sums g over the axes where shape has size 1 (undoes an expand); zeros when g has no
+    elements (an expand to a size-0 dim: no kernel loops over nothing)."""
+    if g.numel == 0:
+        return ir.const(0, g.dtype, shape)
     return g.sum(tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if a != b))
 
 
@@ -73,22 +76,50 @@ def _window_rule(node: Node, g: Node):
 
 
 def _max_rule(node: Node, g: Node):
+    """maximum/minimum as PyTorch's: a tie shares g, a NaN on either side passes g to both
+    (neither loses a comparison with it)."""
     a, b = node.src
-    tie_half = a.eq(b).where(g * 0.5, 0)
-    wins, loses = (b < a, a < b) if node.op is Op.MAX else (a < b, b < a)
-    return wins.where(g, 0) + tie_half, loses.where(g, 0) + tie_half
+    a_loses, b_loses = (a < b, b < a) if node.op is Op.MAX else (b < a, a < b)
+    # a.eq(b) for one, b.eq(a) for the other: two graphs sharing every node that reads g made
+    # the engine's buffer donation give g's buffer to the first while the second still read it
+    return (a_loses.where(0, a.eq(b).where(g * 0.5, g)),
+            b_loses.where(0, b.eq(a).where(g * 0.5, g)))
 
 
 def _rmax_rule(node: Node, g: Node):
+    """PyTorch's amax rule: g shared evenly among the elements equal to the max, as
+    (g / count) * hit, so a row whose max is NaN (count 0) gets NaN everywhere, as there.
+    (max() over all dims shares g among the NaNs instead: reductions.max_all builds that.)"""
     (x,) = node.src
     hit = x.eq(node.expand(x.shape))
     count = hit.cast(g.dtype).sum(node.arg)
-    return (hit.where((g / count).expand(x.shape), 0),)
+    return ((g / count).expand(x.shape) * hit.cast(g.dtype),)
 
 
 def _pow_rule(node: Node, g: Node):
+    """PyTorch's masks: no gradient to the base where the exponent is 0 (0 * 0**-1 would be
+    NaN), none to the exponent where the base is 0 and the exponent >= 0 (0 * log 0). A
+    constant side is decided here, not in the kernel."""
     a, b = node.src
-    return g * (b * a ** (b - 1)), g * (node * a.log())
+    to_base = g * (b * a ** (b - 1))
+    if b.op is not Op.CONST:
+        to_base = b.eq(0).where(0, to_base)
+    elif b.arg == 0:
+        to_base = g.const_like(0)
+    to_exponent = g * (node * a.log())
+    if a.op is not Op.CONST:
+        to_exponent = (a.eq(0) & (b >= 0)).where(0, to_exponent)
+    elif a.arg == 0:
+        to_exponent = (b >= 0).where(0, to_exponent)
+    return to_base, to_exponent
+
+
+def _matmul(a: Node, b: Node) -> Node:
+    """a @ b; zeros when the contracted dim is 0 (a product of (M, 0) and (0, N)), which no
+    kernel computes: the gradients of a matmul with an empty output."""
+    if a.shape[-1] == 0:
+        return ir.const(0, a.dtype, a.shape[:-1] + b.shape[-1:])
+    return a @ b
 
 
 def _gather_rule(node: Node, g: Node):
@@ -99,7 +130,7 @@ def _gather_rule(node: Node, g: Node):
     idx = index.reshape((n_idx, 1)).expand((n_idx, n_rows))
     rows = ir.iota(n_rows, index.dtype).reshape((1, n_rows)).expand((n_idx, n_rows))
     onehot_t = idx.eq(rows).cast(g.dtype).permute((1, 0))
-    return onehot_t @ g.reshape((n_idx, row_len)), None
+    return _matmul(onehot_t, g.reshape((n_idx, row_len))), None
 
 
 def _prod_rule(node: Node, g: Node):
@@ -165,7 +196,8 @@ RULES = {
     Op.SHRINK: lambda n, g: (g.pad(tuple((b, s - e) for (b, e), s in zip(n.arg, n.src[0].shape))),),
     Op.STRIDE: lambda n, g: (_unstride(g, n.arg, n.src[0].shape),),
     Op.WINDOW: _window_rule,
-    Op.MATMUL: lambda n, g: (g @ _transpose_last(n.src[1]), _transpose_last(n.src[0]) @ g),
+    Op.MATMUL: lambda n, g: (_matmul(g, _transpose_last(n.src[1])),
+                             _matmul(_transpose_last(n.src[0]), g)),
     Op.CONTIGUOUS: lambda n, g: (g,),
     Op.GATHER: _gather_rule,
 }
@@ -225,6 +257,8 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node 
         for src, sg in zip(node.src, RULES[node.op](node, g)):
             if sg is None or src not in reaches or not src.dtype.is_float:
                 continue
+            if src.numel == 0:      # no elements, no graph: nothing computes it
+                sg = ir.const(0, sg.dtype, src.shape)
             grads[src] = grads[src] + sg if src in grads else sg
     for base, inputs in folded.items():
         for w, chain in inputs if base in grads else ():

@@ -1,8 +1,8 @@
 """A NumPy interpreter of the IR, to tell a wrong rewrite from a wrong kernel.
 
 It follows the semantics of the generated OpenCL C (render.py, lower.py), not NumPy's:
-integer division and modulo truncate toward zero, float modulo is fmod, max/min are
-fmax/fmin (a NaN loses), float-to-int casts truncate, ROUND rounds half to even, and
+integer division and modulo truncate toward zero, float modulo is fmod, a NaN wins in float
+max/min (PyTorch's maximum/minimum), float-to-int casts truncate, ROUND rounds half to even, and
 half-precision values are computed in float32 registers and rounded when a node is done.
 Ops the renderer rejects for a dtype (exp of an int, pow of ints) raise TypeError here too.
 """
@@ -23,20 +23,34 @@ _INT_UNARY = {Op.NEG: np.negative, Op.ABS: np.abs,
               Op.FLOOR: np.positive, Op.CEIL: np.positive, Op.ROUND: np.positive}
 _FLOAT_BINARY = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.divide,
-    Op.POW: np.power, Op.MAX: np.fmax, Op.MIN: np.fmin, Op.MOD: np.fmod,
+    Op.POW: np.power, Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: np.fmod,
 }
 
 
+def _safe(b: np.ndarray) -> np.ndarray:
+    """The divisor the kernels use: 1 where it is 0 or -1 (render.Renderer._int_divide)."""
+    return np.where((b == 0) | (b == -1), 1, b).astype(b.dtype)
+
+
+def _c_remainder(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.fmod(a, _safe(b))
+
+
 def _c_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """C integer division: the quotient truncated toward zero."""
-    q = np.floor_divide(a, b)
-    inexact = np.remainder(a, b) != 0
-    return q + (inexact & ((a < 0) != (b < 0))).astype(q.dtype)
+    """C integer division: the quotient truncated toward zero; by -1 the negation (wrapping),
+    by 0 the dividend itself, as the kernels compute it."""
+    a, b = np.broadcast_arrays(a, b)
+    negated = np.negative(a)
+    b_safe = _safe(b)
+    q = np.floor_divide(a, b_safe)
+    inexact = np.remainder(a, b_safe) != 0
+    q = q + (inexact & ((a < 0) != (b_safe < 0))).astype(q.dtype)
+    return np.where(b == -1, negated, q)
 
 
 _INT_BINARY = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: _c_divide,
-    Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: np.fmod,
+    Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: _c_remainder,
     Op.AND: np.bitwise_and, Op.OR: np.bitwise_or,
 }
 
@@ -170,8 +184,8 @@ def _reduce(node: Node, x: np.ndarray) -> np.ndarray:
         return np.sum(x, axis=axes, keepdims=True, dtype=acc)
     if node.op is Op.PROD:
         return np.prod(x, axis=axes, keepdims=True, dtype=acc)
-    if dtype.is_float:                       # fmax from -INFINITY: NaNs are skipped
-        return np.fmax.reduce(x, axis=axes, keepdims=True, initial=-np.inf)
+    if dtype.is_float:                       # from -INFINITY; a NaN is the max
+        return np.max(x, axis=axes, keepdims=True, initial=-np.inf)
     return np.max(x, axis=axes, keepdims=True, initial=np.iinfo(dtype.np).min)
 
 

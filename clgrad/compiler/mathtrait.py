@@ -78,6 +78,13 @@ class MathTrait:
     def __gt__(self, x):
         return ir.binary(Op.CMPLT, self._lift(x), self)
 
+    def __le__(self, x):
+        # not `~(self > x)`: that is true where either side is NaN
+        return (self < x) | self.eq(x)
+
+    def __ge__(self, x):
+        return (self > x) | self.eq(x)
+
     def eq(self, x):
         return ir.binary(Op.CMPEQ, self, self._lift(x))
 

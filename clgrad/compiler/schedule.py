@@ -18,6 +18,10 @@ from .ops import ELEMENTWISE, REDUCE, SOURCE, Op
 
 _MIN_ROWS = 16
 _MAX_ROW_LENGTH = 8192
+# A kernel computes at most this many ops one after another: the writer evaluates a kernel's
+# graph recursively, and a loop that changes a tensor in place thousands of times without
+# reading it builds a chain that deep. Longer chains are cut into kernels this deep.
+_MAX_FUSED_DEPTH = 128
 
 
 def buffer_of(node: Node) -> BufferRef | None:
@@ -42,9 +46,14 @@ class Scheduler:
 
     def _initial_roots(self) -> set[Node]:
         roots = set(self.targets)
+        depth: dict[Node, int] = {}         # ops computed one after another in node's kernel
         for node in self.order:
             if buffer_of(node) is not None:
+                depth[node] = 0
                 continue
+            depth[node] = 1 + max((0 if s in roots else depth[s] for s in node.src), default=0)
+            if depth[node] >= _MAX_FUSED_DEPTH:
+                roots.add(node)
             if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS):
                 roots.add(node)
             if node.op is Op.GATHER and buffer_of(node.src[0]) is None:

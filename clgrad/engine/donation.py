@@ -15,12 +15,16 @@ from ..compiler.ops import Op
 from ..compiler.schedule import buffer_of
 
 
-def donors(specs, written: list[Node], nodes, leaves, targets) -> list[tuple[int, int, int, int]]:
+Donor = tuple[int, int, int, int, tuple[tuple[int, int], ...]]
+
+
+def donors(specs, written: list[Node], nodes, leaves, targets) -> list[Donor]:
     """Leaves whose buffers outputs may take, as (output j, leaf i, position of the one node
-    reading leaf i, its uses in the graph): an elementwise kernel's output of the leaf's size,
-    computed from the leaf read at its own index, where no other node reads the leaf (no
-    other kernel, no other view of it). The leaf is loaded before the store that depends on
-    it, so the kernel's restrict pointers stay correct. Candidates in order of preference."""
+    reading leaf i, its uses in the graph, (position, uses) of each node between that one and
+    the output): an elementwise kernel's output of the leaf's size, computed from the leaf
+    read at its own index, where no other node reads the leaf (no other kernel, no other view
+    of it). The leaf is loaded before the store that depends on it, so the kernel's restrict
+    pointers stay correct. Candidates in order of preference."""
     readers: dict[int, list[int]] = {}          # leaf id -> positions of the nodes reading it
     uses: dict[Node, int] = {}                  # node -> references to it from graph nodes
     sources = set()                             # (nodes may share one tuple of sources)
@@ -38,6 +42,7 @@ def donors(specs, written: list[Node], nodes, leaves, targets) -> list[tuple[int
             kernels_reading[ref_id] = kernels_reading.get(ref_id, 0) + 1
     leaf_index = {ref.id: i for i, ref in enumerate(leaves)}
     out_index = {node: j for j, node in enumerate(written)}
+    position = {node: i for i, node in enumerate(nodes)}
     donors = []
     for spec in specs:
         if spec.kind != "elementwise":
@@ -49,8 +54,27 @@ def donors(specs, written: list[Node], nodes, leaves, targets) -> list[tuple[int
                 pos = readers.get(lref.id, ())   # none: another kernel's output, not a leaf
                 if (len(pos) == 1 and lref.nbytes == ref.nbytes and leaf not in targets
                         and kernels_reading[lref.id] == 1):
-                    donors.append((out_index[out], leaf_index[lref.id], pos[0], uses[leaf]))
+                    between = tuple((position[n], uses[n]) for n in _between(leaf, out, nodes))
+                    donors.append((out_index[out], leaf_index[lref.id], pos[0], uses[leaf],
+                                   between))
     return donors
+
+
+def _between(leaf: Node, out: Node, nodes: list[Node]) -> list[Node]:
+    """The nodes computed from leaf that out is computed from: a lazy graph holding one of
+    them would read the leaf's buffer again after out has overwritten it."""
+    from_leaf = {leaf}
+    for node in nodes:      # sources first
+        if any(s in from_leaf for s in node.src):
+            from_leaf.add(node)
+    found, stack, seen = [], [out], {out}
+    while stack:
+        for s in stack.pop().src:
+            if s in from_leaf and s not in seen and s is not leaf:
+                seen.add(s)
+                found.append(s)
+                stack.append(s)
+    return found
 
 
 def _aligned_inputs(spec: KernelSpec) -> dict[Node, list[Node]]:
@@ -66,12 +90,20 @@ def _aligned_inputs(spec: KernelSpec) -> dict[Node, list[Node]]:
 REFCOUNTS_VERIFIED = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
-def unshared(node: Node, uses: int, ref: BufferRef) -> bool:
-    """Whether the graph holds the only references to node and its buffer: no tensor, view
-    or other lazy graph could read the old value after a kernel overwrites it. Counted
-    references: node's uses in the graph, the graph's node list and this call; the buffer's
-    own node (its arg and buffer), the graph's leaf list and this call."""
+def unshared(donor: Donor, nodes: list[Node], ref: BufferRef) -> bool:
+    """Whether the graph holds the only references to the donor's leaf node, its buffer and
+    the nodes between it and the output: no tensor, view or other lazy graph could read the
+    old value after a kernel overwrites it. Counted references: a node's uses in the graph,
+    the graph's node list and this call; the buffer's own node (its arg and buffer), the
+    graph's leaf list and this call."""
     if not REFCOUNTS_VERIFIED:
         return False
-    held_by_node = 2 if node.op is Op.BUFFER else 1
-    return sys.getrefcount(node) == uses + 3 and sys.getrefcount(ref) == held_by_node + 3
+    _, _, pos, uses, between = donor
+    held_by_node = 2 if nodes[pos].op is Op.BUFFER else 1     # (no local name: one more ref)
+    return (_only_in_graph(nodes[pos], uses) and sys.getrefcount(ref) == held_by_node + 3
+            and all(_only_in_graph(nodes[p], n) for p, n in between))
+
+
+def _only_in_graph(node: Node, uses: int) -> bool:
+    """node's references: its uses in the graph, the node list, this call and getrefcount's."""
+    return sys.getrefcount(node) == uses + 3

@@ -11,7 +11,7 @@ from ..compiler.kernel import KernelSpec
 from ..compiler.lower import LoweredKernel, lowered
 from ..compiler.schedule import buffer_of
 from ..config import config
-from .donation import donors
+from .donation import Donor, donors
 from .targets import codegen_target
 
 
@@ -23,9 +23,9 @@ class Plan:
     launches: list[tuple[object, LoweredKernel, list[tuple[bool, int]]]]  # (kernel, code, args)
     outputs: list[tuple[int, int]]          # (node position, nbytes) per written buffer
     targets: list[tuple[bool, int]]         # where each target's value ends up
-    # (output j, leaf i, position of the one node reading leaf i, its uses in the graph):
-    # output j may overwrite leaf i, when nothing outside the graph still reads the leaf
-    donors: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # output j may overwrite leaf i when nothing outside the graph still reads the leaf
+    # (engine/donation.py)
+    donors: list[Donor] = field(default_factory=list)
 
 
 def graph_key(targets: list[Node]) -> tuple[tuple, list[Node], list[BufferRef]]:

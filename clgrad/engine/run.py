@@ -44,9 +44,10 @@ def listen() -> Iterator[list]:
 
 def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> list[BufferRef]:
     donated: dict[int, BufferRef] = {}
-    for j, i, pos, uses in plan.donors if not _listeners else ():
+    for donor in plan.donors if not _listeners else ():
+        j, i = donor[:2]
         if j not in donated and leaves[i] not in donated.values() \
-                and unshared(nodes[pos], uses, leaves[i]):
+                and unshared(donor, nodes, leaves[i]):
             donated[j] = leaves[i]
     written = [donated.get(j) or BufferRef(device, nbytes)
                for j, (_, nbytes) in enumerate(plan.outputs)]

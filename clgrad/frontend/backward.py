@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..compiler import gradients, ir
 from ..compiler.ir import Node
 from .grad_fn_names import GRAD_FN_NAMES
+from . import jit_protocol
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .operands import is_tensor
 
@@ -202,6 +203,8 @@ def _run_hooks(fn, slot: list) -> list:
 def record(op: str, node: Node, device, inputs):
     """The tensor holding node, the result of op (its name in GRAD_FN_NAMES), with a grad_fn
     when autograd should see this op."""
+    if jit_protocol.capturing():
+        jit_protocol.reading(inputs)
     tracked = any(t.requires_grad for t in inputs)
     if tracked and not is_grad_enabled():
         node = node.detach()        # else it would be the same node as its grad-mode twin
@@ -235,6 +238,10 @@ def _add(a, b):
 def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, inputs=None):
     """Propagates grad_outputs from outputs. Accumulates into leaves' .grad, or, when inputs is
     given, returns the gradients of those tensors instead (and touches no .grad)."""
+    # Steps stay steps: values changed in place since the last schedule (the previous step's
+    # parameter updates, optimizer state, running statistics) are computed now, so this
+    # step's graph starts from their buffers instead of growing the previous step's graph.
+    tensor.realize()
     grads: dict[int, list] = {}     # id(node) -> one pending gradient per output of the node
 
     def push(fn, nr: int, g) -> None:

@@ -2,82 +2,21 @@
 launches, as a trace whose buffers are named by role (an argument's, a tensor's that existed
 before the call, one the call wrote), and replaying that trace over new buffers.
 
-Code a capture runs can talk to it: `guard()` declares Python values its kernels were built
-from, `each_call()` hands it host work that replays must redo, and `in_jit()` tells code that
-would read tensor values on the host to build the graph that fits every value instead.
+What the code a capture runs tells it (guard, each_call) and what the rest of the frontend
+reports to it (tensors holding buffers, made, or changed; host transfers) goes through
+jit_protocol.
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 
 from .. import engine
 from ..compiler import ir
 from ..compiler.ir import BufferRef
 from ..compiler.ops import Op
-from ..runtime.buffer import Buffer
+from . import inplace, jit_protocol
 from .operands import is_tensor
 from .tensor import Tensor, realize
-
-
-class _Recording:
-    """What the code a capture runs tells it: (value_of, value) pairs its replays rely on
-    (guard), and host work they must redo, as (key, work, host transfers) (each_call)."""
-
-    def __init__(self):
-        self.guards: list[tuple] = []
-        self.prologue: list[tuple] = []
-        self.owned: set[int] = set()        # ids of tensors the prologue's work changes
-
-
-_recording: _Recording | None = None    # while a capture runs
-
-
-_steps_running = 0      # jitted steps whose Python runs now (a warm-up, capture or eager call)
-
-
-def capturing() -> bool:
-    """Whether a capture is running."""
-    return _recording is not None
-
-
-def in_jit() -> bool:
-    """Whether a jitted step's Python is running: code that would read tensor values on the
-    host to pick its graph builds the graph that fits every value instead, so the step's
-    eager calls, captures and replays share one set of kernels."""
-    return _steps_running > 0
-
-
-@contextlib.contextmanager
-def running_step():
-    global _steps_running
-    _steps_running += 1
-    try:
-        yield
-    finally:
-        _steps_running -= 1
-
-
-def guard(value_of) -> None:
-    """Declares, to a capture running now, Python values its kernels were built from (an
-    optimizer's hyperparameters): a replay that finds value_of() changed captures anew.
-    Outside a capture it does nothing."""
-    if _recording is not None:
-        _recording.guards.append((value_of, value_of()))
-
-
-def each_call(key, work) -> None:
-    """Runs work: host-side preparation of the kernels a step launches after it, such as an
-    optimizer writing this step's scalars into a buffer it keeps. work returns the tensors
-    it changes (step counts). Under a capture, every replay runs work again before its
-    kernels, and the tensors work changes are left to it; key names work when two captures
-    are compared."""
-    if _recording is None:
-        work()
-        return
-    transfers = Buffer.transfers
-    _recording.owned.update(id(t) for t in work())
-    _recording.prologue.append((key, work, Buffer.transfers - transfers))
 
 
 class _NotReplayable(Exception):
@@ -114,16 +53,6 @@ def detached(t: Tensor) -> Tensor:
     return t.detach()
 
 
-def _live_tensors() -> list[Tensor]:
-    """Every live tensor (a set of their types is several times faster than isinstance)."""
-    kinds, more = set(), [Tensor]
-    while more:
-        kind = more.pop()
-        kinds.add(kind)
-        more += kind.__subclasses__()
-    return [o for o in gc.get_objects() if type(o) in kinds]
-
-
 def _lazy(tensors) -> list[Tensor]:
     return [t for t in tensors if t is not None and t.node.op not in (Op.BUFFER, Op.CONST)]
 
@@ -131,39 +60,27 @@ def _lazy(tensors) -> list[Tensor]:
 def capture(fn, args, kwargs, inputs) -> tuple:
     """Runs fn once eagerly, recording its schedules: its trace (or why it has none) and its
     result."""
-    # A lazy tensor made earlier reads the buffers its sources had then, which a trace would
-    # name by the tensors holding them now: compute such tensors first, so each is a buffer
-    # of its own.
-    tensors = _live_tensors()
-    realize(*_lazy(tensors))
-    before = {id(t): (t, t.node, t.grad, t._version, t.grad_fn, t.requires_grad)
-              for t in tensors}
-    del tensors
-    watermark = next(BufferRef._ids)
-    transfers = Buffer.transfers
-    global _recording
-    _recording = recording = _Recording()
-    try:
-        with engine.listen() as log:
-            kind, outputs = flatten(fn(*args, **kwargs))
-            realize(*outputs)
-            outputs = [detached(t) for t in outputs]
-            changed = _changed(before, recording.owned)
-            if not isinstance(changed, str):
-                realize(*_lazy(t for t, *_ in changed), *_lazy(t.grad for t, *_ in changed))
-    finally:
-        _recording = None
+    with jit_protocol.recording(jit_protocol.holders()) as recording, \
+            engine.listen() as log:
+        recording.log = log
+        kind, outputs = flatten(fn(*args, **kwargs))
+        realize(*outputs)
+        outputs = [detached(t) for t in outputs]
+        changed = _changed(recording.before, recording.owned)
+        if not isinstance(changed, str):
+            realize(*_lazy(t for t, *_ in changed), *_lazy(t.grad for t, *_ in changed))
     result = restore(kind, outputs, lambda t: t)
+    before = recording.before
     try:
-        if Buffer.transfers - transfers != sum(n for *_, n in recording.prologue):
+        if recording.transfers != sum(n for *_, n in recording.prologue):
             raise _NotReplayable("copies data between host and device (item(), numpy(), "
                                  "tensors made from host data)")
         if isinstance(changed, str):
             raise _NotReplayable(changed)
-        trace = Trace(inputs, before, watermark, log, changed, kind, outputs, recording)
-        if _kept(before, trace, outputs) is not None:
+        trace = Trace(inputs, before, log, changed, kind, outputs, recording)
+        if _kept(recording, trace, outputs) is not None:
             gc.collect()    # perhaps only cycles of the step's garbage still hold it
-            kept = _kept(before, trace, outputs)
+            kept = _kept(recording, trace, outputs)
             if kept is not None:
                 raise _NotReplayable(f"keeps a {list(kept.shape)} tensor it made somewhere "
                                      "other than its return value or a .grad: return it instead")
@@ -178,7 +95,7 @@ def _changed(before: dict, owned: set[int]) -> list[tuple] | str:
     be replayed."""
     changed = []
     for t, node, grad, version, grad_fn, requires_grad in before.values():
-        if (t.node is node and t.grad is grad) or id(t) in owned:
+        if (t._node is node and t.grad is grad) or id(t) in owned:
             continue
         if t.grad_fn is not grad_fn or t.requires_grad != requires_grad:
             return f"changes the autograd history of a {list(t.shape)} tensor it did not make"
@@ -186,16 +103,16 @@ def _changed(before: dict, owned: set[int]) -> list[tuple] | str:
     return changed
 
 
-def _kept(before: dict, trace: Trace, outputs: list[Tensor]) -> Tensor | None:
+def _kept(recording, trace: Trace, outputs: list[Tensor]) -> Tensor | None:
     """A tensor the step made and kept where a replay would not update it (it would keep
     the captured call's value), if there is one."""
     known = set()
     for t in [*outputs, *(s.grad for s in trace.slots)]:
         while t is not None:        # with the tensors it is a view of (detach() makes views)
             known.add(id(t))
-            t = t._view and t._view[0]
-    return next((t for t in _live_tensors() if id(t) not in before and id(t) not in known),
-                None)
+            t = t._view and t._view.base
+    made = (r() for r in recording.made)
+    return next((t for t in made if t is not None and id(t) not in known), None)
 
 
 def _grad_buffer(t: Tensor) -> BufferRef | None:
@@ -212,15 +129,18 @@ class Trace:
     ("grad", k) its .grad (whichever tensor that is by then), ("fresh", n) the n-th buffer
     the call wrote, ("ref", r) a buffer no tensor holds; ("node", c) names a constant."""
 
-    def __init__(self, inputs, before, watermark, log, changed, kind, outputs, recording):
+    def __init__(self, inputs, before, log, changed, kind, outputs, recording):
         self.guards = recording.guards
         self.prologue = [(key, work) for key, work, _ in recording.prologue]
         self.slots: list[Tensor] = list(inputs)
         self.arity = len(inputs)
         slot_index = {id(t): k for k, t in enumerate(inputs)}
         owners = {id(t.node.arg): k for k, t in enumerate(inputs)}
-        held = {id(node.arg): t for t, node, *_ in before.values() if node.op is Op.BUFFER}
         grad_of = {id(grad): t for t, _, grad, *_ in before.values() if grad is not None}
+        held = {}       # buffer -> the tensor holding it; one that is no .grad where several do
+        for t, node, *_ in before.values():
+            if node.op is Op.BUFFER and (id(t) not in grad_of or id(node.arg) not in held):
+                held[id(node.arg)] = t
         self.fresh: list[tuple[object, int]] = []          # (device, nbytes) per written buffer
         fresh_index: dict[int, int] = {}
 
@@ -240,7 +160,7 @@ class Trace:
                 owners[id(ref)] = slot(holder)
             if id(ref) in owners:
                 return ("slot", owners[id(ref)])
-            if ref.id >= watermark:
+            if id(ref) in recording.uploads:
                 raise _NotReplayable("uploads data inside the step: pass it as an argument")
             return ("ref", ref)
 
@@ -256,12 +176,12 @@ class Trace:
                 fresh_index[id(ref)] = len(self.fresh)
                 self.fresh.append((ref.device, ref.nbytes))
             self.schedules.append((plan, read, tuple(name(r) for r in written)))
-        self.exits = [(slot(t), value(t.node), t._version - version)
-                      for t, node, version in changed if t.node is not node]
+        self.exits = [(slot(t), value(t._node), t._counter - version)
+                      for t, node, version in changed if t._node is not node]
         self.grads = [(slot(t), None if t.grad is None else value(t.grad.node))
                       for t, *_ in changed if t.grad is not before[id(t)][2]]
         entry = {id(t): node for t, node, _ in changed}
-        self.entries = [entry.get(id(t), t.node) for t in self.slots]
+        self.entries = [entry.get(id(t), t._node) for t in self.slots]
         self.requires = [t.requires_grad for t in self.slots]    # frozen layers stay frozen
         self.kind = kind
         self.outputs = [(value(t.node), t.dtype, t.shape, t.device) for t in outputs]
@@ -325,8 +245,7 @@ class Trace:
             engine.launch(plan, [ref(n) for n in read], [ref(n) for n in written])
         for k, value, versions in self.exits:
             t = slots[k]
-            t.node = node(value, t.dtype, t.shape)
-            t._version += versions
+            inplace.restore(t, node(value, t.dtype, t.shape), versions)
         for k, value in self.grads:
             t = slots[k]
             t.grad = None if value is None else Tensor(node(value, t.dtype, t.shape), t.device)

@@ -7,6 +7,7 @@ from .. import engine
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..runtime import get_device
+from . import jit_protocol
 from .tensor import Tensor
 
 _rng = np.random.default_rng()
@@ -48,6 +49,7 @@ def overwrite(t: Tensor, array: np.ndarray) -> None:
     """Writes host values into t's buffer in place, on the device's queue after the kernels
     launched before (an optimizer's per-step scalars). t must hold a buffer of its own."""
     engine.storage(t.node.arg).write(np.asarray(array, dtype=t.dtype.np))
+    jit_protocol.uploaded(t.node.arg)
 
 
 def alias(t: Tensor) -> Tensor:
@@ -68,6 +70,7 @@ def _upload(array: np.ndarray, dtype: dt.DType, device, requires_grad: bool) -> 
     ref = ir.BufferRef(device, max(array.nbytes, dtype.itemsize))
     if array.size:
         engine.storage(ref).write(array)
+    jit_protocol.uploaded(ref)
     t = Tensor(ir.buffer(ref, dtype, array.shape), device)
     if requires_grad:
         t.requires_grad_()

@@ -1,9 +1,12 @@
 """Elementwise ops: arithmetic, comparisons, math functions, where, clamp."""
 from __future__ import annotations
 
+import weakref
+
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
+from . import jit_protocol
 from .backward import record
 from .operands import as_float, broadcast_shape, common_device, is_tensor, lift, result_dtype
 
@@ -97,13 +100,22 @@ def _int_pow(x, exponent, dtype):
 
 
 def relu(x):
+    """0 where x < 0, else x, as PyTorch's max(x, 0): -0.0 and NaN stay. The gradient is 0
+    where x <= 0 (threshold_backward): x == 0 reads a detached x, which the kernel compiler
+    folds away (x == 0 ? x : x); a NaN passes it."""
     node = x.node
     zero = node.const_like(0)
-    return record("relu", (zero < node).where(node, zero), x.device, [x])
+    kept = node.eq(zero).where(node.detach(), node)
+    return record("relu", (node < zero).where(zero, kept), x.device, [x])
 
 
 def sigmoid(x):
-    return record("sigmoid", (1 + (-as_float(x.node)).exp()).recip(), x.device, [x])
+    """1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below: exp(-|x|) never overflows,
+    so the gradient far below zero is 0 as PyTorch's, not 0 * inf."""
+    node = as_float(x.node)
+    below = node < 0
+    t = below.where(node, -node).exp()
+    return record("sigmoid", below.where(t, 1) / (1 + t), x.device, [x])
 
 
 def rsqrt(x):
@@ -127,11 +139,19 @@ def clamp(x, min=None, max=None):
     node = x.node.cast(dtype)
     if min is not None:
         lo = node.const_like(min)
-        node = (node < lo).where(lo, node)
+        node = _clamp_side(node, node >= lo, node < lo, lo)
     if max is not None:
         hi = node.const_like(max)
-        node = (hi < node).where(hi, node)
+        node = _clamp_side(node, node <= hi, hi < node, hi)
     return record("clamp", node, x.device, [x])
+
+
+def _clamp_side(node: ir.Node, inside: ir.Node, beyond: ir.Node, bound: ir.Node) -> ir.Node:
+    """node where inside, bound where beyond; a float NaN (neither) stays NaN with gradient 0,
+    as in PyTorch (whose clamp passes the gradient where min <= x <= max only)."""
+    if not node.dtype.is_float:
+        return beyond.where(bound, node)
+    return inside.where(node, beyond.where(bound, node.detach()))
 
 
 def _signs_differ(x: ir.Node, y: ir.Node) -> ir.Node:
@@ -139,9 +159,48 @@ def _signs_differ(x: ir.Node, y: ir.Node) -> ir.Node:
     return (x < zero).ne(y < zero)
 
 
+class IntegerDivisionByZero(RuntimeError, ZeroDivisionError):
+    """An integer // or % by zero. PyTorch raises RuntimeError("ZeroDivisionError") on the
+    CPU; this is both, so either except clause catches it."""
+
+
+# buffer node of an integer divisor read and found free of zeros; held weakly (the entry goes
+# with the node), as a buffer node's values do not change while it lives
+_DIVISORS_READ: weakref.WeakSet = weakref.WeakSet()
+
+
+def _check_divisor(name: str, a, b, dtype: dt.DType) -> None:
+    """Raises IntegerDivisionByZero when b, an integer divisor, has a zero. A number is
+    checked as it is; a tensor is read on the host, computed first if it is lazy (a wait on
+    the device, once per buffer: a divisor read before is not read again). In a jitted step,
+    whose replays get new values, it is not read: the kernels divide by 1 where the divisor
+    is 0 (render.py), so a zero there gives a defined value, never a trap."""
+    if dtype.is_float or dtype == dt.bool_:
+        return
+    if not is_tensor(b):
+        zero = b == 0
+    elif b.node.op is Op.CONST:
+        zero = b.node.arg == 0
+    else:
+        if jit_protocol.in_jit() or b.numel() == 0:
+            return
+        b.realize()
+        if b.node in _DIVISORS_READ:
+            return
+        zero = not b.numpy().all()
+        if not zero:
+            _DIVISORS_READ.add(b.node)
+    if zero:
+        left = f"{a.dtype.name} tensor of shape {a.shape}" if is_tensor(a) else repr(a)
+        right = f"a {b.dtype.name} tensor of shape {b.shape} holding 0" if is_tensor(b) else "0"
+        raise IntegerDivisionByZero(f"{name}: ZeroDivisionError: integer division by zero "
+                                    f"({left} by {right})")
+
+
 def floor_divide(a, b):
     """Python's // : rounds toward negative infinity."""
     tensors, device, na, nb = _operands("floor_divide", a, b)
+    _check_divisor("floor_divide", a, b, na.dtype)
     q = na / nb
     if na.dtype.is_float:
         node = q.floor()
@@ -154,6 +213,7 @@ def floor_divide(a, b):
 def remainder(a, b):
     """Python's % : the result takes the sign of the divisor."""
     tensors, device, na, nb = _operands("remainder", a, b)
+    _check_divisor("remainder", a, b, na.dtype)
     r = na % nb
     fix = _signs_differ(r, nb) & r.ne(0)
     return record("remainder", fix.where(r + nb, r), device, tensors)
@@ -161,3 +221,25 @@ def remainder(a, b):
 
 def logical_not(x):
     return record("logical_not", x.node.cast(dt.bool_).logical_not(), x.device, [x])
+
+
+_COMPARE = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+            "ge": lambda a, b: a >= b, "eq": lambda a, b: a.eq(b), "ne": lambda a, b: a.ne(b)}
+
+
+def compare(name: str, a, b):
+    """a < b, <=, >, >=, ==, != (name lt, le, gt, ge, eq, ne) with broadcasting and
+    promotion. A NaN compares false with everything (true for ne), as in PyTorch; the result
+    is a bool tensor outside autograd."""
+    from .tensor import Tensor
+    tensors, device, na, nb = _operands(name, a, b)
+    return Tensor(_COMPARE[name](na, nb), device)
+
+
+def bitwise_not(x):
+    """~x: the bitwise complement of an integer tensor, the logical not of a bool one."""
+    if x.dtype.is_float:
+        raise TypeError(f"bitwise_not: ~ (operator.invert) is only implemented on integer and "
+                        f"Boolean-type tensors, got {x.dtype.name} {x.shape}")
+    from .tensor import Tensor
+    return Tensor(~x.node, x.device)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import inspect
 import weakref
 
+from . import views
 from .backward import _FREED, BackwardNode, edge_of, output_nr
 from .grad_mode import is_grad_enabled, no_grad
 from .operands import is_tensor
@@ -314,7 +315,8 @@ def _attach(node, ctx: FunctionCtx, values, out):
         return out
     dirty = any(out is t for t in ctx._dirty)
     non_differentiable = any(out is t for t in ctx._non_differentiable)
-    if not dirty and any(out is v for v in values):
+    base = None if dirty else next((v for v in values if out is v), None)
+    if base is not None:
         from .tensor import Tensor
         out = Tensor(out.node, out.device)    # an input returned as is: a new alias of it
     if node is None:
@@ -324,6 +326,8 @@ def _attach(node, ctx: FunctionCtx, values, out):
         return out                            # integer outputs never require grad
     out._output_nr = len(node.output_meta) - 1
     out.grad_fn, out.requires_grad = node, True
+    if base is not None or (not dirty and out._view is not None):
+        views.function_output(out, base, out._output_nr, node.name())
     return out
 
 

@@ -160,7 +160,10 @@ def getitem(x, index):
         ints = index if isinstance(index, tuple) else (index,)
         name = "select" if all(type(i) is int for i in ints) else "slice"
         return views.indexed(record(name, node, x.device, [x]), x, index)
+    before = x.node
     axes, indices = _advanced_positions(x, node, advanced)
+    if x.node is not before:    # reading the indices computed x (changed in place, still lazy)
+        node, _ = _basic(x, items)
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
     picked = rows.contiguous().gather(row)     # index_shape + (rest,)
     out = picked.reshape(index_shape + rest_shape)
@@ -244,6 +247,21 @@ def _place(node: ir.Node, axis: int, start: int, stop: int, step: int, n: int) -
     return node.pad(pads, fill)
 
 
+def _last_writes(sizes: list[int], indices: list, index_shape: tuple) -> np.ndarray | None:
+    """For each index combination, whether no later one writes the same row; None when no
+    row is written twice (this reads the indices back)."""
+    row = np.zeros(index_shape, np.int64)
+    for n, t in zip(sizes, indices):
+        row = row * n + np.broadcast_to(t.numpy().astype(np.int64) % n, index_shape)
+    row = row.reshape(-1)
+    last = {r: i for i, r in enumerate(row.tolist())}
+    if len(last) == row.size:
+        return None
+    kept = np.zeros(row.size, np.bool_)
+    kept[list(last.values())] = True
+    return kept
+
+
 def _scatter(x, items, value) -> ir.Node:
     """x[index tensors] = value: the rows the index picks are replaced (a one-hot matmul)."""
     if any(not (_is_advanced(i) or i == slice(None)) for i in items):
@@ -255,6 +273,13 @@ def _scatter(x, items, value) -> ir.Node:
     n_rows, row_len = rows.shape
     n_idx = int(np.prod(index_shape))
     v = _value_as(value, x.dtype, index_shape + rest_shape).reshape((n_idx, row_len))
+    kept = _last_writes([node.shape[a] for a in axes], indices, index_shape)
+    if kept is not None:
+        # a row written twice takes the last value (as PyTorch's CPU kernel does): the others
+        # add nothing to the sum below, and still get their gradient, as in PyTorch
+        from .creation import tensor
+        keep = tensor(kept.reshape(n_idx, 1), device=x.device).node.expand((n_idx, row_len))
+        v = keep.where(v, v - v.detach())
     targets = row.reshape((n_idx, 1)).expand((n_idx, n_rows))
     ids = ir.iota(n_rows, dt.int64).reshape((1, n_rows)).expand((n_idx, n_rows))
     hit = targets.eq(ids)                                           # (n_idx, n_rows)

@@ -14,7 +14,7 @@ anywhere but in its return value, a `.grad` or a tensor it changed in place.
 
 What a replay cannot see is Python: control flow and Python numbers are those of the captured
 calls, as with tinygrad's TinyJit or CUDA graphs. Code can declare the Python values it built
-kernels from with `guard()`: a replay that finds one changed captures anew. It can also hand
+kernels from with `guard()` (frontend/jit_protocol.py, which nn and optim use): a replay that finds one changed captures anew. It can also hand
 host work to `each_call()`, which replays redo before their kernels: optimizers compute each
 step's learning rate, bias corrections and step counts there. For the rest, call `reset()`.
 """
@@ -23,9 +23,9 @@ from __future__ import annotations
 import functools
 import warnings
 
-from .capture import (STALE, Trace, capture, capturing, detached, flatten, restore,
-                      running_step)
+from .capture import STALE, Trace, capture, detached, flatten, restore
 from .grad_mode import is_grad_enabled
+from .jit_protocol import capturing, running_step
 from .operands import is_tensor
 from .tensor import realize
 

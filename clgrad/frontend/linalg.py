@@ -1,8 +1,10 @@
 """Matrix products: matmul with PyTorch's broadcasting of 1-d and batched operands, mm, bmm."""
 from __future__ import annotations
 
+from ..compiler.ir import Node
 from .backward import record
 from .operands import broadcast_shape, broadcast_to, common_device, is_tensor
+from .reductions import collapse
 
 
 def matmul(a, b):
@@ -28,7 +30,7 @@ def matmul(a, b):
                            f"{bn.shape[:-2]})") from None
     an = broadcast_to(an, batch + an.shape[-2:])
     bn = broadcast_to(bn, batch + bn.shape[-2:])
-    out = an @ bn
+    out = an @ bn if an.numel and bn.numel else _empty_product(an, bn)
     shape = out.shape
     if a.ndim == 1:
         shape = shape[:-2] + shape[-1:]
@@ -37,6 +39,17 @@ def matmul(a, b):
     name = "mm" if a.ndim == 2 and b.ndim == 2 else "bmm" if a.ndim == 3 and b.ndim == 3 else \
         "matmul"
     return record(name, out.reshape(shape), device, [a, b])
+
+
+def _empty_product(a: Node, b: Node) -> Node:
+    """a @ b where an operand has no elements, with no matmul (no kernel loops over nothing):
+    (..., M, 1) and (..., 1, N) pieces of a and b, broadcast and added. When K is 0 they are
+    sums over nothing, so zeros, the product; otherwise M, N or a batch dim is 0 and so is the
+    result. The gradients reach a and b with their shapes, zeros as in PyTorch."""
+    rows = collapse(a, (len(a.shape) - 1,))
+    cols = collapse(b, (len(b.shape) - 2,))
+    shape = a.shape[:-1] + b.shape[-1:]
+    return rows.expand(shape) + cols.expand(shape)
 
 
 def mm(a, b):

@@ -8,7 +8,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
 from .backward import record
-from .operands import as_float, normalize_dims
+from .operands import as_float, normalize_dim, normalize_dims
 
 MaxResult = namedtuple("max", ["values", "indices"])
 MinResult = namedtuple("min", ["values", "indices"])
@@ -22,8 +22,23 @@ def _drop(node: ir.Node, axes, keepdim: bool) -> ir.Node:
     return node.reshape(tuple(s for i, s in enumerate(node.shape) if i not in axes))
 
 
+_IDENTITY = {Op.SUM: 0, Op.PROD: 1, Op.RMAX: 0}     # RMAX never pads: an empty max raises
+
+
+def collapse(node: ir.Node, axes: tuple[int, ...], fill=0) -> ir.Node:
+    """node with each of axes made size 1 without a reduction: an empty axis is padded with
+    one fill, any other is cut to its first element. For a node with no elements this is a
+    reduction with identity fill (a sum over nothing is 0): there is nothing to loop over, and
+    a kernel of no rows is not one the scheduler makes. Its gradient is the input's shape."""
+    bounds = tuple((0, 1) if a in axes and n else (0, n) for a, n in enumerate(node.shape))
+    pads = tuple((0, 1) if a in axes and not n else (0, 0) for a, n in enumerate(node.shape))
+    return node.shrink(bounds).pad(pads, fill)
+
+
 def reduce_node(op: Op, node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
     """op over axes (kept as size 1); a long reduction into few rows goes in two passes."""
+    if node.numel == 0:
+        return collapse(node, axes, _IDENTITY[op])
     length = math.prod(node.shape[a] for a in axes)
     rows = node.numel // max(length, 1)
     trailing = axes == tuple(range(len(node.shape) - len(axes), len(node.shape)))
@@ -57,16 +72,42 @@ def mean(x, dim, keepdim):
 
 
 def amax(x, dim, keepdim, op="amax"):
-    axes = normalize_dims("amax", dim, x.ndim)
-    _check_nonempty("max", x, axes)
-    return record(op, _drop(reduce_node(Op.RMAX, x.node, axes), axes, keepdim), x.device, [x])
+    axes = normalize_dims(op, dim, x.ndim)
+    _check_nonempty(op, x, axes, dim is None)
+    reduce = max_all if op == "max" else _amax_node
+    return record(op, _drop(reduce(x.node, axes), axes, keepdim), x.device, [x])
 
 
 def amin(x, dim, keepdim, op="amin"):
-    axes = normalize_dims("amin", dim, x.ndim)
-    _check_nonempty("min", x, axes)
-    out = _reversed(_drop(reduce_node(Op.RMAX, _reversed(x.node), axes), axes, keepdim))
+    axes = normalize_dims(op, dim, x.ndim)
+    _check_nonempty(op, x, axes, dim is None)
+    reduce = max_all if op == "min" else _amax_node
+    out = _reversed(_drop(reduce(_reversed(x.node), axes), axes, keepdim))
     return record(op, out, x.device, [x])
+
+
+def _amax_node(node: ir.Node, axes) -> ir.Node:
+    out = reduce_node(Op.RMAX, node, axes)
+    if out is node and node.dtype.is_float:
+        # nothing to reduce (dims of size 1): the node itself, but with amax's gradient,
+        # which is NaN at a NaN (its tie count is 0) as in PyTorch: x * c / c, c = (x == x)
+        same = node.eq(node).cast(node.dtype)
+        out = node * same / same
+    return out
+
+
+def max_all(node: ir.Node, axes) -> ir.Node:
+    """The max over axes with PyTorch's max() gradient (evenly_distribute_backward): shared
+    among the elements equal to the max, or, where the max is NaN, among the NaNs (amax's
+    gives NaN there). NaN rows take a second path: the NaNs' mean (NaN, its gradient 1/k to
+    each NaN); the max itself is taken with NaNs as -inf, so its rule sees no NaN row."""
+    if not node.dtype.is_float or node.numel == 0:
+        return reduce_node(Op.RMAX, node, axes)
+    is_nan = node.ne(node)
+    nans = reduce_node(Op.SUM, is_nan.cast(node.dtype), axes)
+    nan_mean = reduce_node(Op.SUM, is_nan.where(node, 0), axes) / nans
+    largest = reduce_node(Op.RMAX, is_nan.where(-math.inf, node), axes)
+    return (nans > 0).where(nan_mean, largest)
 
 
 def _reversed(node: ir.Node) -> ir.Node:
@@ -76,9 +117,24 @@ def _reversed(node: ir.Node) -> ir.Node:
     return -node if node.dtype.is_float else ~node
 
 
-def _check_nonempty(op: str, x, axes) -> None:
-    if any(x.shape[a] == 0 for a in axes) or x.numel() == 0:
-        raise RuntimeError(f"{op}(): expected a non-empty tensor, got shape {x.shape}")
+def _check_nonempty(op: str, x, axes, all_dims: bool, error=RuntimeError) -> None:
+    """PyTorch's errors for a max, min or arg of nothing: over all dims of an empty tensor
+    (error: RuntimeError, IndexError for argmax/argmin), or over a dim of size 0 (IndexError).
+    A dim of size 0 that is not reduced is fine: the result is empty."""
+    if all_dims and x.numel() == 0:
+        raise error(f"{op}(): Expected reduction dim to be specified for input.numel() == 0 "
+                    f"(input of shape {x.shape}). Specify the reduction dim with the 'dim' "
+                    "argument.")
+    for a in axes:
+        if x.shape[a] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size "
+                             f"(input of shape {x.shape}).")
+
+
+def _as_1d(node: ir.Node) -> ir.Node:
+    """A 0-d node as shape (1,), for ops over one dim (PyTorch treats a 0-d tensor's dim 0 or
+    -1 as its only element); any other node as it is."""
+    return node.reshape((1,)) if not node.shape else node
 
 
 def max_(x, dim, keepdim, negate=False):
@@ -87,15 +143,26 @@ def max_(x, dim, keepdim, negate=False):
     name = "min" if negate else "max"
     if dim is None:
         return (amin if negate else amax)(x, None, False, name)
-    (axis,) = normalize_dims(name, dim, x.ndim)
-    _check_nonempty(name, x, (axis,))
-    node = _reversed(x.node) if negate else x.node
-    first, hit = _first_largest(node, axis)
-    values = _read_at(node, hit, axis) if node.dtype.is_float else node.max((axis,))
+    axis = _one_dim(name, dim, x)
+    node = _as_1d(_reversed(x.node) if negate else x.node)
+    if node.numel == 0:     # a dim of size 0 not reduced: empty values and indices
+        first = ir.const(0, dt.int64, collapse(node, (axis,)).shape)
+        values = collapse(node, (axis,))
+    else:
+        first, hit = _first_largest(node, axis)
+        values = _read_at(node, hit, axis) if node.dtype.is_float else node.max((axis,))
     values = _reversed(values) if negate else values
-    values = record("min_dim" if negate else "max_dim", _drop(values, (axis,), keepdim),
+    keep = keepdim and x.ndim > 0
+    values = record("min_dim" if negate else "max_dim", _drop(values, (axis,), keep),
                     x.device, [x])
-    return (MinResult if negate else MaxResult)(values, _indices(first, axis, keepdim, x.device))
+    return (MinResult if negate else MaxResult)(values, _indices(first, axis, keep, x.device))
+
+
+def _one_dim(op: str, dim, x) -> int:
+    """The dim a max, min or arg reduces, checked: not of size 0."""
+    axis = _axis(op, dim, x.ndim)
+    _check_nonempty(op, x, (axis,) if x.ndim else (), False)
+    return axis
 
 
 def min_(x, dim, keepdim):
@@ -104,40 +171,57 @@ def min_(x, dim, keepdim):
 
 def argmax(x, dim, keepdim, negate=False):
     """The first index of the largest value along dim (of the flattened tensor if dim is None)."""
+    name = "argmin" if negate else "argmax"
     if x.dtype == dt.bool_:
-        raise RuntimeError(f"{'argmin' if negate else 'argmax'}(): does not support bool input")
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
+        _check_nonempty(name, x, (), True, IndexError)
         flat = x.reshape(-1)
         return argmax(flat, 0, False, negate) if not keepdim else \
             argmax(flat, 0, False, negate).reshape((1,) * x.ndim)
-    (axis,) = normalize_dims("argmax", dim, x.ndim)
-    _check_nonempty("argmax", x, (axis,))
-    node = _reversed(x.node) if negate else x.node
-    return _indices(_first_largest(node, axis)[0], axis, keepdim, x.device)
+    axis = _one_dim(name, dim, x)
+    node = _as_1d(_reversed(x.node) if negate else x.node)
+    if node.numel == 0:
+        first = ir.const(0, dt.int64, collapse(node, (axis,)).shape)
+    else:
+        first = _first_largest(node, axis)[0]
+    return _indices(first, axis, keepdim and x.ndim > 0, x.device)
 
 
-def _first_largest(node: ir.Node, axis: int) -> tuple[ir.Node, ir.Node]:
+def _first_largest(node: ir.Node, axis: int, nan_last: bool = False) -> tuple[ir.Node, ir.Node]:
     """Per row along axis: the position of the first largest element (int64, the axis kept
-    as size 1), and a mask true at that element only."""
+    as size 1), and a mask true at that element only. A NaN is the largest: the first NaN of
+    the row, or with nan_last its last (PyTorch's max pooling keeps the last it meets)."""
     best = node.max((axis,)).expand(node.shape)
     n = node.shape[axis]
     shape_1d = tuple(n if i == axis else 1 for i in range(len(node.shape)))
     position = ir.iota(n, dt.int64).reshape(shape_1d).expand(node.shape)
-    # the first hit wins: count down from n so the largest is the earliest
-    score = node.eq(best).where(n - position, 0)
-    first = n - score.max((axis,))
+    # the first hit wins: count down from n so the largest is the earliest. In a row with a
+    # NaN the max is NaN, and the hits are the NaNs. (`& best.ne(best)` changes nothing but
+    # the code's shape, with which Intel's compiler computes sin(x) alike in the max's loop
+    # and this one: max(dim) of x.sin() found no hit otherwise, tests/test_runtime_quirks.)
+    is_nan = node.ne(node) if node.dtype.is_float else None
+    hit = node.eq(best)
+    if is_nan is not None:
+        hit = hit | (is_nan & best.ne(best))
+    first = n - hit.where(n - position, 0).max((axis,))
+    if nan_last and is_nan is not None:
+        last_nan = is_nan.where(position + 1, 0).max((axis,))     # 0: no NaN
+        first = (last_nan > 0).where(last_nan - 1, first)
     return first, position.eq(first.expand(node.shape))
 
 
 def _read_at(node: ir.Node, hit: ir.Node, axis: int) -> ir.Node:
-    """The row's max again, read where hit is true only: its derived gradient goes there."""
-    return hit.where(node, -math.inf).max((axis,))
+    """The row's max again, read where hit is true only (a sum of one element and zeros):
+    its derived gradient goes there, also in a row of -inf or of ties."""
+    return hit.where(node, 0).sum((axis,))
 
 
 def max_at_first(node: ir.Node, axis: int) -> ir.Node:
     """The max of each row of a float node along axis (kept as size 1), whose gradient goes to
-    the row's first largest element alone (max pooling's, as in PyTorch)."""
-    return _read_at(node, _first_largest(node, axis)[1], axis)
+    the row's first largest element alone (max pooling's, as in PyTorch; a row with NaNs
+    gives its last NaN, as PyTorch's pooling does)."""
+    return _read_at(node, _first_largest(node, axis, nan_last=True)[1], axis)
 
 
 def _indices(first: ir.Node, axis: int, keepdim: bool, device):
@@ -161,7 +245,8 @@ def var(x, dim, unbiased, keepdim, correction):
     node = as_float(x.node)
     count = math.prod(x.shape[a] for a in axes)
     correction = (1 if unbiased else 0) if correction is None else correction
-    centered = node - (reduce_node(Op.SUM, node, axes) * (1 / count)).expand(node.shape)
+    mean = reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)
+    centered = node - mean.expand(node.shape)
     squares = reduce_node(Op.SUM, centered * centered, axes)
     denom = max(count - correction, 0)
     out = _drop(squares * (1 / denom if denom else math.nan), axes, keepdim)
@@ -180,30 +265,55 @@ def _row_max(node: ir.Node, axis: int) -> ir.Node:
 def logsumexp_node(node: ir.Node, axis: int) -> ir.Node:
     """log(sum(exp(x))) along axis, kept as size 1, stable for large x. The shift by the max
     m cancels, so its gradient is zero up to rounding: detached, m's rule (a tie count and
-    its division) is not built, walked or run, and the gradient is g * softmax as PyTorch's."""
+    its division) is not built, walked or run, and the gradient is g * softmax as PyTorch's.
+    An infinite m shifts by 0 instead, as in PyTorch (x - m would be inf - inf): a row of
+    -inf gives -inf, a row with +inf gives +inf. Over nothing: log(0) = -inf."""
+    if node.numel == 0:
+        return reduce_node(Op.SUM, node.exp(), (axis,)).log()
     m = node.max((axis,)).detach()
+    m = m.abs().eq(math.inf).where(0, m)
     shifted = (node - m.expand(node.shape)).exp()
     return m + shifted.sum((axis,)).log()
 
 
+def log_softmax_node(node: ir.Node, axis: int) -> ir.Node:
+    """x - logsumexp(x) along axis, as PyTorch computes it: (x - m) - log(sum(exp(x - m)))
+    with m the row's max unmasked, so a row of -inf, or with +inf, is NaN; a -inf among
+    finite values gives -inf."""
+    if node.numel == 0:
+        return node
+    m = node.max((axis,)).detach().expand(node.shape)
+    shifted = node - m
+    return shifted - shifted.exp().sum((axis,)).log().expand(node.shape)
+
+
+def _axis(op: str, dim, ndim: int) -> int:
+    """The one dim an op over one dim works along; 0 (or -1) for a 0-d tensor (see _as_1d)."""
+    if not ndim:
+        return normalize_dim(op, dim, 0)
+    (axis,) = normalize_dims(op, dim, ndim)
+    return axis
+
+
 def logsumexp(x, dim, keepdim):
-    (axis,) = normalize_dims("logsumexp", dim, x.ndim)
-    out = _drop(logsumexp_node(as_float(x.node), axis), (axis,), keepdim)
+    axis = _axis("logsumexp", dim, x.ndim)
+    out = logsumexp_node(_as_1d(as_float(x.node)), axis)
+    out = out.reshape(()) if not x.ndim else _drop(out, (axis,), keepdim)
     return record("logsumexp", out, x.device, [x])
 
 
 def softmax(x, dim):
-    (axis,) = normalize_dims("softmax", dim, x.ndim)
-    node = as_float(x.node)
-    e = (node - _row_max(node, axis)).exp()
-    total = e.sum((axis,)).expand(node.shape)
-    return record("softmax", e * total.recip(), x.device, [x])
+    axis = _axis("softmax", dim, x.ndim)
+    node = _as_1d(as_float(x.node))
+    if node.numel:      # (an empty input's softmax is itself: no row has an element)
+        e = (node - _row_max(node, axis)).exp()
+        node = e * e.sum((axis,)).expand(node.shape).recip()
+    return record("softmax", node.reshape(x.shape), x.device, [x])
 
 
 def log_softmax(x, dim):
-    (axis,) = normalize_dims("log_softmax", dim, x.ndim)
-    node = as_float(x.node)
-    out = node - logsumexp_node(node, axis).expand(node.shape)
+    axis = _axis("log_softmax", dim, x.ndim)
+    out = log_softmax_node(_as_1d(as_float(x.node)), axis).reshape(x.shape)
     return record("log_softmax", out, x.device, [x])
 
 

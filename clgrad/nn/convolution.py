@@ -118,14 +118,26 @@ def _spatial(value, name: str, dims: int, fill: int) -> tuple[int, int]:
     return fill, int(value)
 
 
-def _convolve(op, input, weight, bias, stride, padding, dilation, groups, dims):
-    """conv1d and conv2d: a 1-D convolution is the 2-D one of (N, C, 1, L)."""
+def _operands(op, input, weight, bias, groups, transposed, dims):
+    """The checked operands of a 1-D or 2-D convolution as 2-D ones: (tensors, device, input
+    as (N, C, H, W), weight as (O, C, kh, kw), whether the input had no batch dimension)."""
     tensors = [t for t in (input, weight, bias) if t is not None]
     device = common_device(op, tensors)
-    _check_conv(op, input, weight, bias, groups, False, dims + 2)
+    _check_conv(op, input, weight, bias, groups, transposed, dims + 2)
     unbatched = input.ndim == dims + 1
     x = input.node.reshape((1,) + input.shape) if unbatched else input.node
-    x, w = _as_2d(x, dims), _as_2d(weight.node, dims)
+    return tensors, device, _as_2d(x, dims), _as_2d(weight.node, dims), unbatched
+
+
+def _result(op, out: ir.Node, dims: int, unbatched: bool, device, tensors):
+    """A 2-D convolution's (N, O, Ho, Wo) output as the op's: back to 1-D, unbatched."""
+    out = out.reshape(out.shape[:2] + out.shape[3:]) if dims == 1 else out
+    return record(op, out.reshape(out.shape[1:]) if unbatched else out, device, tensors)
+
+
+def _convolve(op, input, weight, bias, stride, padding, dilation, groups, dims):
+    """conv1d and conv2d: a 1-D convolution is the 2-D one of (N, C, 1, L)."""
+    tensors, device, x, w, unbatched = _operands(op, input, weight, bias, groups, False, dims)
     stride, dilation = _spatial(stride, "stride", dims, 1), _spatial(dilation, "dilation", dims, 1)
     if isinstance(padding, str):
         padding = (0, 0) if padding == "valid" else _same_padding(w.shape[2:], dilation, stride)
@@ -135,8 +147,7 @@ def _convolve(op, input, weight, bias, stride, padding, dilation, groups, dims):
         out_size(x.shape[2 + a], w.shape[2 + a], stride[a], dilation[a], padding[a], op)
     win = windows(_pad_spatial(x, padding), w.shape[2:], stride, dilation)  # N C Ho kh Wo kw
     out = _conv_rows(win, w, None if bias is None else bias.node, groups, w.shape[0] // groups)
-    out = out.reshape(out.shape[:2] + out.shape[3:]) if dims == 1 else out
-    return record(op, out.reshape(out.shape[1:]) if unbatched else out, device, tensors)
+    return _result(op, out, dims, unbatched, device, tensors)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -155,12 +166,7 @@ def _transposed(op, input, weight, bias, stride, padding, output_padding, groups
     """conv_transpose1d and conv_transpose2d: the gradient of a convolution with respect to its
     input, so written as one: the input dilated by the stride, padded, and convolved (stride 1)
     with the weight flipped in space and transposed in channels."""
-    tensors = [t for t in (input, weight, bias) if t is not None]
-    device = common_device(op, tensors)
-    _check_conv(op, input, weight, bias, groups, True, dims + 2)
-    unbatched = input.ndim == dims + 1
-    g = input.node.reshape((1,) + input.shape) if unbatched else input.node
-    g, w = _as_2d(g, dims), _as_2d(weight.node, dims)
+    tensors, device, g, w, unbatched = _operands(op, input, weight, bias, groups, True, dims)
     stride, dilation = _spatial(stride, "stride", dims, 1), _spatial(dilation, "dilation", dims, 1)
     padding = _spatial(padding, "padding", dims, 0)
     extra = _spatial(output_padding, "output_padding", dims, 0)
@@ -176,8 +182,7 @@ def _transposed(op, input, weight, bias, stride, padding, output_padding, groups
     out = _input_grad(g, w, sizes, (stride, padding, dilation, groups))
     if bias is not None:
         out = out + bias.node.reshape((1, out.shape[1], 1, 1)).expand(out.shape)
-    out = out.reshape(out.shape[:2] + out.shape[3:]) if dims == 1 else out
-    return record(op, out.reshape(out.shape[1:]) if unbatched else out, device, tensors)
+    return _result(op, out, dims, unbatched, device, tensors)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
@@ -314,7 +319,9 @@ def _max_select(win: ir.Node) -> ir.Node:
     first, after = ir.const(len(slots) - 1, dtypes.int32, (n, c, ho, wo)), slots[-1]
     for j in reversed(range(len(slots) - 1)):
         v = slots[j]
-        first = (v < after).where(first, j)
+        # v wins unless it is smaller, or a later element is NaN (after is NaN then: the
+        # last NaN is PyTorch's pick); a NaN v beats all but a later NaN
+        first = ((v < after) | after.ne(after)).where(first, j)
         after = v.maximum(after)
     first = first.contiguous()
     out = slots[-1]

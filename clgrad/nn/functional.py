@@ -6,6 +6,7 @@ gradient is derived from the primitive rules and fuses with the ops around it.
 from __future__ import annotations
 
 import math
+import warnings
 import weakref
 
 from ..compiler import dtype as dt
@@ -14,10 +15,10 @@ from ..compiler.ops import Op
 from ..frontend import elementwise as ew
 from ..frontend import movement
 from ..frontend.backward import record
-from ..frontend.capture import in_jit
+from ..frontend.jit_protocol import in_jit
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device
-from ..frontend.reductions import logsumexp_node
+from ..frontend.reductions import log_softmax_node
 from .convolution import (avg_pool2d, conv1d, conv2d, conv_transpose1d,  # noqa: F401
                           conv_transpose2d, max_pool2d)                    # (re-exported)
 
@@ -90,6 +91,11 @@ def linear(input, weight, bias=None):
     if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
         raise RuntimeError(f"linear: expected bias of shape ({weight.shape[0]},), got "
                            f"{tuple(bias.shape)}")
+    dtypes = {t.dtype for t in tensors}
+    if len(dtypes) > 1:
+        raise RuntimeError(f"linear: expected input, weight and bias of one dtype, got "
+                           f"{', '.join(t.dtype.name for t in tensors)} (convert the input with "
+                           f".to(weight.dtype) or the module with .to(input.dtype))")
     lead = input.shape[:-1]
     rows = math.prod(lead)
     out = input.node.reshape((rows, input.shape[-1])) @ weight.node.permute((1, 0))
@@ -242,6 +248,11 @@ def _check_same_shape(op: str, input, target) -> None:
 
 def mse_loss(input, target, reduction: str = "mean"):
     device = common_device("mse_loss", [input, target])
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"Using a target size {tuple(target.shape)} that is different to the "
+                      f"input size {tuple(input.shape)}. This will likely lead to incorrect "
+                      f"results due to broadcasting. Please ensure they have the same size.",
+                      stacklevel=2)
     from ..frontend.operands import broadcast_shape, broadcast_to
     shape = broadcast_shape("mse_loss", input.shape, target.shape)
     a = broadcast_to(as_float(input.node), shape)
@@ -314,7 +325,8 @@ def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> i
                                f"elements, got shape {tuple(weight.shape)}")
         w = weight.node.cast(logp.dtype).reshape((1, input.shape[1]) + (1,) * (input.ndim - 2))
         onehot = onehot * w.expand(onehot.shape)
-    picked = (onehot * logp).sum((1,))
+    # where, not onehot * logp: a masked (-inf) logit of another class would make 0 * -inf
+    picked = onehot.ne(0).where(onehot * logp, 0).sum((1,))
     if valid is not None:
         picked = picked * valid.expand(picked.shape)
     loss = (-picked).reshape((input.shape[0],) + tuple(input.shape[2:]))
@@ -353,7 +365,7 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
     tensors = [t for t in (input, weight) if t is not None]
     device = common_device("cross_entropy", tensors + [target])
     x = as_float(input.node)
-    logp = x - logsumexp_node(x, 1).expand(x.shape)
+    logp = log_softmax_node(x, 1)
     if target.dtype.is_float:
         _check_same_shape("cross_entropy", input, target)
         probs = target.node.cast(x.dtype)

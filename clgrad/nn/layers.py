@@ -6,7 +6,8 @@ import math
 from ..compiler import dtype as dt
 from ..compiler.ops import Op
 from ..frontend import creation
-from ..frontend.capture import each_call
+from ..frontend.jit_protocol import each_call
+from ..frontend.inplace import assign
 from ..frontend.tensor import Tensor
 from ..frontend.tensor import realize
 from . import functional as F
@@ -195,8 +196,7 @@ class _BatchNorm(Module):
     def _count_batch(self) -> list[Tensor]:
         """Counts a training batch in place, as PyTorch does; a jitted step's replays redo it."""
         tracked = self.num_batches_tracked
-        tracked.node = _count_tensor(_count_value(tracked) + 1).node
-        return [tracked]
+        return [assign(tracked, _count_tensor(_count_value(tracked) + 1))]
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -278,7 +278,8 @@ class Embedding(Module):
         if self.padding_idx is not None:
             values = self.weight.detach().numpy()
             values[self.padding_idx] = 0
-            init._fill(self.weight, values)
+            assign(self.weight, creation.tensor(values, dtype=self.weight.dtype,
+                                                device=self.weight.device))
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm)

@@ -6,6 +6,7 @@ from collections import OrderedDict
 from typing import Iterator
 
 from ..frontend.grad_mode import no_grad
+from ..frontend.inplace import assign, move
 from ..frontend.tensor import Tensor
 from .parameter import Parameter
 
@@ -197,7 +198,7 @@ class Module:
         with no_grad():
             for p in self.parameters():
                 moved = p.detach().to(*args, **kwargs).realize()
-                p.node, p.device = moved.node, moved.device
+                move(p, moved)
                 if p.grad is not None:
                     p.grad = p.grad.to(*args, **kwargs)
             for m in self.modules():
@@ -319,6 +320,4 @@ def _as_tensor(value, like: Tensor) -> Tensor:
 
 def _copy_into(target: Tensor, value: Tensor) -> None:
     """target takes value's data in place (bumping its version, as copy_ does)."""
-    value = value.detach().to(target.device).to(target.dtype)
-    target.node = value.node
-    target._version += 1
+    assign(target, value.detach().to(target.device).to(target.dtype))

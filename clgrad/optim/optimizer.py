@@ -19,8 +19,9 @@ import numpy as np
 from ..compiler.ir import Node
 from ..compiler.ops import Op
 from ..frontend import creation
-from ..frontend.capture import each_call, guard
+from ..frontend.jit_protocol import each_call, guard
 from ..frontend.grad_mode import enable_grad
+from ..frontend.inplace import assign
 from ..frontend.tensor import Tensor, realize
 
 
@@ -162,9 +163,7 @@ class Optimizer:
     @staticmethod
     def _assign(t: Tensor, value: Node) -> Tensor:
         """t takes value in place (a new version), the way p.add_() would."""
-        t.node = value.cast(t.dtype)
-        t._version += 1
-        return t
+        return assign(t, value)
 
     @staticmethod
     def _steps(state: dict) -> int:
@@ -179,7 +178,7 @@ class Optimizer:
         for state in states:
             step = _step_tensor(cls._steps(state) + 1)
             if "step" in state:
-                state["step"].node = step.node
+                assign(state["step"], step)
             else:
                 state["step"] = step
         return [state["step"] for state in states]
@@ -226,11 +225,12 @@ class Optimizer:
 
 def _state_value(name: str, value, p: Tensor):
     """A loaded state entry placed like its parameter: float tensors take its dtype and
-    device; step stays a float32 scalar."""
+    device; step stays a float32 scalar. Tensors are copies (not views) of the saved ones, so
+    this optimizer's steps change nothing in another's."""
     if name == "step":
         return _step_tensor(value.item() if isinstance(value, Tensor) else value)
     if isinstance(value, Tensor):
-        return value.detach().to(p.device).to(p.dtype).realize()
+        return value.detach().to(p.device).to(p.dtype).clone().realize()
     if isinstance(value, np.ndarray):
         return creation.tensor(value, dtype=p.dtype, device=p.device)
     return value

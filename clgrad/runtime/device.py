@@ -152,6 +152,12 @@ def get_device(spec: str | Device | None = None) -> Device:
     return _resolve(spec.strip().lower(), spec)
 
 
+def synchronize(device: str | Device | None = None) -> None:
+    """Waits until every kernel queued on device (default: the default device) has finished,
+    as torch.cuda.synchronize. Lazy tensors not yet read have queued nothing."""
+    get_device(device).synchronize()
+
+
 @functools.cache
 def _default_device(configured: str | None) -> Device:
     if configured:

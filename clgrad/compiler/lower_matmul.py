@@ -1,0 +1,319 @@
+"""Matmul kernels (a batched matmul and its elementwise epilogue): a register-tiled, panel-
+copying kernel for CPUs (_matmul_blocked) and a simple one for GPUs (_matmul_simple)."""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from . import symbolic as sym
+from .addressing import Index, source_index
+from .ir import Node
+from .kernel import KernelSpec
+from .kernel_writer import KernelWriter
+from .ops import MOVEMENT, Op
+from .render import Value
+from .target import Target
+
+
+@dataclass(frozen=True)
+class MatmulTile:
+    """The blocking of the CPU matmul kernel (see MatmulWriter._matmul_blocked)."""
+    rows: int          # R: rows of the register tile
+    vectors: int       # vectors of `width` columns in the register tile
+    columns: int       # columns per work-item: vectors * width
+    block_rows: int    # rows per work-item, a multiple of R
+    tail: int = 0      # columns in the last vector when it is partly filled (ragged_vectors)
+
+    @property
+    def whole(self) -> int:
+        """Vectors whose every lane is a column."""
+        return self.vectors - (1 if self.tail else 0)
+
+    @staticmethod
+    def choose(m: int, n: int, width: int, accumulators: int, cores: int) -> "MatmulTile":
+        """As many columns as tile n (up to 4 vectors: 2 x 32 beat 4 x 16 by ~10-25% in CPU
+        time at 1024 and 2048), or all of a ragged n, then the register tile's rows (up to
+        the accumulator budget: 8-10 for 16 AVX2 registers, 16 for 32 AVX-512 ones) and the
+        panel's rows (up to 64) that finish soonest on `cores` cores: the busiest core's rows,
+        each row costing more in smaller register tiles, plus a panel copy per work-item worth
+        ~16 rows (64x1000x100 on two cores: two panels of 50 rows in 2-row tiles, 0.11 ms;
+        five of 20 in 4-row tiles, 0.20 ms; twenty-five of 4, 0.56 ms)."""
+        vectors = ragged_vectors(n, width) or next(
+            v for v in (4, 5, 3, 2, 1) if n % (v * width) == 0)
+        panels_across = -(-n // (vectors * width))
+
+        def finish(choice: tuple[int, int]) -> tuple:
+            rows, block = choice
+            rounds = -(-panels_across * (m // block) // cores)
+            return (rounds * (block * _ROW_COST[rows] + _PANEL_ROWS), -rows, -block)
+        choices = [(r, r * c) for r in (4, 2, 1) if r * vectors <= accumulators and m % r == 0
+                   for c in range(1, 65) if r * c <= 64 and m % (r * c) == 0]
+        rows, block = min(choices, key=finish)
+        return MatmulTile(rows, vectors, vectors * width, block, n % width)
+
+
+def ragged_vectors(n: int, width: int) -> int | None:
+    """For n columns that 8-lane vectors do not tile, when few enough vectors of `width`
+    take them all in one register tile, the last one partly filled: their number; else None.
+    Such narrow products (conv channels 6 and 16, the seed MLP's 100) then keep the lanes
+    along N, with a broadcast of A per row, instead of running transposed (C^T = B^T A^T),
+    whose panel copies and stores go lane by lane. Where 8 lanes tile n (40 on 16 lanes),
+    whole vectors of 8 are kept."""
+    vectors = -(-n // width)
+    ragged = width > 1 and n % width and n % 8 and vectors <= _MAX_RAGGED_VECTORS
+    return vectors if ragged else None
+
+
+# A row's cost in register tiles of 1, 2 and 4 rows (loads per multiply-add fall as tiles
+# grow), and a work-item's panel copy in rows: the matmul tile choice's cost model.
+_ROW_COST = {4: 1.0, 2: 1.15, 1: 1.5}
+_PANEL_ROWS = 16
+# B's panel is read again for every group of rows: kept to two thirds of a 48 KiB L1 data
+# cache, next to A's rows and the sums (W1's 64x1000 @ 1000x100 on Intel, 7 vectors of 16
+# columns: blocks of 50 k steps, a 22 KiB panel, 0.115 ms; of 125, 56 KiB, 0.160 ms)
+_PANEL_BYTES = 32 * 1024
+# A ragged row of up to this many vectors runs as one panel across (N = 100: 7 of 16).
+_MAX_RAGGED_VECTORS = 8
+
+
+class MatmulWriter(KernelWriter):
+    def __init__(self, spec: KernelSpec, target: Target, width: int, transposed: bool = False):
+        super().__init__(spec, target, width)
+        self.transposed = transposed    # computed as C^T = B^T A^T (see lower())
+
+    def write(self) -> tuple[int, ...]:
+        (mm,) = self.spec.reductions
+        n = mm.shape[-1]
+        whole = n % self.width == 0 or ragged_vectors(n, self.width)
+        blocked = (self.transposed or whole) and mm.src[0].shape[-1] > 0   # k = 0: no blocks
+        if self.width > 1 and blocked and mm.dtype.is_float:
+            return self._matmul_blocked(mm)
+        return self._matmul_simple(mm)
+
+    def _matmul_simple(self, mm: Node) -> tuple[int, ...]:
+        """One work-item per 4 rows x `width` columns, looping over all of k (GPU path)."""
+        a, b = mm.src
+        *batch, m, n = mm.shape
+        k_len = a.shape[-1]
+        rows_per_item = next(t for t in (4, 2, 1) if m % t == 0)
+        width = self.width if n % self.width == 0 else 1
+        n_batch = math.prod(batch)
+        ix = self.index_type
+        self.emit(f"{ix} j = get_global_id(0); {ix} mi = get_global_id(1); "
+                  f"{ix} b = get_global_id(2);")
+        j = sym.var("j", 0, n // width - 1)
+        mi = sym.var("mi", 0, m // rows_per_item - 1)
+        batch_dims = tuple(sym.delinearize(sym.var("b", 0, n_batch - 1), tuple(batch)))
+        ctype = self.r.ctype(mm.dtype, width > 1)
+        accs = [f"acc{i}" for i in range(rows_per_item)]
+        for acc in accs:
+            self.emit(f"{ctype} {acc} = ({ctype})(0);")
+        self._saw(Op.MATMUL)
+        kv = sym.var("k", 0, k_len - 1)
+
+        def column(lane_expr):
+            return j * width + lane_expr if width > 1 else j
+
+        def row_of(i: int) -> sym.Lin:
+            return mi * rows_per_item + i
+
+        def body(lane_expr):
+            with self.block(f"for ({self.index_type} k = 0; k < {k_len}; k++)"):
+                bv = self.value(b, Index(b.shape, dims=batch_dims + (kv, column(lane_expr))))
+                bv = Value(self.r.splat(bv), mm.dtype, True) if width > 1 else bv
+                for i, acc in enumerate(accs):
+                    av = self.value(a, Index(a.shape, dims=batch_dims + (row_of(i), kv)))
+                    av_code = self.r.splat(av) if width > 1 else av.code
+                    step = (f"fma({av_code},{bv.code},{acc})" if mm.dtype.is_float
+                            else f"{acc} + {av_code}*{bv.code}")
+                    self.emit(f"{acc} = {step};")
+            for i, acc in enumerate(accs):
+                self.fused[mm] = Value(acc, mm.dtype, width > 1)
+                self._store_outputs(batch_dims + (row_of(i), column(lane_expr)))
+        if width > 1:
+            with self.lanes_on() as lane:
+                body(lane)
+        else:
+            body(None)
+        return (n // width, m // rows_per_item, n_batch)
+
+    def _matmul_blocked(self, mm: Node) -> tuple[int, ...]:
+        """CPU matmul. A work-item owns a panel of MB rows x `vectors`*width columns and keeps
+        its sums in a private array. k goes in blocks: each block of B's panel is first copied
+        into a private, contiguous array (B's rows are far apart, so reading them in place
+        thrashes the cache), then every group of R rows runs a register tile of R x `vectors`
+        accumulators over it. The elementwise epilogue runs once the sums are complete.
+
+        Transposed, it computes C^T = B^T A^T: the same loops over permuted views of the
+        operands (index arithmetic, no copies), with the epilogue at the swapped index."""
+        a, b = mm.src
+        if self.transposed:
+            a, b = _swap_last(b), _swap_last(a)
+        *batch, m, n = mm.shape[:-2] + (a.shape[-2], b.shape[-1])
+        tile = MatmulTile.choose(m, n, self.width, self.target.accumulators, self.target.cores)
+        n_batch = math.prod(batch)
+        vt = self.r.ctype(mm.dtype, True)
+        ix = self.index_type
+        self.emit(f"{ix} j = get_global_id(0); {ix} mb = get_global_id(1); "
+                  f"{ix} b = get_global_id(2);")
+        panels_across = -(-n // tile.columns)
+        j = sym.var("j", 0, panels_across - 1)
+        mb = sym.var("mb", 0, m // tile.block_rows - 1)
+        batch_dims = tuple(sym.delinearize(sym.var("b", 0, n_batch - 1), tuple(batch)))
+        self._saw(Op.MATMUL)
+        sums = f"{vt} sums[{tile.block_rows * tile.vectors}]"
+        # a panel row: `vectors` vectors of floats (halves are computed as floats)
+        length = self._k_block_length(a, b, batch_dims, tile.columns * max(mm.dtype.itemsize, 4))
+        self.emit(f"{sums}; {vt} panel[{length * tile.vectors}];")
+        clear = f"for ({self.index_type} i = 0; i < {tile.block_rows * tile.vectors}; i++)"
+        with self.block(clear, rolled=True):
+            self.emit(f"sums[i] = ({vt})(0);")
+
+        def column(c: int, lane: sym.Lin) -> sym.Lin:
+            return j * tile.columns + c * self.width + lane
+
+        def k_block(k0: sym.Lin, length: int) -> None:
+            t = sym.var("t", 0, length - 1)
+            with self.block(f"for ({self.index_type} t = 0; t < {length}; t++)", rolled=True):
+                self._copy_panel_row(b, tile, lambda c, lane: Index(
+                    b.shape, dims=batch_dims + (k0 + t, column(c, lane))))
+            chunks = tile.block_rows // tile.rows
+            with self.block(f"for ({self.index_type} rc = 0; rc < {chunks}; rc++)", rolled=True):
+                self._matmul_tile(a, mm, tile, batch_dims, mb * tile.block_rows, k0, length)
+
+        full, tail = divmod(a.shape[-1], length)
+        if full:
+            kb = sym.var("kb", 0, full - 1)
+            with self.block(f"for ({self.index_type} kb = 0; kb < {full}; kb++)", rolled=True):
+                k_block(kb * length, length)
+        if tail:
+            k_block(sym.num(full * length), tail)
+        self._matmul_epilogue(mm, tile, batch_dims, mb * tile.block_rows, column)
+        global_size = (panels_across, m // tile.block_rows, n_batch)
+        # One work-item per group: PoCL's own choice (64 items and more) leaves too few groups
+        # to balance the cores, and a group of one needs no work-item loop, which PoCL would
+        # generate and try to vectorise at the first launch (the 64x100 products of the W1
+        # step build 0.36 s each with groups of 2, 0.24 s with groups of 1; no slower to run).
+        self.local_size = (1, 1, 1)
+        return global_size
+
+    def _k_block_length(self, a: Node, b: Node, batch_dims, panel_row_bytes: int) -> int:
+        """k steps per copied block of B: as many as keep the panel in the L1 cache (up to
+        128), and where k runs over a window or an image (conv gradients) a length that keeps
+        each block inside one of its rows, so loads inside the block need no division by the
+        row length (conv1's weight gradient: blocks of 30, 2.5x faster than 128). A divisor
+        of k also saves a second, tail copy of the loop body (less code to build)."""
+        k_len = a.shape[-1]
+        longest = min(128, max(8, _PANEL_BYTES // panel_row_bytes))
+        if k_len <= longest:
+            return k_len
+        m, n = a.shape[-2], b.shape[-1]
+        row, col = sym.var("row_", 0, m - 1), sym.var("col_", 0, n - 1)
+
+        def cost(length: int) -> tuple:
+            full = k_len // length
+            t = sym.Var("t", 0, length - 1)
+            k = sym.var("kb", 0, full - 1) * length + sym.Lin(((t, 1),), 0)
+            divisions = sum(_divisions_by(self._input_flat(node, batch_dims + dims), t)
+                            for node, dims in ((a, (row, k)), (b, (k, col))))
+            return divisions, k_len % length != 0, -length
+        return min([longest] + [d for d in range(8, longest) if k_len % d == 0], key=cost)
+
+    def _input_flat(self, node: Node, dims: tuple) -> sym.Lin:
+        """The flat index that node read at dims loads from its input buffer (where the
+        chain of views ends)."""
+        index = Index(node.shape, dims=dims)
+        while node not in self.spec.inputs and node.op in MOVEMENT:
+            index, _ = source_index(node, index)
+            node = node.src[0]
+        return index.as_flat()
+
+    def _matmul_tile(self, a: Node, mm: Node, tile: "MatmulTile", batch_dims, row0: sym.Lin,
+                     k0: sym.Lin, length: int) -> None:
+        """R x `vectors` accumulators, loaded from `sums`, run over one k block and put back."""
+        vt = self.r.ctype(mm.dtype, True)
+        rc = sym.var("rc", 0, tile.block_rows // tile.rows - 1)
+        accs = {(r, c): f"acc{r}_{c}" for r in range(tile.rows) for c in range(tile.vectors)}
+        for (r, c), acc in accs.items():
+            self.emit(f"{vt} {acc} = sums[(rc*{tile.rows}+{r})*{tile.vectors}+{c}];")
+        t = sym.var("t", 0, length - 1)
+        with self.block(f"for ({self.index_type} t = 0; t < {length}; t++)"):
+            for c in range(tile.vectors):
+                self.emit(f"{vt} b{c} = panel[t*{tile.vectors}+{c}];")
+            for r in range(tile.rows):
+                row = row0 + rc * tile.rows + r
+                av = self.value(a, Index(a.shape, dims=batch_dims + (row, k0 + t)))
+                splat = self.tmp(self.r.splat(av), mm.dtype, True)
+                for c in range(tile.vectors):
+                    # written as a multiply-add (contracted to fma): PoCL calls fma() out of line
+                    self.emit(f"{accs[r, c]} = {accs[r, c]} + {splat.code}*b{c};")
+        for (r, c), acc in accs.items():
+            self.emit(f"sums[(rc*{tile.rows}+{r})*{tile.vectors}+{c}] = {acc};")
+
+    def _copy_panel_row(self, b: Node, tile: MatmulTile, at) -> None:
+        """One k step of B's panel (at(c, lane) indexes B): its whole vectors, then a ragged
+        last one lane by lane, zero past the last column (sums no output takes)."""
+        vectors = tile.vectors
+        if tile.whole:
+            with self._each_vector(tile.whole) as c, self.lanes_on() as lane:
+                bv = self.value(b, at(c, lane))
+                self.emit(f"panel[t*{vectors}+{c.render()}] = {self.r.splat(bv)};")
+        if tile.tail:
+            last = sym.num(vectors - 1)
+            lanes = [self.value(b, at(last, sym.num(k))) for k in range(tile.tail)]
+            zero = Value(self.r.literal(0, b.dtype), b.dtype, False)
+            packed = self.r.pack(lanes + [zero] * (self.width - tile.tail), b.dtype)
+            self.emit(f"panel[t*{vectors}+{vectors - 1}] = {packed};")
+
+    def _matmul_epilogue(self, mm: Node, tile: MatmulTile, batch_dims, row0: sym.Lin,
+                         column) -> None:
+        """Each row's sums finished by the kernel's outputs: whole vectors, then the columns
+        of a ragged last vector one by one."""
+        r = sym.var("r", 0, tile.block_rows - 1)
+
+        def store(c: sym.Lin, lane: sym.Lin, sums: Value) -> None:
+            self.fused[mm] = sums
+            at = (row0 + r, column(c, lane))
+            self._store_outputs(batch_dims + (at[::-1] if self.transposed else at))
+        with self.block(f"for ({self.index_type} r = 0; r < {tile.block_rows}; r++)", rolled=True):
+            if tile.whole:
+                with self._each_vector(tile.whole) as c, self.lanes_on() as lane:
+                    store(c, lane, Value(f"sums[r*{tile.vectors}+{c.render()}]", mm.dtype, True))
+            last = tile.vectors - 1
+            for k in range(tile.tail):
+                lane_sum = f"sums[r*{tile.vectors}+{last}].s{k:x}"
+                store(sym.num(last), sym.num(k), Value(lane_sum, mm.dtype, False))
+
+    @contextmanager
+    def _each_vector(self, count: int):
+        """The tile's first `count` column vectors as a C loop, not unrolled: outside the
+        register tile, unrolled copies only cost build time. A transposed product stores (and
+        copies into its panel) lane by lane, so each vector is 8 scalar accesses; rolled, the
+        W1 step's 64x100 product builds its work-group code in ~175 ms, not ~295."""
+        if count == 1:
+            yield sym.num(0)
+            return
+        with self.block(f"for ({self.index_type} c = 0; c < {count}; c++)", rolled=True):
+            yield sym.var("c", 0, count - 1)
+
+    def _store_outputs(self, dims: tuple[sym.Lin, ...]) -> None:
+        """A matmul kernel's outputs (the product, finished by its epilogue, and an
+        elementwise consumer's result of its shape) stored at dims, the products in `fused`."""
+        for node, _ in self.spec.outputs:
+            index = Index(node.shape, dims=dims)
+            self.store(node, index.as_flat(), self.value(node, index))
+
+
+def _divisions_by(expr: sym.Lin, v: sym.Var) -> int:
+    """How many divisions and remainders in expr take v in their argument."""
+    return sum(1 + _divisions_by(atom.arg, v) for atom, _ in expr.terms
+               if isinstance(atom, sym.Quotient) and atom.arg.depends_on(v))
+
+
+def _swap_last(node: Node) -> Node:
+    """node with its last two axes swapped, as a view. Built as a node of its own: ir.permute
+    would fold a transposed operand back into its source, which the kernel may not load."""
+    order = tuple(range(len(node.shape)))
+    order = order[:-2] + (order[-1], order[-2])
+    return Node(Op.PERMUTE, node.dtype, tuple(node.shape[i] for i in order), (node,), order)

@@ -1,0 +1,181 @@
+"""Reduction kernels: one work-item per row, its reductions and the row's elementwise outputs
+(softmax's normalised row) in loops along it."""
+from __future__ import annotations
+
+import math
+
+from . import symbolic as sym
+from .addressing import Index
+from .ir import Node
+from .kernel_writer import KernelWriter, kernel_graph
+from .kernel import KernelSpec
+from .ops import ELEMENTWISE, Op
+from .render import Value
+
+
+class ReduceWriter(KernelWriter):
+    def write(self) -> tuple[int, ...]:
+        spec = self.spec
+        shape, axes = spec.shape, spec.axes
+        outer = tuple(s for i, s in enumerate(shape) if i not in axes)
+        inner = tuple(shape[a] for a in axes)
+        rows, length = math.prod(outer), math.prod(inner)
+        trailing = axes == tuple(range(len(shape) - len(axes), len(shape)))
+        row = sym.var("row", 0, rows - 1)
+        self.emit(f"{self.index_type} row = get_global_id(0);")
+        outer_dims = self.dim_vars("row", outer)
+        row_index = sym.linearize(list(outer_dims), outer)
+
+        def at(r: sym.Lin) -> Index:
+            outer_it = iter(outer_dims)
+            inner_it = iter(sym.delinearize(r, inner))
+            return Index(shape, dims=tuple(next(inner_it) if i in axes else next(outer_it)
+                                           for i in range(len(shape))))
+
+        width = self.width if trailing and length >= self.width else 1
+        element_outputs = [n for n, _ in spec.outputs if n.shape == shape]
+        kept = self._kept_source(element_outputs) if trailing else None
+        for red in spec.reductions:
+            self._saw(red.op)
+            keep_in = kept[1] if kept and red is spec.reductions[-1] else None
+            self.fused[red] = self._reduction(red, at, length, width, keep_in)
+        for node, _ in spec.outputs:
+            if node.shape != shape:
+                self.store(node, row, self.value(node, Index(node.shape, flat=row_index)))
+        if element_outputs:
+            def write(r: sym.Lin) -> None:
+                index = at(r)
+                if kept:
+                    source, out = kept
+                    self.scopes[-1][(source, index.key())] = self._reload(source, out, index)
+                for node in element_outputs:
+                    self.store(node, index.as_flat(), self.value(node, index))
+            self._row_loop(length, width, write)
+        return (rows,)
+
+    def _kept_source(self, element_outputs: list[Node]) -> tuple[Node, Node] | None:
+        """(source, output) when the last reduction's source is costly to compute and the
+        row's element output uses it again at the same index: the reduction's loop then also
+        stores the source into the output's buffer and the final loop reads it back, instead of
+        computing it twice (softmax: one exp per element, not two)."""
+        if not self.spec.reductions or len(element_outputs) != 1:
+            return None
+        source, out = self.spec.reductions[-1].src[0], element_outputs[0]
+        if out is source or source.dtype != out.dtype or source.dtype.itemsize < 4:
+            return None
+        if not source.dtype.is_float or not _reads_at_same_index(out, source, self.spec):
+            return None
+        return (source, out) if _is_costly(source, self.spec) else None
+
+    def _reload(self, node: Node, buffer_node: Node, index: Index) -> Value:
+        """node's value, stored earlier into buffer_node's buffer at index, loaded back."""
+        buf = self.param(buffer_node, output=True)
+        flat = index.as_flat()
+        base = self.lane_base(flat)
+        if base is not None:
+            return self.tmp(self.r.vload(buf, self.index_code(base), node.dtype), node.dtype, True)
+        return self.tmp(self.r.load(buf, self.index_code(flat), node.dtype), node.dtype, False)
+
+    def _row_loop(self, length: int, width: int, body) -> None:
+        """Runs body(r) over r in [0, length): vectors of `width` lanes, then a scalar tail."""
+        n_vec, tail = divmod(length, width)
+        if n_vec:
+            with self.block(f"for ({self.index_type} i = 0; i < {n_vec}; i++)"):
+                if width > 1:
+                    with self.lanes_on() as lane:
+                        body(sym.var("i", 0, n_vec - 1) * width + lane)
+                else:
+                    body(sym.var("i", 0, n_vec - 1))
+        if tail:
+            with self.block(f"for ({self.index_type} t = 0; t < {tail}; t++)"):
+                body(sym.num(n_vec * width) + sym.var("t", 0, tail - 1))
+
+    def _reduction(self, red: Node, at, length: int, width: int,
+                   keep_in: Node | None = None) -> Value:
+        r, dtype = self.r, red.dtype
+        init = r.reduce_init(red.op, dtype)
+        n = self.counter
+        self.counter += 1
+        acc, acc_vec = f"acc{n}", f"acc{n}v"
+        self.emit(f"{r.ctype(dtype, False)} {acc} = {init};")
+        if width > 1:
+            self.emit(f"{r.ctype(dtype, True)} {acc_vec} = ({r.ctype(dtype, True)})({init});")
+
+        def step(pos: sym.Lin, into: str | None = None) -> None:
+            v = self.value(red.src[0], at(pos))
+            if keep_in is not None:
+                self.store(keep_in, at(pos).as_flat(), v)
+            if self.lane is not None:
+                v = Value(r.splat(v), dtype, True)
+                into = into or acc_vec
+            else:
+                into = into or acc
+            self.emit(f"{into} = {r.reduce_step(red.op, into, v)};")
+        if red.op is Op.SUM and dtype.is_float and length // width > _SEQUENTIAL_STEPS:
+            self._pairwise_sum(length, width, step, acc_vec if width > 1 else acc, dtype)
+        else:
+            self._row_loop(length, width, step)
+        if width > 1:
+            for lane_code in r.lanes(acc_vec):
+                self.emit(f"{acc} = {r.reduce_step(red.op, acc, Value(lane_code, dtype, False))};")
+        return Value(acc, dtype, False)
+
+    def _pairwise_sum(self, length: int, width: int, step, total: str, dtype) -> None:
+        """A float sum over a long row, with an error that grows like log(length), not like
+        length: blocks of _SUM_BLOCK steps are summed in order, and the blocks' sums pairwise,
+        in a binary counter (part[l] holds the sum of 2**l blocks; a finished block merges
+        with the sums of equal size below it, as carries do). Each step adds one vector of
+        `width` lanes (one value when width is 1); the steps past the last whole block and a
+        last partial vector go into the total directly. As fast as one accumulator: the
+        merges cost one addition per block, on average."""
+        steps, tail = divmod(length, width)
+        blocks, rest = divmod(steps, _SUM_BLOCK)
+        n = self.counter
+        self.counter += 1
+        ctype = self.r.ctype(dtype, width > 1)
+        zero = self.r.literal(0, dtype)
+        zero = f"({ctype})({zero})" if width > 1 else zero
+        part, blk, level = f"part{n}", f"blk{n}", f"level{n}"
+        self.emit(f"{ctype} {part}[{blocks.bit_length()}];")
+
+        def run(count: int, first: sym.Lin, into: str) -> None:
+            """count steps from step `first` on, added to `into`."""
+            with self.block(f"for ({self.index_type} i = 0; i < {count}; i++)"):
+                at = first + sym.var("i", 0, count - 1)
+                if width > 1:
+                    with self.lanes_on() as lane:
+                        step(at * width + lane, into)
+                else:
+                    step(at, into)
+        with self.block(f"for ({self.index_type} ib = 0; ib < {blocks}; ib++)"):
+            self.emit(f"{ctype} {blk} = {zero};")
+            run(_SUM_BLOCK, sym.var("ib", 0, blocks - 1) * _SUM_BLOCK, blk)
+            self.emit(f"int {level} = 0;")
+            with self.block(f"for (; (ib >> {level}) & 1; {level}++)"):
+                self.emit(f"{blk} = {part}[{level}] + {blk};")
+            self.emit(f"{part}[{level}] = {blk};")
+        if rest:
+            run(rest, sym.num(blocks * _SUM_BLOCK), total)
+        for bit in range(blocks.bit_length()):     # the counter's sums, smallest first
+            if blocks >> bit & 1:
+                self.emit(f"{total} = {total} + {part}[{bit}];")
+        if tail:
+            with self.block(f"for ({self.index_type} t = 0; t < {tail}; t++)"):
+                step(sym.num(steps * width) + sym.var("t", 0, tail - 1))
+
+
+# Float sums over more steps (vectors, or values in a scalar row) than this go pairwise, in
+# blocks of this many steps (_pairwise_sum); shorter rows lose little in a plain running sum.
+_SEQUENTIAL_STEPS = 64
+_SUM_BLOCK = 16
+
+_COSTLY = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW})
+
+
+def _reads_at_same_index(out: Node, source: Node, spec: KernelSpec) -> bool:
+    """Whether out's value uses source through elementwise ops only (so at out's own index)."""
+    return source in kernel_graph(out, spec, lambda n: n.op in ELEMENTWISE)
+
+
+def _is_costly(node: Node, spec: KernelSpec) -> bool:
+    return any(n.op in _COSTLY for n in kernel_graph(node, spec, lambda n: True))

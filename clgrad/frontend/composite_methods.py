@@ -1,0 +1,379 @@
+"""Tensor methods composed of other Tensor methods: PyTorch's other names for ops clgrad has,
+in-place forms, shape and linear-algebra helpers, and elementwise functions written with the
+primitives. Their gradients come from the parts; installed by tensor.py from METHODS."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..compiler import dtype as dt
+from . import creation, inplace, joining
+from . import elementwise as ew
+from .operands import normalize_dim
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def _alias(method: str):
+    return lambda self, *args, **kwargs: getattr(self, method)(*args, **kwargs)
+
+
+def _in_place(name: str):
+    """x.name_(...): x takes x.name(...), which must keep x's dtype class, as in PyTorch."""
+    def method(self, *args, **kwargs):
+        result = getattr(inplace.snapshot(self), name)(*args, **kwargs)
+        if result.dtype.is_float and not self.dtype.is_float:
+            raise RuntimeError(f"{name}_: result type {result.dtype.name} can't be cast to the "
+                               f"desired output type {self.dtype.name}")
+        return inplace.assign_result(self, result, f"{name}_")
+    return method
+
+
+# ---- elementwise ----
+
+def isinf(self):
+    return self.abs() == math.inf if self.dtype.is_float else self.new_zeros(self.shape).bool()
+
+
+def isfinite(self):
+    return (self == self) & (self.abs() < math.inf) if self.dtype.is_float else \
+        self.new_ones(self.shape).bool()
+
+
+def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
+    if not self.dtype.is_float:
+        return self.clone()
+    largest = float(np.finfo(self.dtype.np).max)
+    out = ew.where(self != self, nan, self)
+    out = ew.where(out == math.inf, largest if posinf is None else posinf, out)
+    return ew.where(out == -math.inf, -largest if neginf is None else neginf, out)
+
+
+def trunc(self):
+    return ew.where(self < 0, self.ceil(), self.floor()) if self.dtype.is_float else self.clone()
+
+
+def frac(self):
+    return self - trunc(self)
+
+
+def fmod(self, other):
+    """The remainder of truncated division: the sign of the dividend, as C's fmod."""
+    r = self % other
+    return ew.where((r != 0) & ((r < 0) != (self < 0)), r - other, r)
+
+
+def log2(self):
+    return self.log() * (1 / _LN2)
+
+
+def log10(self):
+    return self.log() * (1 / _LN10)
+
+
+def exp2(self):
+    return (self * _LN2).exp()
+
+
+def log1p(self):
+    """log(1 + x), accurate near 0: log(u) * x / (u - 1) with u = 1 + x corrects u's rounding
+    (the branch not taken divides by 1, so its gradient stays finite)."""
+    x = self if self.dtype.is_float else self.float()
+    u = x + 1
+    exact = (u == 1) | (u == math.inf)         # log1p(x) is x itself there
+    return ew.where(exact, x, u.log() * x / ew.where(exact, 1.0, u - 1))
+
+
+def expm1(self):
+    """exp(x) - 1, accurate near 0: (u - 1) * x / log(u) with u = exp(x) (Kahan)."""
+    x = self if self.dtype.is_float else self.float()
+    u = x.exp()
+    plain = (u == 1) | (u == math.inf) | (u - 1 == -1)
+    corrected = (u - 1) * (x / ew.where(plain, 1.0, u.log()))     # x / log(u) is near 1
+    return ew.where(u == 1, x, ew.where(plain, u - 1, corrected))
+
+
+def lerp(self, end, weight):
+    return self + weight * (end - self)
+
+
+def addcmul(self, tensor1, tensor2, value=1):
+    return self + value * tensor1 * tensor2
+
+
+def addcdiv(self, tensor1, tensor2, value=1):
+    return self + value * tensor1 / tensor2
+
+
+def masked_fill(self, mask, value):
+    if mask.dtype != dt.bool_:
+        raise RuntimeError(f"masked_fill: expected a bool mask, got {mask.dtype.name}")
+    return ew.where(mask, value, self)
+
+
+# ---- shape ----
+
+def movedim(self, source, destination):
+    source = [normalize_dim("movedim", d, self.ndim) for d in np.atleast_1d(source).tolist()]
+    destination = [normalize_dim("movedim", d, self.ndim)
+                   for d in np.atleast_1d(destination).tolist()]
+    if len(source) != len(destination):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({source} dims)"
+                           f" should contain the same number of dims as destination "
+                           f"({destination} dims)")
+    rest = iter(d for d in range(self.ndim) if d not in source)
+    placed = dict(zip(destination, source))
+    return self.permute(*[placed[d] if d in placed else next(rest) for d in range(self.ndim)])
+
+
+def narrow(self, dim: int, start: int, length: int):
+    dim = normalize_dim("narrow", dim, self.ndim)
+    start = start + self.shape[dim] if start < 0 else start
+    if not 0 <= start <= start + length <= self.shape[dim] or length < 0:
+        raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
+                           f"({self.shape[dim]}) of a tensor of shape {self.shape}")
+    return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+
+def split(self, split_size_or_sections, dim: int = 0):
+    dim = normalize_dim("split", dim, self.ndim)
+    n = self.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and n:
+            raise RuntimeError(f"split: split_size must be positive, got {step}")
+        sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {dim}), but got "
+                               f"split_sizes={sizes}")
+    starts = np.cumsum([0] + sizes[:-1]).tolist()
+    return tuple(narrow(self, dim, s, size) for s, size in zip(starts, sizes))
+
+
+def chunk(self, chunks: int, dim: int = 0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = self.shape[normalize_dim("chunk", dim, self.ndim)]
+    return split(self, max(-(-n // chunks), 1), dim)
+
+
+def unbind(self, dim: int = 0):
+    dim = normalize_dim("unbind", dim, self.ndim)
+    return tuple(self.select(dim, i) for i in range(self.shape[dim]))
+
+
+def select(self, dim: int, index: int):
+    dim = normalize_dim("select", dim, self.ndim)
+    return self[(slice(None),) * dim + (index,)]
+
+
+def tile(self, *dims):
+    dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+    dims = (1,) * (self.ndim - len(dims)) + tuple(dims)
+    return self.reshape((1,) * (len(dims) - self.ndim) + self.shape).repeat(*dims)
+
+
+def roll(self, shifts, dims=None):
+    if dims is None:
+        return roll(self.flatten(), shifts, 0).reshape(self.shape)
+    out = self
+    for shift, dim in zip(np.atleast_1d(shifts).tolist(), np.atleast_1d(dims).tolist()):
+        n = out.shape[normalize_dim("roll", dim, out.ndim)]
+        if n:
+            k = shift % n
+            out = joining.cat([narrow(out, dim, n - k, k), narrow(out, dim, 0, n - k)], dim)
+    return out
+
+
+def _band(self, diagonal: int, lower: bool):
+    if self.ndim < 2:
+        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 "
+                           f"dimensions, got shape {self.shape}")
+    rows, cols = self.shape[-2:]
+    offset = creation.arange(cols, device=self.device).reshape(1, cols) - \
+        creation.arange(rows, device=self.device).reshape(rows, 1)
+    keep = offset <= diagonal if lower else offset >= diagonal
+    return ew.where(keep, self, 0)
+
+
+def tril(self, diagonal: int = 0):
+    return _band(self, diagonal, True)
+
+
+def triu(self, diagonal: int = 0):
+    return _band(self, diagonal, False)
+
+
+def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1):
+    x = movedim(self, (dim1, dim2), (-2, -1))
+    x = x[..., :, offset:] if offset >= 0 else x[..., -offset:, :]
+    n = max(min(x.shape[-2:]), 0)
+    x = x[..., :n, :n].reshape(*x.shape[:-2], n * n)
+    return x[..., ::n + 1] if n else x      # a square's diagonal: every (n+1)-th element
+
+
+def diag(self, diagonal: int = 0):
+    if self.ndim == 2:
+        return globals()["diagonal"](self, diagonal)
+    if self.ndim != 1:
+        raise RuntimeError(f"diag: expected a 1-D or 2-D tensor, got shape {self.shape}")
+    k, n = abs(diagonal), self.shape[0]
+    m = n + k
+    padded = joining.cat([self, self.new_zeros(k)]) if k else self
+    values = padded.reshape(m, 1).expand(m, m) if diagonal >= 0 else \
+        padded.reshape(1, m).expand(m, m)
+    return ew.where(_on_diagonal(m, diagonal, self.device), values, 0)
+
+
+def _on_diagonal(m: int, k: int, device):
+    offset = creation.arange(m, device=device).reshape(1, m) - \
+        creation.arange(m, device=device).reshape(m, 1)
+    return offset == k
+
+
+def trace(self):
+    if self.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+    return diagonal(self).sum()
+
+
+# ---- products ----
+
+def _vectors(op: str, a, b) -> None:
+    if a.ndim != 1 or b.ndim != 1:
+        raise RuntimeError(f"{op}: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+
+
+def outer(self, vec2):
+    _vectors("outer", self, vec2)
+    return self.reshape(-1, 1) * vec2.reshape(1, -1)
+
+
+def dot(self, other):
+    _vectors("dot", self, other)
+    if self.shape != other.shape:
+        raise RuntimeError(f"dot: inconsistent tensor size, expected tensor [{self.shape[0]}] "
+                           f"and src [{other.shape[0]}] to have the same number of elements")
+    if self.dtype != other.dtype:
+        raise RuntimeError(f"dot: expected both vectors to have same dtype, but found "
+                           f"{self.dtype.name} and {other.dtype.name}")
+    return (self * other).sum()
+
+
+def mv(self, vec):
+    if self.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"mv: expected a matrix and a vector, got shapes {self.shape} and "
+                           f"{vec.shape}")
+    return (self @ vec.reshape(-1, 1)).reshape(self.shape[0])
+
+
+def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    product = mat1 @ mat2
+    return (self if beta == 1 else self * beta) + (product if alpha == 1 else product * alpha)
+
+
+# ---- indexing along a dim ----
+
+def _along(self, op: str, dim: int, index):
+    """self indexed at index along dim and at each position's own coordinates elsewhere."""
+    dim = normalize_dim(op, dim, self.ndim)
+    if index.ndim != self.ndim:
+        raise RuntimeError(f"{op}: Index tensor must have the same number of dimensions as "
+                           f"input tensor, got {index.ndim} and {self.ndim}")
+    items = []
+    for axis, size in enumerate(index.shape):
+        if axis == dim:
+            items.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[axis] = size
+            items.append(creation.arange(size, device=self.device).reshape(*shape))
+    return self[tuple(items)]
+
+
+def gather(self, dim: int, index):
+    return _along(self, "gather", dim, index)
+
+
+def take_along_dim(self, indices, dim: int | None = None):
+    if dim is None:
+        return self.flatten()[indices.flatten()]
+    return _along(self, "take_along_dim", dim, indices)
+
+
+def index_select(self, dim: int, index):
+    if index.ndim > 1:
+        raise IndexError(f"index_select(): Index is supposed to be a vector, got shape "
+                         f"{index.shape}")
+    dim = normalize_dim("index_select", dim, self.ndim)
+    return self[(slice(None),) * dim + (index.reshape(-1),)]
+
+
+# ---- creation like self, and facts ----
+
+def _new(maker: str):
+    def method(self, *size, dtype=None, device=None, requires_grad: bool = False):
+        size = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+        return getattr(creation, maker)(size, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+    return method
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad: bool = False):
+    return creation.full(tuple(size), fill_value, dtype=dtype or self.dtype,
+                         device=device or self.device, requires_grad=requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad: bool = False):
+    return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                           requires_grad=requires_grad)
+
+
+def stride(self, dim: int | None = None):
+    """The strides of the tensor's row-major layout (every clgrad tensor reads as one)."""
+    strides = tuple(int(math.prod(self.shape[i + 1:])) for i in range(self.ndim))
+    return strides if dim is None else strides[normalize_dim("stride", dim, self.ndim)]
+
+
+IN_PLACE = ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "neg",
+            "reciprocal", "floor", "ceil", "round", "rsqrt", "sign", "square", "pow",
+            "clamp_min", "clamp_max", "masked_fill", "lerp", "addcmul", "addcdiv", "fmod",
+            "remainder", "trunc", "frac", "log2", "log10", "log1p", "expm1", "exp2",
+            "nan_to_num", "tril", "triu", "logical_not", "addmm")
+
+METHODS = [
+    ("eq", _alias("__eq__")), ("ne", _alias("__ne__")), ("lt", _alias("__lt__")),
+    ("le", _alias("__le__")), ("gt", _alias("__gt__")), ("ge", _alias("__ge__")),
+    ("remainder", _alias("__mod__")), ("floor_divide", _alias("__floordiv__")),
+    ("true_divide", _alias("div")), ("nelement", _alias("numel")),
+    ("ndimension", _alias("dim")), ("swapaxes", _alias("transpose")),
+    ("swapdims", _alias("transpose")), ("moveaxis", movedim), ("movedim", movedim),
+    ("ravel", lambda self: self.reshape(-1)),
+    ("broadcast_to", lambda self, *size: self.expand(*size)),
+    ("clamp_min", lambda self, min: self.clamp(min=min)),
+    ("clamp_max", lambda self, max: self.clamp(max=max)),
+    ("isnan", lambda self: self != self), ("isinf", isinf), ("isfinite", isfinite),
+    ("isposinf", lambda self: self == math.inf), ("isneginf", lambda self: self == -math.inf),
+    ("nan_to_num", nan_to_num), ("trunc", trunc), ("frac", frac), ("fmod", fmod),
+    ("log2", log2), ("log10", log10), ("exp2", exp2), ("log1p", log1p), ("expm1", expm1),
+    ("lerp", lerp), ("addcmul", addcmul), ("addcdiv", addcdiv), ("masked_fill", masked_fill),
+    ("narrow", narrow), ("split", split), ("chunk", chunk), ("unbind", unbind),
+    ("select", select), ("tile", tile), ("roll", roll), ("tril", tril), ("triu", triu),
+    ("diagonal", diagonal), ("diag", diag), ("trace", trace),
+    ("outer", outer), ("dot", dot), ("mv", mv), ("addmm", addmm),
+    ("gather", gather), ("take_along_dim", take_along_dim), ("index_select", index_select),
+    ("new_zeros", _new("zeros")), ("new_ones", _new("ones")), ("new_empty", _new("empty")), ("new_full", new_full), ("new_tensor", new_tensor),
+    ("type_as", lambda self, other: ew.cast(self, other.dtype)),
+    ("element_size", lambda self: self.dtype.itemsize),
+    ("is_floating_point", lambda self: self.dtype.is_float),
+    ("is_signed", lambda self: self.dtype != dt.bool_),
+    ("is_contiguous", lambda self, memory_format=None: True),
+    ("stride", stride),
+    ("nbytes", property(lambda self: self.numel() * self.dtype.itemsize)),
+    ("itemsize", property(lambda self: self.dtype.itemsize)),
+    ("mT", property(lambda self: self.transpose(-2, -1))),
+] + [(f"{name}_", _in_place(name)) for name in IN_PLACE]

@@ -1,0 +1,92 @@
+"""torch.* functions: each Tensor method PyTorch also offers as a function (cg.exp(x) is
+x.exp()), and the comparisons of whole tensors (isclose, allclose, equal)."""
+from __future__ import annotations
+
+import functools
+import math
+
+from .tensor import Tensor
+
+# Tensor methods that torch also has as functions of the tensor (and, for binary ops, another
+# operand): torch.add(a, b) is a.add(b).
+METHODS_AS_FUNCTIONS = (
+    "abs", "add", "all", "amax", "amin", "any", "argmax", "argmin", "bmm", "ceil", "clamp",
+    "clamp_", "clone", "cos", "detach", "detach_", "div", "exp", "fill_", "flatten", "flip",
+    "floor", "log", "log_softmax", "logical_not", "logsumexp", "max", "mean", "min", "mm", "mul",
+    "neg", "numel", "permute", "pow", "prod", "reciprocal", "relu", "reshape", "round", "rsqrt",
+    "sigmoid", "sign", "sin", "softmax", "sqrt", "square", "squeeze", "std", "sub", "sum", "t",
+    "tanh", "transpose", "unsqueeze", "var", "zero_",
+    # composed of other methods (composite_methods.py)
+    "eq", "ne", "lt", "le", "gt", "ge", "remainder", "floor_divide", "true_divide", "swapaxes",
+    "swapdims", "moveaxis", "movedim", "ravel", "broadcast_to", "clamp_min", "clamp_max",
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "nan_to_num", "trunc", "frac", "fmod",
+    "log2", "log10", "exp2", "log1p", "expm1", "lerp", "addcmul", "addcdiv", "masked_fill",
+    "narrow", "split", "chunk", "unbind", "select", "tile", "roll", "tril", "triu", "diagonal",
+    "diag", "trace", "outer", "dot", "mv", "addmm", "gather", "take_along_dim", "index_select",
+    "is_floating_point", "is_signed", "abs_", "exp_", "log_", "sqrt_", "sin_", "cos_", "tanh_",
+    "sigmoid_", "relu_", "neg_", "reciprocal_", "floor_", "ceil_", "round_", "rsqrt_",
+    "square_", "clamp_min_", "clamp_max_", "trunc_", "frac_", "log2_", "log10_", "log1p_",
+    "expm1_", "exp2_", "nan_to_num_",
+)
+
+
+def _as_function(name: str):
+    method = getattr(Tensor, name)
+
+    @functools.wraps(method)
+    def function(*args, **kwargs):
+        if "input" in kwargs:
+            args = (kwargs.pop("input"),) + args
+        if not args or not isinstance(args[0], Tensor):
+            got = type(args[0]).__name__ if args else "nothing"
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {got}")
+        return getattr(args[0], name)(*args[1:], **kwargs)
+
+    function.__qualname__ = name
+    return function
+
+
+globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
+
+
+def _check_tensors(op: str, input, other) -> None:
+    for position, (name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """|input - other| <= atol + rtol * |other| elementwise; equal infinities are close, NaN is
+    close to nothing (to NaN when equal_nan)."""
+    _check_tensors("isclose", input, other)
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"isclose: input dtype {input.dtype.name} did not match other dtype "
+                           f"{other.dtype.name}")
+    if rtol < 0 or atol < 0:
+        raise RuntimeError(f"isclose: rtol ({rtol}) and atol ({atol}) must be non-negative")
+    close = input == other
+    if input.dtype.name == "bool":
+        return close
+    error, allowed = (input - other).abs(), atol + rtol * other.abs()
+    # < or ==, not <=, so that a NaN error is never within the tolerance; an infinite error
+    # (inf against -inf) never either, whatever the tolerance
+    close = close | (((error < allowed) | (error == allowed)) & (error < math.inf))
+    if equal_nan:
+        close = close | ((input != input) & (other != other))
+    return close
+
+
+def allclose(input: Tensor, other, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True if both have the same shape and the same elements (NaN equals nothing)."""
+    _check_tensors("equal", input, other)
+    return input.shape == other.shape and bool((input == other).all().item())
+
+
+__all__ = list(METHODS_AS_FUNCTIONS) + ["isclose", "allclose", "equal"]

@@ -1,0 +1,90 @@
+"""Reductions over empty dims, matmuls with a size-0 dim, and one-dim ops of 0-d tensors, as
+PyTorch (issue 13, item 10): values, gradients, and PyTorch's exception types where it
+refuses (a max over nothing)."""
+import numpy as np
+import pytest
+
+import clgrad as cg
+from helpers import check, library
+
+EMPTY = np.zeros((3, 0), np.float32)
+
+REDUCTIONS = {
+    "sum0": lambda x: x.sum(0), "sum1": lambda x: x.sum(1), "sum": lambda x: x.sum(),
+    "sum_keepdim": lambda x: x.sum(1, keepdim=True),
+    "mean0": lambda x: x.mean(0), "mean1": lambda x: x.mean(1), "mean": lambda x: x.mean(),
+    "var0": lambda x: x.var(0), "var1": lambda x: x.var(1), "var": lambda x: x.var(),
+    "std1": lambda x: x.std(1), "prod0": lambda x: x.prod(0), "prod1": lambda x: x.prod(1),
+    "amax0": lambda x: x.amax(0), "amin0": lambda x: x.amin(0),
+    "max0": lambda x: x.max(0), "min0": lambda x: x.min(0),
+    "argmax0": lambda x: x.argmax(0), "argmin0": lambda x: x.argmin(0),
+    "logsumexp0": lambda x: x.logsumexp(0), "logsumexp1": lambda x: x.logsumexp(1),
+    "softmax0": lambda x: x.softmax(0), "softmax1": lambda x: x.softmax(1),
+    "log_softmax1": lambda x: x.log_softmax(1),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")     # PyTorch's var over too few elements
+@pytest.mark.parametrize("name", REDUCTIONS)
+def test_reduction_over_empty(name):
+    check(REDUCTIONS[name], EMPTY)
+    if not name[:-1].endswith(("max", "min")):     # those refuse a reduced dim of size 0
+        check(REDUCTIONS[name], np.zeros((0, 4), np.float32))
+
+
+def test_integer_sum_over_empty():
+    check(lambda x: x.sum(0), np.zeros((3, 0), np.int32))
+    check(lambda x: x.sum(1), np.zeros((3, 0), np.int64))
+
+
+REFUSED = {     # PyTorch's exception types
+    "amax1": (lambda x: x.amax(1), IndexError), "amin1": (lambda x: x.amin(1), IndexError),
+    "max1": (lambda x: x.max(1), IndexError), "min1": (lambda x: x.min(1), IndexError),
+    "argmax1": (lambda x: x.argmax(1), IndexError), "argmin1": (lambda x: x.argmin(1), IndexError),
+    "max": (lambda x: x.max(), RuntimeError), "min": (lambda x: x.min(), RuntimeError),
+    "amax": (lambda x: x.amax(), RuntimeError), "argmax": (lambda x: x.argmax(), IndexError),
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_max_of_nothing_raises_as_pytorch(name):
+    import torch
+    fn, error = REFUSED[name]
+    with pytest.raises(error):
+        fn(torch.zeros(3, 0))
+    with pytest.raises(error, match=r"(arg)?(max|min)\(\).*(3, 0)"):    # the op and the shape
+        fn(cg.zeros(3, 0))
+
+
+@pytest.mark.parametrize("shapes", [((2, 0), (0, 3)), ((0, 2), (2, 3)), ((2, 3), (3, 0)),
+                                    ((4, 2, 0), (4, 0, 3)), ((0, 2, 3), (0, 3, 4)),
+                                    ((0,), (0,)), ((0,), (0, 3)), ((3, 0), (0,)),
+                                    ((2, 0), (5, 0, 3)), ((16, 0), (0, 32)), ((0, 16), (16, 16)),
+                                    ((16, 16), (16, 0)), ((2, 8, 0), (2, 0, 16))])
+def test_matmul_with_a_size_zero_dim(shapes):
+    # K = 0 is zeros, M, N or a batch of 0 is empty; the gradients are zeros of each shape
+    check(lambda a, b: a @ b, *shapes)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+@pytest.mark.parametrize("value", [2.0, -np.inf, np.inf, np.nan])
+def test_one_dim_ops_of_a_0d_tensor(name, value):
+    x = np.array(value, np.float32)
+    check(lambda t: getattr(t, name)(0), x)
+    check(lambda t: getattr(t, name)(-1), x)
+    with pytest.raises(IndexError):
+        getattr(cg.tensor(x), name)(1)
+
+
+def test_max_and_argmax_of_a_0d_tensor():
+    x = np.array(2.5, np.float32)
+    check(lambda t: t.max(0), x)
+    check(lambda t: t.min(-1, keepdim=True), x)
+    check(lambda t: t.argmax(0), x)
+
+
+def test_gradient_of_an_empty_selection():
+    # the gather rule's one-hot matmul contracted over no indices (ZeroDivisionError in lower)
+    mask = np.array([False, False])
+    check(lambda x: x[library(x).tensor(mask)], (2, 2))
+    check(lambda x: x[library(x).tensor(np.zeros(0, np.int64))], (3, 2))

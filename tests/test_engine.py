@@ -1,0 +1,31 @@
+"""The engine's buffer donation: an output may overwrite a buffer it reads only when no tensor
+and no other lazy graph can read that buffer's old value afterwards."""
+import numpy as np
+
+import clgrad as cg
+from clgrad.engine import donation
+
+
+def test_no_donation_while_another_lazy_graph_holds_a_node_reading_the_buffer():
+    """y.grad = -(c * sign(x - y)) and x.grad = c * sign(x - y) share the node c * sign(...)
+    (nodes are interned). Reading y.grad alone must not write it over the cotangent c's
+    buffer: x.grad, still lazy, reads c through that shared node (no tensor holds c's node
+    itself). From the second run of the graph on, the plan's donation was replayed."""
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        xs, ys, c = (rng.uniform(-2, 2, (3, 4)).astype(np.float32) for _ in range(3))
+        x, y = cg.tensor(xs, requires_grad=True), cg.tensor(ys, requires_grad=True)
+        (x - y).abs().backward(cg.tensor(c))
+        np.testing.assert_allclose(y.grad.numpy(), -c * np.sign(xs - ys))
+        np.testing.assert_allclose(x.grad.numpy(), c * np.sign(xs - ys))
+
+
+def test_an_update_in_place_that_nothing_else_reads_writes_over_its_buffer():
+    a = cg.tensor(np.arange(4, dtype=np.float32)).realize()
+    buffers = []
+    for _ in range(3):
+        a.mul_(2).add_(1)
+        a.realize()
+        buffers.append(a.node.arg.id)
+    assert (len(set(buffers[1:])) == 1) == donation.REFCOUNTS_VERIFIED   # from its second run
+    np.testing.assert_array_equal(a.numpy(), ((np.arange(4) * 2 + 1) * 2 + 1) * 2 + 1)

@@ -1,0 +1,237 @@
+"""NaN and inf as PyTorch treats them (issue 13, item 4): comparisons with NaN are false,
+max/min/relu/clamp propagate NaN, and logsumexp, softmax and cross_entropy handle infinities.
+Values and gradients are checked against PyTorch with helpers.check, in vector (long rows) and
+scalar code."""
+import math
+
+import numpy as np
+import pytest
+
+from helpers import check, library, make
+
+
+def F(t):
+    """clgrad.nn.functional or torch.nn.functional, whichever t belongs to."""
+    return library(t).nn.functional
+
+nan, inf = math.nan, math.inf
+
+
+def with_nonfinite(shape, seed=0, nans=True, infs=False) -> np.ndarray:
+    """Random floats with NaNs (and infinities) sprinkled in, several per row."""
+    x = make(shape, seed=seed)
+    rng = np.random.default_rng(seed)
+    flat = x.reshape(-1)
+    picks = rng.permutation(flat.size)
+    k = max(1, flat.size // 8)
+    if nans:
+        flat[picks[:k]] = nan
+    if infs:
+        flat[picks[k:2 * k]] = inf
+        flat[picks[2 * k:3 * k]] = -inf
+    return x
+
+
+# long rows run the vector loops, (3, 5) the scalar ones
+SHAPES = [(3, 5), (4, 37)]
+
+
+# ---- comparisons ----
+
+COMPARISONS = {
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+    "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+}
+
+
+@pytest.mark.parametrize("name", COMPARISONS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_comparison_with_nan_is_false(name, shape):
+    a = with_nonfinite(shape, seed=1, infs=True)
+    b = with_nonfinite(shape, seed=2, infs=True)
+    b[0, :3] = a[0, :3]            # some ties, and NaN against NaN
+    check(COMPARISONS[name], a, b, grad=False)
+    check(lambda x: COMPARISONS[name](x, nan), a, grad=False)
+    check(lambda x: COMPARISONS[name](x, 0.5), a, grad=False)
+    check(lambda x: COMPARISONS[name](1.0, x), a, grad=False)
+
+
+def test_where_on_ge_takes_the_else_branch_for_nan():
+    a = np.array([1.0, nan, 3.0, 2.0], np.float32)
+    check(lambda x: library(x).where(x >= 2, x, x * 0 - 1), a)
+    check(lambda x: library(x).where(x <= 2, x * 3, x * 0 + 7), a)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
+def test_comparisons_of_ints_and_bools(dtype):
+    a, b = make((4, 37), dtype, -3, 3, seed=1), make((4, 37), dtype, -3, 3, seed=2)
+    for fn in COMPARISONS.values():
+        check(fn, a, b, grad=False)
+
+
+# ---- NaN propagation: elementwise ----
+
+ACTIVATIONS = {
+    "relu": lambda x: x.relu(),
+    "clamp": lambda x: x.clamp(-0.5, 1.0),
+    "clamp_min": lambda x: x.clamp(min=0.0),
+    "clamp_max": lambda x: x.clamp(max=0.5),
+    "maximum": lambda x: x.maximum(x * 0 + 0.25),
+    "minimum": lambda x: x.minimum(x * 0 + 0.25),
+}
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_nan_propagates(name, shape):
+    check(ACTIVATIONS[name], with_nonfinite(shape, infs=True))
+
+
+def test_relu_and_clamp_at_their_kinks():
+    x = np.array([-1.0, -0.0, 0.0, 0.5, 1.0, nan], np.float32)
+    check(lambda t: t.relu(), x)
+    check(lambda t: t.clamp(0.0, 1.0), x)
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_maximum_minimum_of_two_with_nan_and_ties(op, shape):
+    a = with_nonfinite(shape, seed=3, infs=True)
+    b = with_nonfinite(shape, seed=4, infs=True)
+    b[:, :2] = a[:, :2]
+    check(lambda x, y: getattr(x, op)(y), a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float64])
+def test_maximum_float64(dtype):
+    a = with_nonfinite((4, 37), seed=3).astype(dtype)
+    check(lambda x: x.maximum(x * 0 + 0.5).minimum(x * 0 + 1.0), a, dtype=dtype)
+
+
+# ---- NaN propagation: reductions ----
+
+REDUCTIONS = {
+    "max": lambda x: x.max(),
+    "min": lambda x: x.min(),
+    "amax1": lambda x: x.amax(1),
+    "amin0": lambda x: x.amin(0),
+    "max_dim": lambda x: x.max(1),
+    "min_dim": lambda x: x.min(0),
+    "argmax": lambda x: x.argmax(1),
+    "argmin": lambda x: x.argmin(0),
+    "argmax_flat": lambda x: x.argmax(),
+    "argmin_flat": lambda x: x.argmin(),
+}
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_reductions_propagate_nan(name, shape):
+    x = make(shape)
+    x[1, 2] = nan                  # one row with a NaN: that row's result is NaN
+    x[2, 3] = nan
+    x[2, 1] = nan                  # two NaNs: the first one's index
+    # amax's gradient is NaN for every element of a NaN row (its tie count is 0), max()'s is
+    # shared among the NaNs: PyTorch's two rules
+    grad = not name.startswith("arg")
+    check(REDUCTIONS[name], x, grad=grad)
+
+
+@pytest.mark.parametrize("name", ["amax1", "amin0", "max_dim", "min_dim", "argmax", "argmin"])
+def test_reductions_with_infinities(name):
+    x = make((3, 37))
+    x[0, :] = -inf
+    x[1, 4] = inf
+    x[2, 5:9] = -inf
+    check(REDUCTIONS[name], x, grad=not name.startswith("arg"))
+
+
+def test_max_gradient_shared_among_ties_and_nans():
+    # PyTorch's max() shares the gradient among tied elements, or among the NaNs
+    check(lambda x: x.max(), np.array([3.0, 1.0, 3.0, 3.0], np.float32))
+    check(lambda x: x.max(), np.array([1.0, nan, 3.0, nan], np.float32))
+    check(lambda x: x.min(), np.array([1.0, nan, -3.0, nan], np.float32))
+    check(lambda x: x.amax(1), np.array([[3.0, 1.0, 3.0, 3.0], [1.0, 2.0, 2.0, 0.0]], np.float32))
+    # max(dim) sends it to the first of the tied elements, or to the first NaN
+    check(lambda x: x.max(1).values, np.array([[3.0, 1.0, 3.0, 3.0], [1, nan, 3, nan]],
+                                              np.float32))
+
+
+def test_max_pool_propagates_nan():
+    x = make((1, 2, 6, 6))
+    x[0, 0, 1, 1] = nan
+    x[0, 1, 4, 5] = nan
+    x[0, 0, 2, 2] = x[0, 0, 3, 3] = nan      # two in one window: PyTorch takes the last
+    check(lambda t: F(t).max_pool2d(t, 2), x)
+    check(lambda t: F(t).max_pool2d(t, 3, stride=1), x)
+    check(lambda t: F(t).max_pool2d(t, 5, stride=1), x)     # past 16 elements: a reduction
+    x = make((1, 1, 6, 6))
+    x[0, 0, :5, :5] = -inf
+    check(lambda t: F(t).max_pool2d(t, 5, stride=1), x)
+
+
+# ---- softmax family with infinities ----
+
+def test_logsumexp_of_infinities():
+    for row in ([-inf, -inf], [inf, 1.0], [inf, -inf], [inf, inf], [nan, 1.0], [-inf, 0.0],
+                [-inf, 2.0, 1.0]):
+        check(lambda x: x.logsumexp(0), np.array(row, np.float32))
+
+
+def test_logsumexp_rows_with_infinities():
+    x = make((4, 37))
+    x[0, :] = -inf
+    x[1, 3] = inf
+    x[2, ::2] = -inf
+    check(lambda t: t.logsumexp(1), x, grad=False)
+    check(lambda t: t.logsumexp(1), x[2:])
+
+
+def test_cross_entropy_with_masked_logit_is_finite():
+    logits = np.array([[-inf, 0.0, 1.0]], np.float32)
+    target = np.array([1])
+    out = check(lambda x, t: F(x).cross_entropy(x, t), logits, target)
+    assert abs(out[0].item() - 1.3133) < 1e-4
+    logits = make((4, 37))
+    logits[:, ::3] = -inf
+    check(lambda x, t: F(x).cross_entropy(x, t), logits, np.array([1, 2, 4, 5]))
+    check(lambda x, t: F(x).cross_entropy(x, t, reduction="none"), logits,
+          np.array([1, 2, 4, 5]))
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_of_masked_rows(fn):
+    x = make((4, 37))
+    x[0, :] = -inf                  # all masked: NaN, as in PyTorch
+    x[1, ::2] = -inf
+    check(lambda t: getattr(t, fn)(1), x, grad=False)
+    check(lambda t: getattr(t, fn)(1), x[1:])
+    check(lambda t: getattr(t, fn)(1), np.array([[-inf, -inf, -inf], [-inf, 0.0, 1.0]],
+                                                np.float32), grad=False)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax", "logsumexp"])
+def test_softmax_of_a_constant_masked_row(fn):
+    # computed from constants only: PoCL folded exp(-inf - -inf) to 1, so softmax gave 1/n
+    import torch
+
+    import clgrad as cg
+    for value in (-inf, inf, nan):
+        ours = getattr(cg.full((2, 5), value), fn)(1).numpy()
+        theirs = getattr(torch.full((2, 5), value), fn)(1).numpy()
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_amax_over_dims_of_size_one():
+    # nothing is reduced, but a NaN's gradient is still amax's (NaN) and max()'s (g)
+    x = np.array([[1.0], [nan], [-inf]], np.float32)
+    check(lambda t: t.amax(1), x)
+    check(lambda t: t.amin(1, keepdim=True), x)
+    check(lambda t: t[1, 0].amax(), x)
+    check(lambda t: t[1, 0].max(), x)
+
+
+def test_relu_keeps_negative_zero():
+    x = np.array([-0.0, 0.0, -5.0, nan, 3.0, -inf, inf], np.float32)
+    check(lambda t: 1 / t.relu(), x)             # relu(-0.0) is -0.0
+    check(lambda t: t.relu(), x)

@@ -1,0 +1,60 @@
+"""Gradients (and values) that overflowed into NaN or inf where PyTorch's stay finite (issue 13,
+item 5): sigmoid far below zero, tanh where it rounds to +-1, GELU's tanh form far from zero,
+powers at a zero base. Checked against PyTorch with helpers.check."""
+import math
+
+import numpy as np
+
+from helpers import check, library, make
+
+nan = math.nan
+
+
+def F(t):
+    """clgrad.nn.functional or torch.nn.functional, whichever t belongs to."""
+    return library(t).nn.functional
+
+
+def test_sigmoid_gradient_far_below_zero():
+    x = np.array([-200.0, -100.0, -90.0, -88.0, -20.0, 0.0, 20.0, 100.0], np.float32)
+    check(lambda t: t.sigmoid(), x, atol=1e-30, grad_atol=1e-8)     # no NaN, not exact zeros
+    check(lambda t: t.sigmoid(), make((4, 37), low=-120, high=120))
+
+
+def test_tanh_saturates_to_one():
+    x = np.array([8.0, 9.0, 9.5, 10.0, 20.0, 100.0, -9.5, -10.0, -100.0, 0.0, -0.0, nan],
+                 np.float32)
+    outs = check(lambda t: t.tanh(), x, atol=1e-7, grad_atol=1e-7)
+    assert (np.abs(outs[0].numpy()[2:9]) == 1).all()
+    check(lambda t: t.tanh(), np.linspace(-30, 30, 111).astype(np.float32), atol=1e-7,
+          grad_atol=1e-7)
+    check(lambda t: t.tanh(), np.linspace(-30, 30, 111), dtype=np.float64, atol=1e-15,
+          grad_atol=1e-15)
+
+
+def test_gelu_tanh_far_from_zero():
+    x = np.concatenate([np.linspace(300, 400, 21), np.linspace(-400, -300, 21),
+                        np.linspace(-6, 6, 25)]).astype(np.float32)
+    outs = check(lambda t: F(t).gelu(t, approximate="tanh"), x, atol=1e-6)
+    assert (outs[0].numpy()[21:42] == 0).all()
+
+
+def test_power_at_zero():
+    exponents = np.array([-2.0, -1.0, 0.0, 0.5, 1.0, 2.0, 3.0], np.float32)
+    for e in exponents.tolist():
+        check(lambda x: x ** e, np.array([0.0, 1.0, 2.0, -1.0, 0.0], np.float32)
+              if e == int(e) else np.array([0.0, 1.0, 2.0], np.float32))
+    check(lambda x: 0 ** x, np.array([-2.0, -1.0, 0.0, 1.0, 2.0, 3.0], np.float32))
+    check(lambda x: 0.0 ** x, np.array([-2.0, -1.0, 0.0, 1.0, 2.0, 3.0], np.float32))
+    check(lambda x: 2.0 ** x, np.array([-2.0, 0.0, 3.0], np.float32))
+    base = np.array([0, 0, 0, 0, 0, 0, 0, 2, -2, -2, 1.5], np.float32)
+    exps = np.array([-2, -1, 0, 0.5, 1, 2, 3, 0, 0, 1.5, 0], np.float32)
+    check(lambda b, e: b ** e, base, exps)
+    check(lambda x: x ** 0.0, np.array([0.0, 1.0, -2.0], np.float32))
+
+
+def test_power_gradient_at_zero_is_not_nan_in_long_rows():
+    x = make((4, 37))
+    x[:, ::4] = 0
+    check(lambda t: t ** 3.0, x)
+    check(lambda t: 0 ** t.abs(), x)

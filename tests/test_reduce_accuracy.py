@@ -1,0 +1,79 @@
+"""Long float sums are summed pairwise (compiler/lower_reduce.py, _pairwise_sum): their error
+grows like log(n), as NumPy's and PyTorch's do, not like n."""
+import math
+
+import numpy as np
+import pytest
+
+import clgrad as cg
+
+SHORT_ROW = 512     # 64 vectors of 8 lanes at most: still one running sum per lane
+
+
+def _exact(values: np.ndarray, axis=None) -> np.ndarray:
+    return values.astype(np.float64).sum(axis=axis)
+
+
+def test_sum_of_many_tenths_is_within_1e_5():
+    # 2**24 + 8 elements: no split in two passes (its length has no power-of-two chunk), so
+    # one work-item sums them all; a running sum per lane lost 1% of it
+    values = np.full(2 ** 24 + 8, 0.1, np.float32)
+    total = cg.from_numpy(values).sum().item()
+    assert abs(total - _exact(values)) <= 1e-5 * _exact(values)
+
+
+def test_broadcast_ones_past_two_to_the_31():
+    # reads no memory; a float32 running sum stops growing at 2**24 per lane
+    assert cg.ones(1).expand(2 ** 31 + 8).sum().item() == np.float32(2 ** 31 + 8)
+
+
+def test_column_sums_of_a_long_scalar_row():
+    # a sum over the first axis runs one value per step, no vectors: also pairwise
+    values = np.full((2 ** 20 + 8, 2), 0.1, np.float32)
+    sums = cg.from_numpy(values).sum(0).numpy()
+    np.testing.assert_allclose(sums, _exact(values, 0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("length", [16 * 16 * 5 + 16 * 3 + 7, 16 * 16 * 64, 5 * 16 * 16 + 1])
+def test_rows_of_whole_blocks_partial_blocks_and_tails(length):
+    # whole blocks of 16 vectors, left-over vectors and a left-over part of a vector
+    rng = np.random.default_rng(length)
+    values = rng.standard_normal((3, length)).astype(np.float32) + 1
+    x = cg.from_numpy(values)
+    np.testing.assert_allclose(x.sum(1).numpy(), _exact(values, 1), rtol=1e-6)
+    np.testing.assert_allclose(x.mean(1).numpy(), _exact(values, 1) / length, rtol=1e-6)
+    assert x.max(1).values.numpy().tolist() == values.max(1).tolist()
+
+
+def test_softmax_of_a_long_row_keeps_its_exponentials():
+    # the sum's loop also stores exp(x - max) for the normalising loop (the kept source)
+    rng = np.random.default_rng(1)
+    values = rng.standard_normal((2, 5000)).astype(np.float32)
+    e = np.exp(values - values.max(1, keepdims=True))
+    np.testing.assert_allclose(cg.from_numpy(values).softmax(-1).numpy(),
+                               e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-9)
+
+
+def test_integer_sums_stay_exact():
+    values = np.arange(3 * 5000, dtype=np.int32).reshape(3, 5000)
+    assert cg.from_numpy(values).sum(1).numpy().tolist() == values.sum(1).tolist()
+
+
+def test_only_long_float_sums_go_pairwise():
+    # code shape: a long sum has the pairwise counter; a short row, a max and an integer sum
+    # keep one running reduction
+    def sources(t):
+        return "".join(k.source for k in cg.compile(t).kernels)
+    long_row = cg.randn(4, 16 * SHORT_ROW)
+    assert "part" in sources(long_row.sum(1))
+    assert "part" not in sources(cg.randn(4, SHORT_ROW).sum(1))
+    assert "part" not in sources(long_row.amax(1))
+    assert "part" not in sources(cg.from_numpy(np.ones((4, 16 * SHORT_ROW), np.int32)).sum(1))
+
+
+def test_pairwise_error_grows_slowly():
+    # sums of 2**k equal values, k up to 22: the relative error stays near float32's epsilon
+    for k in (12, 16, 22):
+        values = np.full(2 ** k + 16 * 3 + 5, 1 / 3, np.float32)
+        total = cg.from_numpy(values).sum().item()
+        assert math.isclose(total, _exact(values), rel_tol=4e-7)
