@@ -15,7 +15,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend.backward import record
-from ..frontend.capture import in_jit
+from ..frontend.jit_protocol import in_jit
 from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
                                  result_dtype)
 from .activation import log1p, softplus_node
