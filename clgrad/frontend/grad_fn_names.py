@@ -47,4 +47,14 @@ GRAD_FN_NAMES = {
     "conv_transpose1d": "ConvolutionBackward0",
     "conv_transpose2d": "ConvolutionBackward0",
     "max_pool2d": "MaxPool2DWithIndicesBackward0",
+    # nn activations, losses, normalisation, pooling and resampling (nn/activation.py, ...)
+    "elu": "EluBackward0",                  # selu too
+    "hardtanh": "HardtanhBackward0",        # relu6 too
+    "prelu": "PreluKernelBackward0",
+    "norm": "NormBackward1",
+    "group_norm": "NativeGroupNormBackward0",
+    "rrelu": "RreluWithNoiseBackward0",
+    "unfold": "Im2ColBackward0",
+    "fold": "Col2ImBackward0",
+    "max_pool3d": "MaxPool3DWithIndicesBackward0",
 }

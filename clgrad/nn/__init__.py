@@ -13,3 +13,19 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
            "LayerNorm", "Dropout", "Embedding", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax",
            "LogSoftmax", "Flatten", "MSELoss", "CrossEntropyLoss", "NLLLoss",
            "BCEWithLogitsLoss"]
+
+# ---- more of torch.nn, in modules of their own ----------------------------------------------
+from . import (activation_layers as _activation_layers, loss as _loss,  # noqa: E402
+               normalization_layers as _normalization_layers, pooling_layers as _pooling_layers)
+from .activation_layers import *  # noqa: E402,F401,F403
+from .containers import ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
+from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402,F401
+                   GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
+                   PairwiseDistance, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
+                   TripletMarginLoss)
+from .normalization_layers import *  # noqa: E402,F401,F403
+from .pooling_layers import *  # noqa: E402,F401,F403
+
+__all__ += _activation_layers.__all__ + _loss.LOSSES_MORE + _normalization_layers.__all__ + \
+    _pooling_layers.__all__ + ["ModuleDict", "ParameterList", "ParameterDict"]

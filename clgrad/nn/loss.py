@@ -53,3 +53,186 @@ class BCEWithLogitsLoss(_WeightedLoss):
         return F.binary_cross_entropy_with_logits(input, target, self.weight,
                                                   reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
+
+
+# ---- more losses (maths in nn/loss_functions.py) ---------------------------------------------
+
+from . import distance as D  # noqa: E402
+from . import loss_functions as LF  # noqa: E402
+
+
+class _LegacyLoss(Module):
+    """A loss taking PyTorch's deprecated size_average and reduce flags too."""
+    _reductions = ("none", "mean", "sum")
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__()
+        reduction = LF.legacy_reduction(size_average, reduce, reduction)
+        if reduction not in self._reductions:
+            raise ValueError(f"{reduction} is not a valid value for reduction")
+        self.reduction = reduction
+
+
+class L1Loss(_LegacyLoss):
+    def forward(self, input, target):
+        return LF.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_LegacyLoss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 beta: float = 1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return LF.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_LegacyLoss):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return LF.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class SoftMarginLoss(_LegacyLoss):
+    def forward(self, input, target):
+        return LF.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class BCELoss(_LegacyLoss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return LF.binary_cross_entropy(input, target, weight=self.weight,
+                                       reduction=self.reduction)
+
+
+class KLDivLoss(_LegacyLoss):
+    _reductions = ("none", "mean", "sum", "batchmean")
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 log_target: bool = False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return LF.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class MarginRankingLoss(_LegacyLoss):
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return LF.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                      reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(MarginRankingLoss):
+    def forward(self, input1, input2, target):
+        return LF.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                        reduction=self.reduction)
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return D.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return D.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class HingeEmbeddingLoss(_LegacyLoss):
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return LF.hinge_embedding_loss(input, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+
+class PoissonNLLLoss(_LegacyLoss):
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
+                 eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        return LF.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                   eps=self.eps, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_LegacyLoss):
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+        super().__init__(reduction=reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        return LF.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                    reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_LegacyLoss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return LF.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                              reduction=self.reduction)
+
+
+class TripletMarginLoss(_LegacyLoss):
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
+                 swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"{margin} instead")
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return LF.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class MultiMarginLoss(_LegacyLoss):
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None,
+                 reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.ndim}D instead")
+        self.p, self.margin = p, margin
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return LF.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                    weight=self.weight, reduction=self.reduction)
+
+
+LOSSES_MORE = ["MultiMarginLoss", "HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+               "MultiLabelSoftMarginLoss", "TripletMarginLoss", "L1Loss", "SmoothL1Loss",
+               "HuberLoss", "SoftMarginLoss", "BCELoss", "KLDivLoss", "MarginRankingLoss",
+               "CosineEmbeddingLoss", "CosineSimilarity", "PairwiseDistance"]

@@ -1,0 +1,89 @@
+"""Norms and distances of torch.nn.functional: normalize, cosine_similarity and
+pairwise_distance, recorded under PyTorch's grad_fn names."""
+from __future__ import annotations
+
+import math
+
+from ..compiler import ir
+from ..frontend.backward import record
+from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
+                                 normalize_dims, result_dtype)
+
+
+def _vector_norm(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
+    """The p-norm of v over axes (kept as size 1); its gradient is 0 where the norm is 0, as
+    PyTorch's (not sqrt's inf times 0)."""
+    a = v.abs()
+    if p == 1:
+        return a.sum(axes)
+    if p == math.inf:
+        return a.max(axes)
+    if p == -math.inf:
+        return -((-a).max(axes))
+    if p == 0:
+        return a.ne(0).cast(v.dtype).sum(axes)
+    if p == 2:
+        powered = (v * v).sum(axes)
+    else:
+        nonzero = a.ne(0)
+        powered = nonzero.where(nonzero.where(a, 1) ** p, 0).sum(axes)
+    zero = powered.eq(0)
+    safe = zero.where(1, powered)
+    root = safe.sqrt() if p == 2 else safe ** (1 / p)
+    return zero.where(0, root)
+
+
+def _norm_axes(op: str, dim, ndim: int) -> tuple[int, ...]:
+    return normalize_dims(op, dim, ndim)
+
+
+def normalize(input, p: float = 2.0, dim=1, eps: float = 1e-12, out=None):
+    """input / max(norm_p(input, dim), eps)."""
+    if out is not None:
+        raise NotImplementedError("normalize: out= is not supported")
+    x = as_float(input.node)
+    axes = _norm_axes("normalize", dim, input.ndim)
+    norm = _vector_norm(x, p, axes)
+    denom = (norm < eps).where(norm.const_like(eps), norm)
+    return record("div", x / denom.expand(x.shape), input.device, [input])
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
+    """sum(x1 / |x1| * x2 / |x2|) along dim; each norm is raised to eps at least, a step
+    PyTorch takes outside autograd (so the gradient flows as if it were not clamped)."""
+    device = common_device("cosine_similarity", [x1, x2])
+    dtype = result_dtype("cosine_similarity", (x1, x2))
+    if not dtype.is_float:
+        raise RuntimeError(f"cosine_similarity: expected common dtype to be floating point, "
+                           f"yet common dtype is {dtype.name} (inputs {x1.dtype.name} "
+                           f"{tuple(x1.shape)} and {x2.dtype.name} {tuple(x2.shape)})")
+    shape = broadcast_shape("cosine_similarity", x1.shape, x2.shape)
+    axis = _norm_axes("cosine_similarity", dim, len(shape))
+    a, b = (broadcast_to(t.node.cast(dtype), shape) for t in (x1, x2))
+
+    def unit(v):
+        n = _vector_norm(v, 2, axis)
+        raised = (n < eps).where(n - n.detach() + eps, n)
+        return v / raised.expand(v.shape)
+    out = (unit(a) * unit(b)).sum(axis)
+    out = out.reshape(tuple(s for i, s in enumerate(shape) if i not in axis))
+    return record("sum_dim", out, device, [x1, x2])
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """norm_p(x1 - x2 + eps) over the last dim."""
+    device = common_device("pairwise_distance", [x1, x2])
+    dtype = result_dtype("pairwise_distance", (x1, x2))
+    shape = broadcast_shape("pairwise_distance", x1.shape, x2.shape)
+    if not shape:
+        raise RuntimeError("pairwise_distance: expected inputs of at least 1 dimension, got "
+                           "0-d inputs")
+    a, b = (broadcast_to(as_float(t.node.cast(dtype)), shape) for t in (x1, x2))
+    axis = len(shape) - 1
+    norm = _vector_norm(a - b + eps, p, (axis,))
+    if not keepdim:
+        norm = norm.reshape(shape[:-1])
+    return record("norm", norm, device, [x1, x2])
+
+
+__all__ = ["normalize", "cosine_similarity", "pairwise_distance"]

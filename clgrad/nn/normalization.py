@@ -1,0 +1,271 @@
+"""group_norm, instance_norm, the channel-wise dropouts (dropout1d/2d/3d), alpha_dropout and
+bilinear, as torch.nn.functional's, recorded under PyTorch's grad_fn names."""
+from __future__ import annotations
+
+import math
+import warnings
+
+from ..compiler import ir
+from ..frontend.backward import record
+from ..frontend.grad_mode import no_grad
+from ..frontend.operands import as_float, common_device
+from .activation import check_float
+
+
+def standardize(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node]:
+    """(x - mean) / sqrt(var + eps) over axes, with the mean and the biased variance (the
+    axes kept as size 1)."""
+    count = math.prod(x.shape[a] for a in axes)
+    mean = x.sum(axes) * (1 / count)
+    centered = x - mean.expand(x.shape)
+    var = (centered * centered).sum(axes) * (1 / count)
+    return centered * (var + eps).sqrt().recip().expand(x.shape), mean, var
+
+
+def affine(y: ir.Node, weight, bias, shape) -> ir.Node:
+    """y * weight + bias, each (when given) viewed as shape and broadcast."""
+    if weight is not None:
+        y = y * weight.node.cast(y.dtype).reshape(shape).expand(y.shape)
+    if bias is not None:
+        y = y + bias.node.cast(y.dtype).reshape(shape).expand(y.shape)
+    return y
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """Normalises each of num_groups groups of channels (with their spatial dims) per sample,
+    then scales and shifts per channel."""
+    if input.ndim < 2:
+        raise RuntimeError(f"group_norm: Expected at least 2 dimensions for input tensor but "
+                           f"received {input.ndim}")
+    n, c = input.shape[:2]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible "
+                           f"by num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise RuntimeError(f"group_norm: Expected {name} to be a vector of size equal to the "
+                               f"number of channels in input ({c}), but got {name} of shape "
+                               f"{list(t.shape)} and input of shape {list(input.shape)}")
+    tensors = [t for t in (input, weight, bias) if t is not None]
+    device = common_device("group_norm", tensors)
+    x = as_float(input.node)
+    grouped = x.reshape((n, num_groups, math.prod(input.shape[1:]) // num_groups))
+    y, _, _ = standardize(grouped, (2,), eps)
+    y = affine(y.reshape(x.shape), weight, bias, (1, c) + (1,) * (input.ndim - 2))
+    return record("group_norm", y, device, tensors)
+
+
+def _spatial_count(input) -> int:
+    return math.prod(input.shape[2:])
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5):
+    """Normalises each channel of each sample over its spatial dims. With use_input_stats and
+    running statistics, those are updated in place with the batch's mean of the per-instance
+    statistics (unbiased variance), as PyTorch does."""
+    if input.ndim < 2:
+        raise ValueError(f"instance_norm: expected at least 2-D input (N, C, ...), got shape "
+                         f"{tuple(input.shape)}")
+    n, c = input.shape[:2]
+    tensors = [t for t in (input, weight, bias) if t is not None]
+    device = common_device("instance_norm", tensors)
+    axes = tuple(range(2, input.ndim))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    x = as_float(input.node)
+    if use_input_stats:
+        count = _spatial_count(input)
+        if count <= 1:
+            raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, "
+                             f"got input size {list(input.shape)}")
+        y, mean, var = standardize(x, axes, eps)
+        if running_mean is not None and running_var is not None:
+            _update_running_instance(running_mean, running_var, mean, var, n, c, count,
+                                     momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("instance_norm: Expected running_mean and running_var to be "
+                               "defined when use_input_stats is false")
+        mean = running_mean.node.cast(x.dtype).reshape(shape)
+        inv = (running_var.node.cast(x.dtype).reshape(shape) + eps).sqrt().recip()
+        y = (x - mean.expand(x.shape)) * inv.expand(x.shape)
+    y = affine(y, weight, bias, shape)
+    return record("view", y, device, tensors)
+
+
+def _update_running_instance(running_mean, running_var, mean, var, n, c, count, momentum):
+    from ..frontend.tensor import Tensor
+    m = 0.1 if momentum is None else momentum
+    with no_grad():
+        batch_mean = Tensor(mean.reshape((n, c)), running_mean.device).detach().mean(0)
+        batch_var = Tensor(var.reshape((n, c)), running_var.device).detach().mean(0) * (
+            count / (count - 1))
+        running_mean.copy_(running_mean * (1 - m) + batch_mean * m)
+        running_var.copy_(running_var * (1 - m) + batch_var * m)
+
+
+# ---- channel-wise dropout ---------------------------------------------------------------------
+
+def _check_p(p: float) -> None:
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(shape, p: float, like: ir.Node, device) -> ir.Node:
+    """1 with probability 1 - p, else 0, as like's dtype, of shape."""
+    from ..frontend.creation import rand
+    keep = rand(*shape, device=device).node
+    return (~(keep.cast(like.dtype) < p)).cast(like.dtype)
+
+
+def _feature_dropout(op: str, input, p: float, training: bool, inplace: bool):
+    """Zeroes whole channels (dim 1) of each sample with probability p, scales by 1 / (1 - p)."""
+    _check_p(p)
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    check_float(op, input)
+    src = input._snapshot() if inplace else input
+    x = src.node
+    if p == 1:
+        out = x * 0.0
+    else:
+        noise = (x.shape[0], x.shape[1]) + (1,) * (len(x.shape) - 2)
+        mask = _keep_mask(noise, p, x, input.device) * (1 / (1 - p))
+        out = x * mask.expand(x.shape)
+    result = record("mul", out, src.device, [src])
+    return input._assign(result, op + "_") if inplace else result
+
+
+def _unbatched(op, input, p, training, inplace, batched_ndim):
+    """An input without its batch dim is dropped out as a batch of one."""
+    if input.ndim != batched_ndim - 1:
+        return _feature_dropout(op, input, p, training, inplace)
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    out = _feature_dropout(op, input.unsqueeze(0), p, training, False).squeeze(0)
+    return input.copy_(out) if inplace else out
+
+
+def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout "
+                           "on inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    return _unbatched("dropout1d", input, p, training, inplace, 3)
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Channel-wise dropout of (N, C, H, W); a 3-D input is taken as (N, C, L), with
+    PyTorch's warning."""
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead.",
+                      UserWarning, stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change in "
+                      "a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", UserWarning,
+                      stacklevel=2)
+    return _feature_dropout("dropout2d", input, p, training, inplace)
+
+
+def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead.",
+                      UserWarning, stacklevel=2)
+    if input.ndim == 4:
+        return _unbatched("dropout3d", input, p, training, inplace, 5)
+    return _feature_dropout("dropout3d", input, p, training, inplace)
+
+
+_SELU_ALPHA_PRIME = 1.7580993408473766      # -selu's alpha * scale: SELU's negative saturation
+
+
+def _alpha_dropout(op: str, input, p: float, training: bool, inplace: bool, feature: bool):
+    _check_p(p)
+    if not training or p == 0 or input.numel() == 0:
+        return input
+    check_float(op, input)
+    src = input._snapshot() if inplace else input
+    x = src.node
+    if p == 1:
+        out = x * 0.0
+    else:
+        alpha = _SELU_ALPHA_PRIME
+        a = 1 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+        shape = x.shape
+        if feature:         # one draw per channel of each sample
+            shape = (x.shape[0], x.shape[1]) + (1,) * (len(x.shape) - 2)
+        keep = _keep_mask(shape, p, x, input.device)
+        b = (keep - 1) * (alpha * a) + alpha * a * p
+        out = x * (keep * a).expand(x.shape) + b.expand(x.shape)
+    result = record("add", out, src.device, [src])
+    return input._assign(result, op + "_") if inplace else result
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Dropout that keeps SELU's self-normalising mean and variance: dropped elements become
+    -alpha', then everything is scaled by a and shifted by b (PyTorch's a and b)."""
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, feature=False)
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
+                          inplace: bool = False):
+    """alpha_dropout of whole channels (dim 1) of each sample."""
+    if training and p not in (0, 1) and input.ndim < 2:
+        raise RuntimeError(f"feature_alpha_dropout: Feature dropout requires at least 2 "
+                           f"dimensions in the input, got shape {tuple(input.shape)}")
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, feature=True)
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta; the window is
+    zero-padded by size // 2 before and (size - 1) // 2 after, and always divided by size."""
+    if input.ndim < 3:
+        raise ValueError(f"local_response_norm: Expected 3D or higher dimensionality input "
+                         f"(got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    x = as_float(input.node)
+    sq = x * x
+    pads = tuple((size // 2, (size - 1) // 2) if a == 1 else (0, 0)
+                 for a in range(len(x.shape)))
+    window = sq.pad(pads).window(1, size)                  # N C size ...
+    mean = window.sum((2,)).reshape(x.shape) * (1 / size)
+    div = (mean * alpha + k) ** beta
+    return record("div", x / div, input.device, [input])
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    tensors = [t for t in (input1, input2, weight, bias) if t is not None]
+    common_device("bilinear", tensors)
+    if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or \
+            input2.shape[-1:] != weight.shape[2:3] or input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear: input1 of shape {tuple(input1.shape)} and input2 of shape "
+                           f"{tuple(input2.shape)} do not fit weight of shape "
+                           f"{tuple(weight.shape)} (expected (..., in1), (..., in2) and "
+                           "(out, in1, in2))")
+    out_f, in1, in2 = weight.shape
+    lead = input1.shape[:-1]
+    rows = math.prod(lead)
+    left = input1.reshape(rows, in1) @ weight.permute(1, 0, 2).reshape(in1, out_f * in2)
+    out = (left.reshape(rows, out_f, in2) * input2.reshape(rows, 1, in2)).sum(-1)
+    out = out.reshape(*lead, out_f)
+    return out + bias if bias is not None else out
+
+
+__all__ = ["group_norm", "instance_norm", "dropout1d", "dropout2d", "dropout3d",
+           "alpha_dropout", "feature_alpha_dropout", "local_response_norm", "bilinear"]

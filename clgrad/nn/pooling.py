@@ -1,0 +1,449 @@
+"""Adaptive pooling, 1-D pooling and avg_pool2d's ceil_mode, as torch.nn.functional's.
+
+Adaptive pooling of an axis of size n into m windows takes window i over
+[floor(i n / m), ceil((i + 1) n / m)), as PyTorch does. When m divides n that is a reshape
+and a reduction; otherwise the axis is read through a mask of window membership, (m, n), built
+from iotas by integer products (no division): j is in window i iff i n < (j + 1) m and
+j m < (i + 1) n. 2-D pools go one axis at a time (max is separable, and taking the first max of
+each row, then the first row holding the overall max, is the first max in row-major order, the
+element PyTorch's gradient goes to).
+"""
+from __future__ import annotations
+
+import math
+
+from ..compiler import dtype as dt
+from ..compiler import ir
+from ..frontend.backward import record
+from . import convolution as conv
+
+
+def _sizes(op: str, output_size, spatial: tuple[int, ...]) -> tuple[int, ...]:
+    """output_size as one size per spatial dim; None keeps the input's size."""
+    dims = len(spatial)
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != dims:
+            raise ValueError(f"{op}: output_size must be an int or a tuple of {dims}, got "
+                             f"{tuple(output_size)}")
+        sizes = tuple(s if o is None else int(o) for o, s in zip(output_size, spatial))
+    else:
+        sizes = (int(output_size),) * dims
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {sizes}")
+    return sizes
+
+
+def _spatial_input(op: str, input, dims: int):
+    """input's node with a batch dim (an unbatched input gets one), and whether it was added."""
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(f"{op}(): Expected {dims + 1}D or {dims + 2}D tensor, but got "
+                           f"{list(input.shape)}")
+    if not input.dtype.is_float:
+        raise NotImplementedError(f"{op}: not implemented for {input.dtype.name} input of shape "
+                                  f"{tuple(input.shape)}")
+    if any(s == 0 for s in input.shape[-dims:]):
+        raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch "
+                           f"dimensions, but input has sizes {list(input.shape)}")
+    unbatched = input.ndim == dims + 1
+    x = input.node.reshape((1,) + input.shape) if unbatched else input.node
+    return x, unbatched
+
+
+def _membership(n: int, m: int) -> ir.Node:
+    """(m, n) bool: is input position j in adaptive window i."""
+    i = ir.iota(m, dt.int64).reshape((m, 1)).expand((m, n))
+    j = ir.iota(n, dt.int64).reshape((1, n)).expand((m, n))
+    return ((i * n) < ((j + 1) * m)) & ((j * m) < ((i + 1) * n))
+
+
+def _windowed(x: ir.Node, axis: int, m: int, fill: float) -> ir.Node:
+    """x with axis (size n) replaced by (m, n): row i holds the axis where position j is in
+    window i, fill elsewhere."""
+    n = x.shape[axis]
+    before, after = x.shape[:axis], x.shape[axis + 1:]
+    grown = x.reshape(before + (1, n) + after).expand(before + (m, n) + after)
+    mask = _membership(n, m).reshape((1,) * len(before) + (m, n) + (1,) * len(after))
+    return mask.expand(grown.shape).where(grown, fill)
+
+
+def _avg_axis(x: ir.Node, axis: int, m: int) -> ir.Node:
+    n = x.shape[axis]
+    before, after = x.shape[:axis], x.shape[axis + 1:]
+    if m == n:
+        return x
+    if m and n % m == 0:
+        k = n // m
+        return x.reshape(before + (m, k) + after).sum((axis + 1,)).reshape(
+            before + (m,) + after) * (1 / k)
+    total = _windowed(x, axis, m, 0.0).sum((axis + 1,)).reshape(before + (m,) + after)
+    counts = _membership(n, m).cast(x.dtype).sum((1,)).reshape(
+        (1,) * len(before) + (m,) + (1,) * len(after))
+    return total / counts.expand(total.shape)
+
+
+def first_max(rows: ir.Node, axis: int) -> tuple[ir.Node, ir.Node]:
+    """The max along axis (kept as size 1), read at the first largest element only, so its
+    derived gradient goes there alone (PyTorch's pooling gradient), and that element's
+    position (int64)."""
+    n = rows.shape[axis]
+    best = rows.max((axis,)).expand(rows.shape)
+    line = tuple(n if a == axis else 1 for a in range(len(rows.shape)))
+    position = ir.iota(n, dt.int64).reshape(line).expand(rows.shape)
+    score = rows.eq(best).where(n - position, 0)        # the earliest hit scores highest
+    first = n - score.max((axis,))
+    hit = position.eq(first.expand(rows.shape))
+    return hit.where(rows, -math.inf).max((axis,)), first
+
+
+def _max_axis(x: ir.Node, axis: int, m: int):
+    """The first max of each window along axis, and its position in the axis (int64)."""
+    n = x.shape[axis]
+    before, after = x.shape[:axis], x.shape[axis + 1:]
+    if m and n % m == 0:
+        rows = x.reshape(before + (m, n // m) + after)
+        offset = ir.iota(m, dt.int64).reshape((1,) * len(before) + (m, 1) + (1,) * len(after))
+        offset = (offset * (n // m)).expand(before + (m, 1) + after)
+    else:
+        rows = _windowed(x, axis, m, -math.inf)
+        offset = None
+    values, first = first_max(rows, axis + 1)
+    values = values.reshape(before + (m,) + after)
+    position = first if offset is None else first + offset
+    return values, position.reshape(before + (m,) + after)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    x, unbatched = _spatial_input("adaptive_avg_pool2d", input, 2)
+    oh, ow = _sizes("adaptive_avg_pool2d", output_size, x.shape[2:])
+    out = _avg_axis(_avg_axis(x, 3, ow), 2, oh)
+    return record("adaptive_avg_pool2d", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
+def adaptive_avg_pool1d(input, output_size):
+    x, unbatched = _spatial_input("adaptive_avg_pool1d", input, 1)
+    (o,) = _sizes("adaptive_avg_pool1d", output_size, x.shape[2:])
+    out = _avg_axis(x, 2, o)
+    return record("squeeze_dim", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
+def adaptive_avg_pool3d(input, output_size):
+    x, unbatched = _spatial_input("adaptive_avg_pool3d", input, 3)
+    od, oh, ow = _sizes("adaptive_avg_pool3d", output_size, x.shape[2:])
+    out = _avg_axis(_avg_axis(_avg_axis(x, 4, ow), 3, oh), 2, od)
+    return record("adaptive_avg_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool3d: return_indices=True is not supported")
+    x, unbatched = _spatial_input("adaptive_max_pool3d", input, 3)
+    od, oh, ow = _sizes("adaptive_max_pool3d", output_size, x.shape[2:])
+    if 0 in (od, oh, ow):
+        out = ir.const(0.0, x.dtype, x.shape[:2] + (od, oh, ow))
+    else:       # the first max of each row, then of each plane, then of the volume
+        out = _max_axis(_max_axis(_max_axis(x, 4, ow)[0], 3, oh)[0], 2, od)[0]
+    return record("adaptive_max_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
+def _adaptive_max2d(input, output_size, op):
+    x, unbatched = _spatial_input(op, input, 2)
+    oh, ow = _sizes(op, output_size, x.shape[2:])
+    n, c, h, w = x.shape
+    if oh == 0 or ow == 0:
+        empty = ir.const(0.0, x.dtype, (n, c, oh, ow))
+        return empty, ir.const(0, dt.int64, (n, c, oh, ow)), unbatched
+    row_max, col = _max_axis(x, 3, ow)                  # N C H ow: first max of each row
+    out, row = _max_axis(row_max, 2, oh)                # N C oh ow: first row holding it
+    # the column of the winning row: col at (row), picked by comparing positions
+    rows = ir.iota(h, dt.int64).reshape((1, 1, 1, h, 1)).expand((n, c, oh, h, ow))
+    picked = rows.eq(row.reshape((n, c, oh, 1, ow)).expand(rows.shape))
+    cols = col.reshape((n, c, 1, h, ow)).expand(rows.shape)
+    col_at = picked.where(cols, 0).sum((3,)).reshape((n, c, oh, ow))
+    return out, row * w + col_at, unbatched
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
+    out, index, unbatched = _adaptive_max2d(input, output_size, "adaptive_max_pool2d")
+    if unbatched:
+        out, index = out.reshape(out.shape[1:]), index.reshape(index.shape[1:])
+    values = record("adaptive_max_pool2d", out, input.device, [input])
+    if not return_indices:
+        return values
+    from ..frontend.tensor import Tensor
+    return values, Tensor(index, input.device)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
+    x, unbatched = _spatial_input("adaptive_max_pool1d", input, 1)
+    (o,) = _sizes("adaptive_max_pool1d", output_size, x.shape[2:])
+    out, index = _max_axis(x, 2, o)
+    if unbatched:
+        out, index = out.reshape(out.shape[1:]), index.reshape(index.shape[1:])
+    values = record("squeeze_dim", out, input.device, [input])
+    if not return_indices:
+        return values
+    from ..frontend.tensor import Tensor
+    return values, Tensor(index, input.device)
+
+
+# ---- 1-D pooling: the 2-D pools of (N, C, 1, L) ------------------------------------------
+
+def _single(value, name: str) -> int:
+    if isinstance(value, (tuple, list)):
+        if len(value) != 1:
+            raise ValueError(f"{name} must be an int or a 1-tuple, got {value}")
+        return int(value[0])
+    return int(value)
+
+
+def _as_2d(op: str, input):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"{op}: expected a 2-D or 3-D input (N, C, L), got shape "
+                           f"{tuple(input.shape)}")
+    return input.unsqueeze(-2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    if return_indices:
+        raise NotImplementedError("max_pool1d: return_indices=True is not supported")
+    k = _single(kernel_size, "kernel_size")
+    s = k if stride is None or stride == [] or stride == () else _single(stride, "stride")
+    out = conv.max_pool2d(_as_2d("max_pool1d", input), (1, k), (1, s),
+                          (0, _single(padding, "padding")), (1, _single(dilation, "dilation")),
+                          ceil_mode)
+    return out.squeeze(-2)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True):
+    k = _single(kernel_size, "kernel_size")
+    s = k if stride is None or stride == [] or stride == () else _single(stride, "stride")
+    out = avg_pool2d(_as_2d("avg_pool1d", input), (1, k), (1, s),
+                     (0, _single(padding, "padding")), ceil_mode, count_include_pad)
+    return out.squeeze(-2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None):
+    """nn/convolution.py's avg_pool2d, and with ceil_mode the windows past the padded input:
+    they are averaged over their part inside the padded input (inside the input without
+    count_include_pad), as PyTorch does."""
+    if not ceil_mode:
+        return conv.avg_pool2d(input, kernel_size, stride, padding, ceil_mode,
+                               count_include_pad, divisor_override)
+    kernel, stride, padding, _ = conv._pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+    x, unbatched = conv._batched(input, "avg_pool2d")
+    for a in range(2):
+        conv.out_size(x.shape[2 + a], kernel[a], stride[a], 1, padding[a], "avg_pool2d")
+    extra = tuple(conv._ceil_extra(x.shape[2 + a], kernel[a], stride[a], 1, padding[a])
+                  for a in range(2))
+    win = conv.windows(conv._pad_spatial(x, padding, 0.0, extra), kernel, stride, (1, 1))
+    total = win.sum((3, 5))
+    if divisor_override:
+        count = total.const_like(divisor_override)
+    else:
+        # ones where a window's element counts: the padded input, or the input alone
+        if count_include_pad:
+            ones = ir.const(1.0, x.dtype, (1, 1, x.shape[2] + 2 * padding[0],
+                                           x.shape[3] + 2 * padding[1]))
+            region = conv._pad_spatial(ones, (0, 0), 0.0, extra)
+        else:
+            ones = ir.const(1.0, x.dtype, (1, 1) + x.shape[2:])
+            region = conv._pad_spatial(ones, padding, 0.0, extra)
+        count = conv.windows(region, kernel, stride, (1, 1)).sum((3, 5)).expand(total.shape)
+    n, c, ho, _, wo, _ = win.shape
+    out = (total / count).reshape((n, c, ho, wo))
+    if unbatched:
+        out = out.reshape(out.shape[1:])
+    return record("avg_pool2d", out, input.device, [input])
+
+
+# ---- 3-D pooling ----------------------------------------------------------------------------
+
+def _triple(value, name: str) -> tuple[int, int, int]:
+    if isinstance(value, (tuple, list)):
+        if len(value) != 3:
+            raise ValueError(f"{name} must be an int or a triple of ints, got {value}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * 3
+
+
+def _pool3d_args(op, input, kernel_size, stride, padding, dilation):
+    kernel = _triple(kernel_size, "kernel_size")
+    stride = kernel if stride is None or stride == [] or stride == () else \
+        _triple(stride, "stride")
+    padding, dilation = _triple(padding, "padding"), _triple(dilation, "dilation")
+    if any(p * 2 > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got "
+                           f"pad={padding}, kernel_size={kernel}")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"{op}: expected a 4-D or 5-D input, got shape "
+                           f"{tuple(input.shape)}")
+    unbatched = input.ndim == 4
+    x = input.node.reshape((1,) + input.shape) if unbatched else input.node
+    if not input.dtype.is_float:
+        raise NotImplementedError(f"{op}: not implemented for {input.dtype.name} input of shape "
+                                  f"{tuple(input.shape)}")
+    for a in range(3):
+        conv.out_size(x.shape[2 + a], kernel[a], stride[a], dilation[a], padding[a], op)
+    return x, unbatched, kernel, stride, padding, dilation
+
+
+def _pool3d_by_planes(pool2d, x: ir.Node, device, kernel, stride, padding, dilation,
+                      ceil_mode, **kw) -> ir.Node:
+    """A 3-D pool as a 2-D pool of each depth slice, then a pool of the results along depth
+    (max and average are separable over a box). Its gradient is the 2-D pools', whose window
+    rules run in one kernel per pool: three windowed axes at once would lower to a kernel
+    whose index expressions grow with the cube of the window."""
+    from ..frontend.tensor import Tensor
+    n, c, d, h, w = x.shape
+    planes = Tensor(x.reshape((n, c * d, h, w)), device)
+    first = pool2d(planes, kernel[1:], stride[1:], padding[1:], dilation=dilation[1:],
+                   ceil_mode=ceil_mode, **kw.get("plane", {}))
+    ho, wo = first.shape[2:]
+    depth = Tensor(first.node.reshape((n, c, d, ho * wo)), device)
+    second = pool2d(depth, (kernel[0], 1), (stride[0], 1), (padding[0], 0),
+                    dilation=(dilation[0], 1), ceil_mode=ceil_mode, **kw.get("depth", {}))
+    return second.node.reshape((n, c, second.shape[2], ho, wo))
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    if return_indices:
+        raise NotImplementedError("max_pool3d: return_indices=True is not supported")
+    x, unbatched, kernel, stride, padding, dilation = _pool3d_args(
+        "max_pool3d", input, kernel_size, stride, padding, dilation)
+
+    def pool2d(t, k, s, p, dilation, ceil_mode):
+        return conv.max_pool2d(t, k, s, p, dilation, ceil_mode)
+    out = _pool3d_by_planes(pool2d, x, input.device, kernel, stride, padding, dilation,
+                            ceil_mode)
+    return record("max_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None):
+    x, unbatched, kernel, stride, padding, _ = _pool3d_args(
+        "avg_pool3d", input, kernel_size, stride, padding, 1)
+
+    def pool2d(t, k, s, p, dilation, ceil_mode, divisor_override=None):
+        return avg_pool2d(t, k, s, p, ceil_mode, count_include_pad, divisor_override)
+    # the planes' averages, averaged along depth: each divided by its own count, which is
+    # the box's count split in two factors; an override divides the sum once
+    split = {} if not divisor_override else dict(plane=dict(divisor_override=1),
+                                                 depth=dict(divisor_override=divisor_override))
+    out = _pool3d_by_planes(pool2d, x, input.device, kernel, stride, padding, (1, 1, 1),
+                            ceil_mode, **split)
+    return record("avg_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
+                  input.device, [input])
+
+
+# ---- power-average pooling ------------------------------------------------------------------
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims):
+    """(sum over each window of x^p)^(1/p), as PyTorch computes it: an average pool of x^p
+    times the window size (p = inf: the max of |x|)."""
+    from . import functional as F
+    max_pool = F.max_pool2d if dims == 2 else max_pool1d
+    avg_pool = avg_pool2d if dims == 2 else avg_pool1d
+    if norm_type == math.inf:
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if dims == 2:
+        kh, kw = conv.pair(kernel_size, "kernel_size")
+        count = kh * kw
+    else:
+        count = _single(kernel_size, "kernel_size")
+    out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu() * count).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+# ---- unfold and fold: sliding blocks as columns, and back -----------------------------------
+
+def _block_args(kernel_size, dilation, padding, stride):
+    return (conv.pair(kernel_size, "kernel_size"), conv.pair(dilation, "dilation"),
+            conv.pair(padding, "padding"), conv.pair(stride, "stride"))
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """(N, C, H, W) -> (N, C kh kw, L): each sliding block as a column (im2col), a view of
+    the padded input."""
+    kernel, dilation, padding, stride = _block_args(kernel_size, dilation, padding, stride)
+    if input.ndim not in (3, 4) or any(s == 0 for s in input.shape[-3:]):
+        raise RuntimeError(f"unfold: Expected 3D or 4D (batch mode) tensor with possibly 0 "
+                           f"batch size and other non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    unbatched = input.ndim == 3
+    x = input.node.reshape((1,) + input.shape) if unbatched else input.node
+    for a in range(2):
+        conv.out_size(x.shape[2 + a], kernel[a], stride[a], dilation[a], padding[a], "unfold")
+    win = conv.windows(conv._pad_spatial(x, padding), kernel, stride, dilation)
+    n, c, ho, kh, wo, kw = win.shape
+    cols = win.permute((0, 1, 3, 5, 2, 4)).reshape((n, c * kh * kw, ho * wo))
+    return record("unfold", cols.reshape(cols.shape[1:]) if unbatched else cols, input.device,
+                  [input])
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """(N, C kh kw, L) -> (N, C, H, W): the columns summed back into the blocks they came
+    from (col2im, unfold's adjoint)."""
+    kernel, dilation, padding, stride = _block_args(kernel_size, dilation, padding, stride)
+    h, w = conv.pair(output_size, "output_size")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"fold: Expected 2D or 3D (batch mode) tensor for input, but got: "
+                           f"{list(input.shape)}")
+    unbatched = input.ndim == 2
+    x = input.node.reshape((1,) + input.shape) if unbatched else input.node
+    n, ckk, length = x.shape
+    kh, kw = kernel
+    if ckk % (kh * kw):
+        raise RuntimeError(f"fold: Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={ckk} and "
+                           f"kernel_size={kernel}")
+    ho, wo = (conv.out_size(size, k, s, d, p, "fold") for size, k, s, d, p in
+              zip((h, w), kernel, stride, dilation, padding))
+    if ho * wo != length:
+        raise RuntimeError(f"fold: Given output_size={(h, w)}, kernel_size={kernel}, "
+                           f"dilation={dilation}, padding={padding}, stride={stride}, expected "
+                           f"size of input's dimension 2 to match the calculated number of "
+                           f"sliding blocks {ho} * {wo} = {ho * wo}, but got input.size(2)="
+                           f"{length}.")
+    c = ckk // (kh * kw)
+    blocks = x.reshape((n, c, kh, kw, ho, wo))
+    hp, wp = h + 2 * padding[0], w + 2 * padding[1]
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            piece = blocks.shrink(((0, n), (0, c), (i, i + 1), (j, j + 1), (0, ho), (0, wo)))
+            piece = piece.reshape((n, c, ho, wo))
+            piece = conv._dilate(conv._dilate(piece, 2, stride[0]), 3, stride[1])
+            top, left = i * dilation[0], j * dilation[1]
+            piece = piece.pad(((0, 0), (0, 0), (top, hp - top - piece.shape[2]),
+                               (left, wp - left - piece.shape[3])))
+            total = piece if total is None else total + piece
+    out = total.shrink(((0, n), (0, c), (padding[0], padding[0] + h),
+                        (padding[1], padding[1] + w)))
+    return record("fold", out.reshape(out.shape[1:]) if unbatched else out, input.device,
+                  [input])
+
+
+__all__ = ["max_pool3d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "unfold", "fold",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool3d",
+           "adaptive_max_pool3d"]

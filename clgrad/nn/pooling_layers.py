@@ -1,0 +1,303 @@
+"""Pooling, upsampling and padding modules: PyTorch's constructors, defaults and reprs around
+nn/pooling.py and nn/resampling.py."""
+from __future__ import annotations
+
+from . import functional as F
+from . import pooling as P
+from . import resampling as R
+from .module import Module
+
+
+class _AdaptivePool(Module):
+    def __init__(self, output_size, return_indices: bool = False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+    def forward(self, input):
+        return P.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
+    def forward(self, input):
+        return P.adaptive_avg_pool2d(input, self.output_size)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
+    def forward(self, input):
+        return P.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptivePool):
+    def forward(self, input):
+        return P.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool1d(_AdaptivePool):
+    def forward(self, input):
+        return P.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptivePool):
+    def forward(self, input):
+        return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class MaxPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
+                 return_indices: bool = False, ceil_mode: bool = False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, input):
+        return P.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool3d(MaxPool1d):
+    def forward(self, input):
+        return P.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+
+class AvgPool3d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, input):
+        return P.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+def _single(value) -> tuple[int]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+class AvgPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True):
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return P.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class Upsample(Module):
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        self.size = size
+        if isinstance(scale_factor, (tuple, list)):
+            self.scale_factor = tuple(float(f) for f in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        self.mode, self.align_corners = mode, align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input):
+        return R.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else \
+            f"size={self.size!r}"
+        return info + f", mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class LPPool1d(Module):
+    _fn = staticmethod(P.lp_pool1d)
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+        super().__init__()
+        self.norm_type, self.kernel_size = norm_type, kernel_size
+        self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, input):
+        return self._fn(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool2d(LPPool1d):
+    _fn = staticmethod(P.lp_pool2d)
+
+
+class ChannelShuffle(Module):
+    def __init__(self, groups: int):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return R.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+class Unfold(Module):
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation = kernel_size, dilation
+        self.padding, self.stride = padding, stride
+
+    def forward(self, input):
+        return P.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+class Fold(Unfold):
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, input):
+        return P.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}, " + super().extra_repr()
+
+
+class PixelShuffle(Module):
+    def __init__(self, upscale_factor: int):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return R.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    def __init__(self, downscale_factor: int):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return R.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+# ---- padding -----------------------------------------------------------------------------
+
+def _ntuple(padding, n: int, name: str) -> tuple[int, ...]:
+    if isinstance(padding, int):
+        return (padding,) * (2 * n)
+    padding = tuple(padding)
+    if len(padding) != 2 * n:
+        raise ValueError(f"{name}: padding must be an int or a {2 * n}-tuple, got {padding}")
+    return padding
+
+
+class _Pad(Module):
+    _dims = 1
+    _mode = "constant"
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _ntuple(padding, self._dims, type(self).__name__)
+
+    def forward(self, input):
+        return F.pad(input, self.padding, self._mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class _ConstantPad(_Pad):
+    def __init__(self, padding, value: float):
+        super().__init__(padding)
+        self.value = value
+
+    def forward(self, input):
+        return F.pad(input, self.padding, "constant", self.value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class _ZeroPad(_ConstantPad):
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+def _pad_class(name: str, base, dims: int, mode: str):
+    return type(name, (base,), {"_dims": dims, "_mode": mode, "__module__": __name__})
+
+
+ReflectionPad1d = _pad_class("ReflectionPad1d", _Pad, 1, "reflect")
+ReflectionPad2d = _pad_class("ReflectionPad2d", _Pad, 2, "reflect")
+ReflectionPad3d = _pad_class("ReflectionPad3d", _Pad, 3, "reflect")
+ReplicationPad1d = _pad_class("ReplicationPad1d", _Pad, 1, "replicate")
+ReplicationPad2d = _pad_class("ReplicationPad2d", _Pad, 2, "replicate")
+ReplicationPad3d = _pad_class("ReplicationPad3d", _Pad, 3, "replicate")
+CircularPad1d = _pad_class("CircularPad1d", _Pad, 1, "circular")
+CircularPad2d = _pad_class("CircularPad2d", _Pad, 2, "circular")
+CircularPad3d = _pad_class("CircularPad3d", _Pad, 3, "circular")
+ConstantPad1d = _pad_class("ConstantPad1d", _ConstantPad, 1, "constant")
+ConstantPad2d = _pad_class("ConstantPad2d", _ConstantPad, 2, "constant")
+ConstantPad3d = _pad_class("ConstantPad3d", _ConstantPad, 3, "constant")
+ZeroPad1d = _pad_class("ZeroPad1d", _ZeroPad, 1, "constant")
+ZeroPad2d = _pad_class("ZeroPad2d", _ZeroPad, 2, "constant")
+ZeroPad3d = _pad_class("ZeroPad3d", _ZeroPad, 3, "constant")
+
+
+__all__ = ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool1d", "AvgPool1d",
+           "Upsample", "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "LPPool1d", "LPPool2d",
+           "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "ReflectionPad1d",
+           "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+           "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
+           "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
