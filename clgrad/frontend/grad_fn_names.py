@@ -48,8 +48,6 @@ GRAD_FN_NAMES = {
     "conv_transpose2d": "ConvolutionBackward0",
     "max_pool2d": "MaxPool2DWithIndicesBackward0",
     # nn activations, losses, normalisation, pooling and resampling (nn/activation.py, ...)
-    "elu": "EluBackward0",                  # selu too
-    "hardtanh": "HardtanhBackward0",        # relu6 too
     "prelu": "PreluKernelBackward0",
     "norm": "NormBackward1",
     "group_norm": "NativeGroupNormBackward0",
