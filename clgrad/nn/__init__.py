@@ -1,15 +1,14 @@
 """clgrad.nn: Module, Parameter, layers, losses; clgrad.nn.functional and clgrad.nn.init."""
 from . import functional, init
 from .containers import ModuleList, Sequential
-from .layers import (GELU, AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, Dropout, Embedding,
-                     Flatten, Identity, LayerNorm, Linear, LogSoftmax, MaxPool2d, ReLU, Sigmoid,
-                     Softmax, Tanh)
+from .layers import (GELU, BatchNorm1d, BatchNorm2d, Conv2d, Dropout, Embedding, Flatten,
+                     Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 
 __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleList", "Identity",
-           "Linear", "Conv2d", "MaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d",
+           "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d",
            "LayerNorm", "Dropout", "Embedding", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax",
            "LogSoftmax", "Flatten", "MSELoss", "CrossEntropyLoss", "NLLLoss",
            "BCEWithLogitsLoss"]

@@ -50,7 +50,9 @@ class AdaptiveMaxPool2d(_AdaptivePool):
         return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
-class MaxPool1d(Module):
+class _MaxPoolNd(Module):
+    _pool = None        # the functional form, per dimension count
+
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False):
         super().__init__()
@@ -60,56 +62,69 @@ class MaxPool1d(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):
-        return P.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                          self.ceil_mode, self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class MaxPool3d(MaxPool1d):
-    def forward(self, input):
-        return P.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            self.ceil_mode, self.return_indices)
+class MaxPool1d(_MaxPoolNd):
+    _pool = staticmethod(P.max_pool1d)
 
 
-class AvgPool3d(Module):
+class MaxPool2d(_MaxPoolNd):
+    _pool = staticmethod(F.max_pool2d)
+
+
+class MaxPool3d(_MaxPoolNd):
+    _pool = staticmethod(P.max_pool3d)
+
+
+class _AvgPoolNd(Module):
+    _pool = None
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override=None):
         super().__init__()
         self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
+        self.stride = kernel_size if stride is None else stride
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, input):
-        return P.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    _pool = staticmethod(F.avg_pool2d)
+
+
+class AvgPool3d(_AvgPoolNd):
+    _pool = staticmethod(P.avg_pool3d)
 
 
 def _single(value) -> tuple[int]:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
-class AvgPool1d(Module):
+class AvgPool1d(_AvgPoolNd):
+    """As PyTorch's: its sizes are kept as 1-tuples, and it takes no divisor_override."""
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True):
-        super().__init__()
-        self.kernel_size = _single(kernel_size)
-        self.stride = _single(stride if stride is not None else kernel_size)
-        self.padding = _single(padding)
-        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+        super().__init__(_single(kernel_size), _single(stride if stride is not None
+                                                       else kernel_size),
+                         _single(padding), ceil_mode, count_include_pad)
 
     def forward(self, input):
         return P.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class Upsample(Module):
@@ -294,10 +309,12 @@ ZeroPad2d = _pad_class("ZeroPad2d", _ZeroPad, 2, "constant")
 ZeroPad3d = _pad_class("ZeroPad3d", _ZeroPad, 3, "constant")
 
 
-__all__ = ["MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool1d", "AvgPool1d",
-           "Upsample", "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "LPPool1d", "LPPool2d",
-           "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d", "ReflectionPad1d",
-           "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
-           "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
-           "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
+__all__ = ["MaxPool2d", "AvgPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
+           "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool1d", "AvgPool1d",
+           "Upsample", "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "LPPool1d",
+           "LPPool2d", "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+           "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+           "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
+           "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
