@@ -1,19 +1,18 @@
 """Custom operations: cg.autograd.Function, as torch.autograd.Function.
 
-    class MyReLU(cg.autograd.Function):
+    class Exp(cg.autograd.Function):
         @staticmethod
-        def forward(ctx, input):
-            ctx.save_for_backward(input)
-            return input.clamp(min=0)
+        def forward(ctx, x):
+            result = x.exp()
+            ctx.save_for_backward(result)     # d exp(x) / dx is exp(x): keep the output
+            return result
 
         @staticmethod
         def backward(ctx, grad_output):
-            (input,) = ctx.saved_tensors
-            grad_input = grad_output.clone()
-            grad_input[input < 0] = 0
-            return grad_input
+            (result,) = ctx.saved_tensors
+            return grad_output * result
 
-    y = MyReLU.apply(x)
+    y = Exp.apply(x)
 
 forward runs under no_grad on the lazy tensors it is given, so its body is recorded as
 ordinary IR and fuses with the ops around it; so does backward. The outputs get a

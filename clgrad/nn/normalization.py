@@ -119,22 +119,30 @@ def _keep_mask(shape, p: float, like: ir.Node, device) -> ir.Node:
     return (~(keep.cast(like.dtype) < p)).cast(like.dtype)
 
 
-def _feature_dropout(op: str, input, p: float, training: bool, inplace: bool):
-    """Zeroes whole channels (dim 1) of each sample with probability p, scales by 1 / (1 - p)."""
+def _dropout(op: str, record_as: str, input, p: float, training: bool, inplace: bool, drop):
+    """What the channel-wise and alpha dropouts share: the checks, the cases that change
+    nothing, p = 1, and the in-place form; drop(x) computes the rest."""
     _check_p(p)
     if not training or p == 0 or input.numel() == 0:
         return input
     check_float(op, input)
     src = input._snapshot() if inplace else input
     x = src.node
-    if p == 1:
-        out = x * 0.0
-    else:
-        noise = (x.shape[0], x.shape[1]) + (1,) * (len(x.shape) - 2)
-        mask = _keep_mask(noise, p, x, input.device) * (1 / (1 - p))
-        out = x * mask.expand(x.shape)
-    result = record("mul", out, src.device, [src])
+    result = record(record_as, x * 0.0 if p == 1 else drop(x), src.device, [src])
     return input._assign(result, op + "_") if inplace else result
+
+
+def _channels(x: ir.Node) -> tuple[int, ...]:
+    """The shape of one draw per channel of each sample."""
+    return (x.shape[0], x.shape[1]) + (1,) * (len(x.shape) - 2)
+
+
+def _feature_dropout(op: str, input, p: float, training: bool, inplace: bool):
+    """Zeroes whole channels (dim 1) of each sample with probability p, scales by 1 / (1 - p)."""
+    def drop(x):
+        mask = _keep_mask(_channels(x), p, x, input.device) * (1 / (1 - p))
+        return x * mask.expand(x.shape)
+    return _dropout(op, "mul", input, p, training, inplace, drop)
 
 
 def _unbatched(op, input, p, training, inplace, batched_ndim):
@@ -193,25 +201,13 @@ _SELU_ALPHA_PRIME = 1.7580993408473766      # -selu's alpha * scale: SELU's nega
 
 
 def _alpha_dropout(op: str, input, p: float, training: bool, inplace: bool, feature: bool):
-    _check_p(p)
-    if not training or p == 0 or input.numel() == 0:
-        return input
-    check_float(op, input)
-    src = input._snapshot() if inplace else input
-    x = src.node
-    if p == 1:
-        out = x * 0.0
-    else:
+    def drop(x):
         alpha = _SELU_ALPHA_PRIME
         a = 1 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-        shape = x.shape
-        if feature:         # one draw per channel of each sample
-            shape = (x.shape[0], x.shape[1]) + (1,) * (len(x.shape) - 2)
-        keep = _keep_mask(shape, p, x, input.device)
+        keep = _keep_mask(_channels(x) if feature else x.shape, p, x, input.device)
         b = (keep - 1) * (alpha * a) + alpha * a * p
-        out = x * (keep * a).expand(x.shape) + b.expand(x.shape)
-    result = record("add", out, src.device, [src])
-    return input._assign(result, op + "_") if inplace else result
+        return x * (keep * a).expand(x.shape) + b.expand(x.shape)
+    return _dropout(op, "add", input, p, training, inplace, drop)
 
 
 def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):

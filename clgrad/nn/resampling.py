@@ -124,6 +124,21 @@ def _linear_axis(x: ir.Node, axis: int, m: int, scale_factor, align_corners: boo
     return take(x, axis, i0) * w0 + take(x, axis, i1) * w1
 
 
+def _per_dim(value, convert, dims: int, spatial, what: str, got: str, wanted: str,
+             letter: str) -> tuple:
+    """One value per spatial dim, from a number or a sequence of dims values (PyTorch's
+    message when the count is wrong)."""
+    if not isinstance(value, (tuple, list)):
+        return (convert(value),) * dims
+    if len(value) != dims:
+        raise ValueError(
+            f"interpolate: Input and {what} must have the same number of spatial dimensions, "
+            f"but got input with spatial dimensions of {list(spatial)} and {got} "
+            f"{tuple(value)}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+            f"{wanted} in ({letter}1, {letter}2, ...,{letter}K) format.")
+    return tuple(convert(v) for v in value)
+
+
 def _output_sizes(input, size, scale_factor, dims, recompute_scale_factor):
     spatial = tuple(input.shape[2:])
     if size is not None and scale_factor is not None:
@@ -132,29 +147,12 @@ def _output_sizes(input, size, scale_factor, dims, recompute_scale_factor):
         if recompute_scale_factor:
             raise ValueError("interpolate: recompute_scale_factor is not meaningful with an "
                              "explicit size.")
-        if isinstance(size, (tuple, list)):
-            if len(size) != dims:
-                raise ValueError(
-                    f"interpolate: Input and output must have the same number of spatial "
-                    f"dimensions, but got input with spatial dimensions of {list(spatial)} and "
-                    f"output size of {tuple(size)}. Please provide input tensor in (N, C, d1, "
-                    f"d2, ...,dK) format and output size in (o1, o2, ...,oK) format.")
-            sizes = tuple(int(s) for s in size)
-        else:
-            sizes = (int(size),) * dims
-        return sizes, (None,) * dims
+        return _per_dim(size, int, dims, spatial, "output", "output size of", "output size",
+                        "o"), (None,) * dims
     if scale_factor is None:
         raise ValueError("interpolate: either size or scale_factor should be defined")
-    if isinstance(scale_factor, (tuple, list)):
-        if len(scale_factor) != dims:
-            raise ValueError(
-                f"interpolate: Input and scale_factor must have the same number of spatial "
-                f"dimensions, but got input with spatial dimensions of {list(spatial)} and "
-                f"scale_factor of shape {tuple(scale_factor)}. Please provide input tensor in "
-                f"(N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
-        scales = tuple(float(s) for s in scale_factor)
-    else:
-        scales = (float(scale_factor),) * dims
+    scales = _per_dim(scale_factor, float, dims, spatial, "scale_factor",
+                      "scale_factor of shape", "scale_factor", "s")
     sizes = tuple(int(math.floor(float(n) * s)) for n, s in zip(spatial, scales))
     return sizes, ((None,) * dims if recompute_scale_factor else scales)
 
