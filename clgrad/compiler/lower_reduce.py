@@ -6,6 +6,7 @@ import math
 
 from . import symbolic as sym
 from .addressing import Index
+from .dtype import bool_
 from .ir import Node
 from .kernel_writer import KernelWriter, kernel_graph
 from .kernel import KernelSpec
@@ -117,6 +118,8 @@ class ReduceWriter(KernelWriter):
             self._row_loop(length, width, step)
         if width > 1:
             for lane_code in r.lanes(acc_vec):
+                if dtype == bool_:      # a vector's true is -1, a scalar's 1
+                    lane_code = f"({lane_code}&1)"
                 self.emit(f"{acc} = {r.reduce_step(red.op, acc, Value(lane_code, dtype, False))};")
         return Value(acc, dtype, False)
 

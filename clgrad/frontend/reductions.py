@@ -71,18 +71,43 @@ def mean(x, dim, keepdim):
     return record("mean" if dim is None else "mean_dim", out, x.device, [x])
 
 
+# Ops whose float results two compilations of one expression may round differently (the
+# runtimes' vector and scalar sin, exp or division are not the same code)
+_INEXACT = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW, Op.SQRT, Op.RECIP,
+                      Op.DIV, Op.ERF})
+
+
+def _compared(node: ir.Node) -> ir.Node:
+    """The node a max compares its elements with, stored when it computes an inexact op: a
+    max's gradient and its indices compare each element with the max, and an element
+    recomputed in another loop or kernel may not equal itself (Intel's sin of x.amin()'s
+    backward found no element at the min: a NaN gradient)."""
+    if not node.dtype.is_float:
+        return node
+    stack, seen = [node], set()
+    while stack and len(seen) < 256:
+        n = stack.pop()
+        if n in seen or n.buffer is not None:
+            continue
+        seen.add(n)
+        if n.op in _INEXACT:
+            return node.contiguous()
+        stack.extend(n.src)
+    return node
+
+
 def amax(x, dim, keepdim, op="amax"):
     axes = normalize_dims(op, dim, x.ndim)
     _check_nonempty(op, x, axes, dim is None)
     reduce = max_all if op == "max" else _amax_node
-    return record(op, _drop(reduce(x.node, axes), axes, keepdim), x.device, [x])
+    return record(op, _drop(reduce(_compared(x.node), axes), axes, keepdim), x.device, [x])
 
 
 def amin(x, dim, keepdim, op="amin"):
     axes = normalize_dims(op, dim, x.ndim)
     _check_nonempty(op, x, axes, dim is None)
     reduce = max_all if op == "min" else _amax_node
-    out = _reversed(_drop(reduce(_reversed(x.node), axes), axes, keepdim))
+    out = _reversed(_drop(reduce(_reversed(_compared(x.node)), axes), axes, keepdim))
     return record(op, out, x.device, [x])
 
 
@@ -144,7 +169,7 @@ def max_(x, dim, keepdim, negate=False):
     if dim is None:
         return (amin if negate else amax)(x, None, False, name)
     axis = _one_dim(name, dim, x)
-    node = _as_1d(_reversed(x.node) if negate else x.node)
+    node = _as_1d(_reversed(_compared(x.node)) if negate else _compared(x.node))
     if node.numel == 0:     # a dim of size 0 not reduced: empty values and indices
         first = ir.const(0, dt.int64, collapse(node, (axis,)).shape)
         values = collapse(node, (axis,))
@@ -180,7 +205,7 @@ def argmax(x, dim, keepdim, negate=False):
         return argmax(flat, 0, False, negate) if not keepdim else \
             argmax(flat, 0, False, negate).reshape((1,) * x.ndim)
     axis = _one_dim(name, dim, x)
-    node = _as_1d(_reversed(x.node) if negate else x.node)
+    node = _as_1d(_reversed(_compared(x.node)) if negate else _compared(x.node))
     if node.numel == 0:
         first = ir.const(0, dt.int64, collapse(node, (axis,)).shape)
     else:
