@@ -14,7 +14,7 @@ from . import functional as F
 from . import init
 from .convolution import pair
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, register_affine
 
 
 def _empty(*shape) -> Parameter:
@@ -113,12 +113,7 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(creation.ones(num_features))
-            self.bias = Parameter(creation.zeros(num_features))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, (num_features,), affine)
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features).realize())
             self.register_buffer("running_var", creation.ones(num_features).realize())
@@ -191,15 +186,7 @@ class LayerNorm(Module):
         self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
             tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(creation.ones(*self.normalized_shape))
-            if bias:
-                self.bias = Parameter(creation.zeros(*self.normalized_shape))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, self.normalized_shape, elementwise_affine, bias)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)

@@ -165,15 +165,19 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     return _unbatched("dropout1d", input, p, training, inplace, 3)
 
 
+def _warn_unless_ndim(op: str, input, ndims) -> None:
+    if input.ndim not in ndims:
+        warnings.warn(f"{op}: Received a {input.ndim}-D input to {op}, which is deprecated and "
+                      "will result in an error in a future release. To retain the behavior and "
+                      "silence this warning, please use dropout instead.", UserWarning,
+                      stacklevel=3)
+
+
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Channel-wise dropout of (N, C, H, W); a 3-D input is taken as (N, C, L), with
     PyTorch's warning."""
     _check_p(p)
-    if input.ndim not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
-                      "deprecated and will result in an error in a future release. To retain "
-                      "the behavior and silence this warning, please use dropout instead.",
-                      UserWarning, stacklevel=2)
+    _warn_unless_ndim("dropout2d", input, (3, 4))
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
                       "channel-wise 1D dropout behavior is desired - input is interpreted as "
@@ -187,11 +191,7 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     _check_p(p)
-    if input.ndim not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is "
-                      "deprecated and will result in an error in a future release. To retain "
-                      "the behavior and silence this warning, please use dropout instead.",
-                      UserWarning, stacklevel=2)
+    _warn_unless_ndim("dropout3d", input, (4, 5))
     if input.ndim == 4:
         return _unbatched("dropout3d", input, p, training, inplace, 5)
     return _feature_dropout("dropout3d", input, p, training, inplace)

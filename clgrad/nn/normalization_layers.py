@@ -12,7 +12,7 @@ from . import init
 from . import normalization as N
 from .layers import BatchNorm2d
 from .module import Module
-from .parameter import Parameter
+from .parameter import Parameter, register_affine
 
 
 def _to(module: Module, device, dtype) -> None:
@@ -29,15 +29,7 @@ class GroupNorm(Module):
                              f"({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
-        if affine:
-            self.weight = Parameter(creation.ones(num_channels))
-            if bias:
-                self.bias = Parameter(creation.zeros(num_channels))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, (num_channels,), affine, bias)
         _to(self, device, dtype)
 
     def reset_parameters(self) -> None:
@@ -63,15 +55,7 @@ class _InstanceNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(creation.ones(num_features))
-            if bias:
-                self.bias = Parameter(creation.zeros(num_features))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, (num_features,), affine, bias)
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features).realize())
             self.register_buffer("running_var", creation.ones(num_features).realize())

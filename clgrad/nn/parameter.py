@@ -23,3 +23,10 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+
+def register_affine(module, shape: tuple[int, ...], affine: bool, bias: bool = True) -> None:
+    """A normalisation layer's weight (ones) and bias (zeros) of shape, or None for each it
+    does not have."""
+    from ..frontend.creation import ones, zeros
+    module.register_parameter("weight", Parameter(ones(*shape)) if affine else None)
+    module.register_parameter("bias", Parameter(zeros(*shape)) if affine and bias else None)
