@@ -331,3 +331,18 @@ def test_backward_of_elementwise_chain_is_one_kernel():
     f = lambda v: np.exp(1 / (1 + np.exp(-(np.tanh(np.sin(v * 0.5 + 1) * v) - 0.5))) / 3)
     eps = 1e-6
     np.testing.assert_allclose(g.numpy(), (f(a + eps) - f(a - eps)) / (2 * eps), rtol=1e-4, atol=1e-5)
+
+
+def test_gradient_reaches_an_input_read_both_directly_and_through_a_folded_view():
+    """v4[None] folds into a view of v4's source, while v4[2] reads v4 itself: the gradient
+    through the folded read was lost (fuzz seed 24291)."""
+    x = cg.tensor([[1.0], [2.0], [3.0], [4.0]], requires_grad=True)
+    v4 = (x * 1).reshape(4)
+    picked = v4[2]
+    out = cg.where(v4[None] != 0.3, v4, picked)
+    (out * cg.tensor([[1.0, 10.0, 100.0, 1000.0]])).sum().backward()
+    assert x.grad.numpy().ravel().tolist() == [1.0, 10.0, 100.0, 1000.0]
+    y = cg.tensor([[1.0], [2.0]], requires_grad=True)
+    w = (y * 1).reshape(2)
+    (w[None] * w[0] + w).sum().backward()      # folded and direct reads, both differentiated
+    np.testing.assert_allclose(y.grad.numpy().ravel(), [1 + 1 + 3, 1 + 1])

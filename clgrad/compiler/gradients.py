@@ -213,9 +213,9 @@ def _folded(wrt, seen, targets) -> dict[Node, list[tuple[Node, list[Node]]]]:
     their sources (a reshape of a reshape is one reshape; a permute undoing a permute is none):
     {the node of out's graph they are views of: [(input, its chain of views down to it)]}."""
     found: dict[Node, list[tuple[Node, list[Node]]]] = {}
-    for w in wrt:
+    for w in wrt:       # w itself may be in the graph too, and read folded elsewhere
         chain, node = [], w
-        while node not in seen and node.op in (Op.RESHAPE, Op.PERMUTE):
+        while node.op in (Op.RESHAPE, Op.PERMUTE) and (node is w or node not in seen):
             chain.append(node)
             node = node.src[0]
         if chain and node in seen and node not in targets:
@@ -265,7 +265,8 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node 
             grads[src] = grads[src] + sg if src in grads else sg
     for base, inputs in folded.items():
         for w, chain in inputs if base in grads else ():
-            grads[w] = _replay_views(grads[base], chain)
+            g = _replay_views(grads[base], chain)
+            grads[w] = grads[w] + g if w in grads else g
     result, given = [], set()
     for w in wrt:
         result.append(None if w in given else grads.get(w))
