@@ -151,3 +151,21 @@ def test_index_of_the_min_of_bools_in_vector_code():
         t = cg.tensor(a)
         assert t.min(dim=0).indices.item() == np.argmin(a)
         assert t.max(dim=0).indices.item() == np.argmax(a)
+
+
+def test_int64_min_in_intel_vectors_and_short_loops():
+    """Intel's compiler got int64 wrong twice: in two-register vectors (long16: the min of a
+    (13, 104) int64 tensor, seed 50248) and in a fully unrolled 5-step max of ~x (the min
+    [4, 2, 0, -3, -2] came out -1 when its last step was fused into the next kernel, seed
+    31952). int64 vectors stay within one register, and int64 rows stay rolled."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(-5, 6, 5)
+    b = rng.integers(-5, 6, 1000)
+    x, y = cg.tensor(a), cg.tensor(b)
+    low = x.amin(dim=-1)
+    np.testing.assert_array_equal((low != y).numpy(), a.min() != b)
+    assert low.item() == a.min()
+    for seed in range(5):
+        c = np.random.default_rng(seed).integers(-5, 6, (13, 104))
+        t = cg.tensor(c)
+        assert t.min().item() == c.min() and t.max().item() == c.max()

@@ -41,8 +41,17 @@ def _lane_axis(spec: KernelSpec, width: int) -> int | None:
     return next((a for a in reversed(range(len(shape))) if shape[a] % width == 0), None)
 
 
+def _lanes(spec: KernelSpec, target: Target) -> int:
+    """The target's vector width, narrowed so that a vector of the kernel's widest element
+    fits the target's vector register (vector_bits)."""
+    if target.vector_bits is None:
+        return target.width
+    widest = max(n.dtype.itemsize for n in [*spec.nodes(), *spec.inputs])
+    return max(1, min(target.width, target.vector_bits // (8 * widest)))
+
+
 def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
-    width = target.width
+    width = _lanes(spec, target)
     transposed = spec.kind == "matmul" and _transpose_matmul(spec, width)
     if spec.kind == "matmul":
         # a matmul's lanes are output columns (rows when transposed): the widest vector that

@@ -77,18 +77,18 @@ class ReduceWriter(KernelWriter):
             return self.tmp(self.r.vload(buf, self.index_code(base), node.dtype), node.dtype, True)
         return self.tmp(self.r.load(buf, self.index_code(flat), node.dtype), node.dtype, False)
 
-    def _row_loop(self, length: int, width: int, body) -> None:
+    def _row_loop(self, length: int, width: int, body, rolled: bool = False) -> None:
         """Runs body(r) over r in [0, length): vectors of `width` lanes, then a scalar tail."""
         n_vec, tail = divmod(length, width)
         if n_vec:
-            with self.block(f"for ({self.index_type} i = 0; i < {n_vec}; i++)"):
+            with self.block(f"for ({self.index_type} i = 0; i < {n_vec}; i++)", rolled):
                 if width > 1:
                     with self.lanes_on() as lane:
                         body(sym.var("i", 0, n_vec - 1) * width + lane)
                 else:
                     body(sym.var("i", 0, n_vec - 1))
         if tail:
-            with self.block(f"for ({self.index_type} t = 0; t < {tail}; t++)"):
+            with self.block(f"for ({self.index_type} t = 0; t < {tail}; t++)", rolled):
                 body(sym.num(n_vec * width) + sym.var("t", 0, tail - 1))
 
     def _reduction(self, red: Node, at, length: int, width: int,
@@ -115,7 +115,10 @@ class ReduceWriter(KernelWriter):
         if red.op is Op.SUM and dtype.is_float and length // width > _SEQUENTIAL_STEPS:
             self._pairwise_sum(length, width, step, acc_vec if width > 1 else acc, dtype)
         else:
-            self._row_loop(length, width, step)
+            # Intel's compiler unrolled a 5-step max of ~x over int64 into 0 (x.amin() of
+            # [4, 2, 0, -3, -2] was -1; fuzz seed 31952): 64-bit integer rows stay rolled
+            wide_int = dtype.itemsize == 8 and not dtype.is_float
+            self._row_loop(length, width, step, rolled=wide_int)
         if width > 1:
             for lane_code in r.lanes(acc_vec):
                 if dtype == bool_:      # a vector's true is -1, a scalar's 1
