@@ -43,6 +43,16 @@ def library(t):
     return importlib.import_module(type(t).__module__.split(".")[0])
 
 
+def F(x):
+    """The nn.functional of x's library, so that one lambda runs on both."""
+    return library(x).nn.functional
+
+
+def nn(x):
+    """The nn of x's library."""
+    return library(x).nn
+
+
 def _arrays(inputs, dtype, low, high) -> list:
     out = []
     for k, x in enumerate(inputs):

@@ -6,19 +6,9 @@ import pytest
 import clgrad as cg
 import clgrad.nn as cnn
 import clgrad.nn.functional as CF
-from helpers import check, torch
+from helpers import F, check, nn, torch
 
 
-def F(x):
-    if torch is not None and isinstance(x, torch.Tensor):
-        return torch.nn.functional
-    return CF
-
-
-def nn(x):
-    if torch is not None and isinstance(x, torch.Tensor):
-        return torch.nn
-    return cnn
 
 
 EDGES = np.array([-np.inf, -1e4, -100, -88.5, -20, -3, -1, -0.06, -1e-6, -0.0, 0.0, 1e-6, 0.04,

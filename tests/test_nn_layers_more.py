@@ -8,19 +8,9 @@ import pytest
 import clgrad as cg
 import clgrad.nn as cnn
 import clgrad.nn.functional as CF
-from helpers import check, make, torch
+from helpers import F, check, make, nn, torch
 
 
-def F(x):
-    if torch is not None and isinstance(x, torch.Tensor):
-        return torch.nn.functional
-    return CF
-
-
-def nn(x):
-    if torch is not None and isinstance(x, torch.Tensor):
-        return torch.nn
-    return cnn
 
 
 def _like(x, array):
