@@ -138,3 +138,19 @@ def test_habits_of_pytorch_scripts():
     y.numpy()
     cg.synchronize()
     cg.synchronize(cg.device())
+
+
+def test_creation_functions_as_torch():
+    np.testing.assert_allclose(cg.logspace(-1, 2, 4).numpy(), np.logspace(-1, 2, 4), rtol=1e-6)
+    np.testing.assert_allclose(cg.logspace(0, 3, 4, base=2).numpy(), [1, 2, 4, 8])
+    like = cg.empty_like(cg.ones(2, 3, dtype=cg.float64))
+    assert like.shape == (2, 3) and like.dtype == cg.float64
+    t = cg.ones(3)
+    assert cg.as_tensor(t) is t and cg.as_tensor(t, dtype=cg.float64).dtype == cg.float64
+    assert cg.as_tensor([1, 2]).dtype == cg.int64
+    a = cg.normal(2.0, 3.0, (20000,), generator=cg.Generator().manual_seed(1)).numpy()
+    assert abs(a.mean() - 2.0) < 0.1 and abs(a.std() - 3.0) < 0.1
+    b = cg.normal(cg.zeros(2, 3), cg.ones(3))
+    assert b.shape == (2, 3) and b.dtype == cg.float32
+    with pytest.raises(TypeError, match="size is required"):
+        cg.normal(0.0, 1.0)

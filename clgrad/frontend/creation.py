@@ -136,6 +136,19 @@ def full_like(t: Tensor, fill_value, dtype=None, device=None) -> Tensor:
     return full(t.shape, fill_value, **_like(t, dtype, device))
 
 
+def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return empty(t.shape, requires_grad=requires_grad, **_like(t, dtype, device))
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """data as a tensor: a tensor of that dtype and device itself, else a new one."""
+    if isinstance(data, Tensor):
+        dtype = _resolve_dtype(dtype)
+        return data.to(*(a for a in (device, dtype) if a is not None)) if dtype or device \
+            else data
+    return tensor(data, dtype=dtype, device=device)
+
+
 def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dtype = _resolve_dtype(dtype) or dt.DEFAULT_FLOAT
     return _upload(_rng.standard_normal(_shape(size)), dtype, device, requires_grad)
@@ -184,6 +197,26 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
 
 def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
     values = np.linspace(start, end, steps)
+    return _upload(values, _resolve_dtype(dtype) or dt.DEFAULT_FLOAT, device, False)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None) -> Tensor:
+    values = np.power(float(base), np.linspace(start, end, steps))
+    return _upload(values, _resolve_dtype(dtype) or dt.DEFAULT_FLOAT, device, False)
+
+
+def normal(mean, std, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
+    """Samples of Normal(mean, std): numbers with size, or tensors (broadcast) elementwise."""
+    from .generator import numpy_rng
+    rng = numpy_rng(generator, _rng)
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        like = mean if isinstance(mean, Tensor) else std
+        shape = np.broadcast_shapes(*(t.shape for t in (mean, std) if isinstance(t, Tensor)))
+        noise = _upload(rng.standard_normal(shape), like.dtype, like.device, False)
+        return noise * std + mean
+    if size is None:
+        raise TypeError("normal(): with a number mean and std, size is required")
+    values = rng.normal(mean, std, _shape((size,) if isinstance(size, int) else tuple(size)))
     return _upload(values, _resolve_dtype(dtype) or dt.DEFAULT_FLOAT, device, False)
 
 
