@@ -108,10 +108,8 @@ def _diagonals(t: Tensor, labels: list[str]) -> tuple[Tensor, list[str]]:
             if n != m:
                 raise RuntimeError(f"einsum(): subscript {label} is repeated for operand of "
                                    f"shape {tuple(t.shape)} but the sizes don't match, {n} != {m}")
-            rest = [a for a in range(t.ndim) if a not in (i, j)]
-            t = t.permute(*rest, i, j).reshape(*[t.shape[a] for a in rest], n * n)
-            t = t[..., ::n + 1]     # the diagonal of an n x n block is every (n+1)-th element
-            labels = [labels[a] for a in rest] + [label]
+            t = t.diagonal(0, i, j)         # the diagonal becomes the last axis
+            labels = [lab for a, lab in enumerate(labels) if a not in (i, j)] + [label]
     return t, labels
 
 

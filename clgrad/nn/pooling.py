@@ -167,28 +167,27 @@ def _adaptive_max2d(input, output_size, op):
     return out, row * w + col_at, unbatched
 
 
-def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
-    out, index, unbatched = _adaptive_max2d(input, output_size, "adaptive_max_pool2d")
+def _pooled(op: str, input, out, index, unbatched: bool, return_indices: bool):
+    """A max pool's values (recorded as op) and, if asked, its indices, unbatched as input."""
     if unbatched:
         out, index = out.reshape(out.shape[1:]), index.reshape(index.shape[1:])
-    values = record("adaptive_max_pool2d", out, input.device, [input])
+    values = record(op, out, input.device, [input])
     if not return_indices:
         return values
     from ..frontend.tensor import Tensor
     return values, Tensor(index, input.device)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
+    out, index, unbatched = _adaptive_max2d(input, output_size, "adaptive_max_pool2d")
+    return _pooled("adaptive_max_pool2d", input, out, index, unbatched, return_indices)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
     x, unbatched = _spatial_input("adaptive_max_pool1d", input, 1)
     (o,) = _sizes("adaptive_max_pool1d", output_size, x.shape[2:])
     out, index = _max_axis(x, 2, o)
-    if unbatched:
-        out, index = out.reshape(out.shape[1:]), index.reshape(index.shape[1:])
-    values = record("squeeze_dim", out, input.device, [input])
-    if not return_indices:
-        return values
-    from ..frontend.tensor import Tensor
-    return values, Tensor(index, input.device)
+    return _pooled("squeeze_dim", input, out, index, unbatched, return_indices)
 
 
 # ---- 1-D pooling: the 2-D pools of (N, C, 1, L) ------------------------------------------
