@@ -284,7 +284,11 @@ def std(x, dim, unbiased, keepdim, correction):
 
 
 def _row_max(node: ir.Node, axis: int) -> ir.Node:
-    return node.max((axis,)).expand(node.shape)
+    """The row's max as a shift, detached: softmax is shift-invariant, so the max's gradient
+    is zero up to rounding, and building it would compare recomputed elements with the max
+    (Intel's compiler rounds cos in one loop and sincos in another differently: no element
+    equalled the max, a tie count of 0 and a NaN gradient; fuzz seed 52688)."""
+    return node.max((axis,)).detach().expand(node.shape)
 
 
 def logsumexp_node(node: ir.Node, axis: int) -> ir.Node:
