@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import clgrad as cg
+from helpers import check, library
 
 try:
     import torch
@@ -346,3 +347,11 @@ def test_gradient_reaches_an_input_read_both_directly_and_through_a_folded_view(
     w = (y * 1).reshape(2)
     (w[None] * w[0] + w).sum().backward()      # folded and direct reads, both differentiated
     np.testing.assert_allclose(y.grad.numpy().ravel(), [1 + 1 + 3, 1 + 1])
+
+
+def test_an_input_given_twice_through_a_folded_view_gets_its_gradient_once():
+    """where(c, s, s) lists s twice; s (a reshape of a sum) is read folded into the
+    broadcast, and each listing added the folded gradient again: twice torch's (seed 81957)."""
+    c = np.array([[True, False], [False, True]])
+    check(lambda x: library(x).where(library(x).tensor(c), x.sum(), x.sum()), (3,))
+    check(lambda x: library(x).where(library(x).tensor(c), x @ x, x @ x), (3,))

@@ -189,3 +189,14 @@ def test_steps_stay_steps_a_backward_computes_the_updates_before_it():
     for _ in range(6):
         expected = expected - 1e-3 * 2 * x0.T @ (x0 @ expected)
     np.testing.assert_allclose(w.numpy(), expected, rtol=1e-4)
+
+
+def test_a_row_value_moved_to_another_axis_does_not_fuse_into_its_rows():
+    """A sum over axis 0 of (16, 16, 3) keeps rows (1, 16, 3); reshaped to (16, 1, 3) and
+    broadcast along axis 1, its rows lie along another axis than the reduction's, so its
+    consumer may not run in the reduction's loop (it did, reading the wrong row: seed 81033)."""
+    a = np.random.default_rng(0).standard_normal((16, 16, 3)).astype(np.float32)
+    x = cg.tensor(a)
+    y = x.sum(0, keepdim=True).reshape(16, 1, 3) * x.exp()
+    expected = a.sum(0).reshape(16, 1, 3) * np.exp(a)
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-5, atol=1e-5)

@@ -213,7 +213,8 @@ def _folded(wrt, seen, targets) -> dict[Node, list[tuple[Node, list[Node]]]]:
     their sources (a reshape of a reshape is one reshape; a permute undoing a permute is none):
     {the node of out's graph they are views of: [(input, its chain of views down to it)]}."""
     found: dict[Node, list[tuple[Node, list[Node]]]] = {}
-    for w in wrt:       # w itself may be in the graph too, and read folded elsewhere
+    # each input once: where(c, s, s) lists s twice, and its folded reads are one gradient
+    for w in dict.fromkeys(wrt):    # w itself may be in the graph too, and read folded elsewhere
         chain, node = [], w
         while node.op in (Op.RESHAPE, Op.PERMUTE) and (node is w or node not in seen):
             chain.append(node)

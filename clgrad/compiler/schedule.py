@@ -120,7 +120,10 @@ class Scheduler:
                     nxt = "row"     # one value per row: a reshape keeps its flat index
                 elif level == "elem" and c.op in ELEMENTWISE and c.shape == shape:
                     nxt = "elem"
-                elif c.op is Op.EXPAND and level == "row" and c.shape == shape and wide_enough:
+                elif c.op is Op.EXPAND and level == "row" and c.shape == shape \
+                        and node.shape == red.shape and wide_enough:
+                    # back over red's own axes only: a reshape on the way may have moved the
+                    # rows' values to other axes ((1,16,3) -> (16,1,3): fuzz seed 81033)
                     nxt = "elem"
                 elif c.op in REDUCE and level == "elem" and c.src[0].shape == shape and c.arg == axes:
                     nxt = "row"
