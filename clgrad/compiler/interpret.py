@@ -12,8 +12,8 @@ import numpy as np
 
 from .dtype import DType, bool_, float16
 from .ir import BufferRef, Node, toposort
-from .ops import (COMPARISON, FLOAT_BINARY, FLOAT_UNARY, INT_UNARY, MOVEMENT, REDUCE, UNARY,
-                  Op)
+from .ops import (COMPARISON, FLOAT_BINARY, FLOAT_UNARY, INT_UNARY, MOVEMENT, REDUCE,
+                  SCAN_COMBINES, UNARY, Op)
 
 def _safe(b: np.ndarray) -> np.ndarray:
     """The divisor the kernels use: 1 where it is 0 or -1 (render.Renderer._int_divide)."""
@@ -96,6 +96,9 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
         return np.arange(node.shape[0], dtype=node.dtype.np)
     if op in REDUCE:
         return _reduce(node, srcs[0])
+    if op is Op.SCAN:
+        axis, combine = node.arg
+        return SCAN_COMBINES[combine].accumulate(_registers(srcs[0]), axis=axis)
     if op is Op.GATHER:                      # out[i..., r] = src[idx[i...], r]
         return np.take(srcs[0], srcs[1].astype(np.int64), axis=0)
     if op is Op.MATMUL:

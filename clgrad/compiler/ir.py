@@ -12,7 +12,7 @@ from typing import Any
 
 from .dtype import DType, bool_
 from .mathtrait import MathTrait
-from .ops import BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCE, UNARY, Op
+from .ops import BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCE, SCAN_COMBINES, UNARY, Op
 
 Shape = tuple[int, ...]
 
@@ -204,6 +204,14 @@ def gather(src: Node, index: Node) -> Node:
     return Node(Op.GATHER, src.dtype, index.shape + src.shape[1:], (src, index))
 
 
+def scan(x: Node, axis: int, combine: str) -> Node:
+    """The running combine of x along axis (ops.SCAN_COMBINES); of one element, x itself."""
+    assert combine in SCAN_COMBINES and 0 <= axis < len(x.shape), (combine, axis, x.shape)
+    if x.shape[axis] <= 1:
+        return x
+    return Node(Op.SCAN, x.dtype, x.shape, (x,), (axis, combine))
+
+
 def contiguous(x: Node) -> Node:
     if x.op in (Op.BUFFER, Op.CONTIGUOUS):
         return x
@@ -293,5 +301,5 @@ def base_of(node: Node) -> Node:
 
 
 __all__ = ["Node", "BufferRef", "Op", "toposort", "structural_key", "buffer", "const", "unary", "cast", "binary",
-           "where", "reduce", "matmul", "iota", "gather", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
+           "where", "reduce", "matmul", "iota", "gather", "scan", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
            "shrink", "stride", "base_of", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

@@ -54,7 +54,7 @@ class Scheduler:
             depth[node] = 1 + max((0 if s in roots else depth[s] for s in node.src), default=0)
             if depth[node] >= _MAX_FUSED_DEPTH:
                 roots.add(node)
-            if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS):
+            if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS, Op.SCAN):
                 roots.add(node)
             if node.op is Op.GATHER and buffer_of(node.src[0]) is None:
                 roots.add(node.src[0])      # rows are read at run-time offsets: need a buffer
@@ -162,7 +162,7 @@ class Scheduler:
         while stack:
             node, done = stack.pop()
             if done:
-                if node.op in REDUCE or node.op is Op.MATMUL:
+                if node.op in REDUCE or node.op in (Op.MATMUL, Op.SCAN):
                     fused.append(node)
                 continue
             if node in seen:
@@ -174,6 +174,8 @@ class Scheduler:
                 continue
             stack.append((node, True))
             stack.extend((s, False) for s in reversed(node.src) if s not in seen)
+        if root.op is Op.SCAN:      # a root always: its source is computed in its loop
+            return KernelSpec("scan", root.shape, (root.arg[0],), [(root, ref)], inputs, [root])
         if any(n.op is Op.MATMUL for n in fused):
             return KernelSpec("matmul", root.shape, (), [(root, ref)], inputs, fused)
         if fused:

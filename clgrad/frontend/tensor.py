@@ -14,7 +14,7 @@ from ..compiler.ops import Op
 from .. import engine
 from ..engine import run as run_graph
 from . import elementwise as ew
-from . import indexing, jit_protocol, linalg, movement, reductions, views
+from . import indexing, jit_protocol, linalg, movement, reductions, scans, views
 from .backward import record, register_hook
 
 
@@ -350,3 +350,4 @@ from . import composite_methods, inplace  # noqa: E402
 _install(METHODS)
 _install(inplace.METHODS)
 _install(composite_methods.METHODS)
+_install(scans.METHODS)
