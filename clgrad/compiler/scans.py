@@ -3,7 +3,7 @@ each SCAN combine. Everything here is built from SCAN nodes and elementwise or m
 so a gradient of a scan over n elements costs a few O(n) scans, never an n x n sum."""
 from __future__ import annotations
 
-import math
+import numpy as np
 
 from . import dtype as dt
 from . import ir
@@ -28,14 +28,9 @@ def positions(x: Node, axis: int) -> Node:
 
 def extreme_positions(x: Node, running: Node, axis: int) -> Node:
     """Where each prefix's running max (or min), `running`, was found, as PyTorch's cummax
-    reports it: the last element equal to it, or once a NaN has come, the first NaN."""
-    at = positions(x, axis)
-    last_hit = ir.scan(x.eq(running).where(at, 0), axis, "max")
-    if not x.dtype.is_float:
-        return last_hit
-    n = x.shape[axis]
-    first_nan = ir.scan(x.ne(x).where(at, n), axis, "min")
-    return running.ne(running).where(first_nan, last_hit)
+    reports it: the last element equal to it, or once a NaN has come, the last NaN."""
+    hit = x.eq(running) | x.ne(x) if x.dtype.is_float else x.eq(running)
+    return ir.scan(hit.where(positions(x, axis), 0), axis, "max")
 
 
 def _shift_back(x: Node, axis: int, fill) -> Node:
@@ -88,11 +83,14 @@ def _cumprod_rule(x: Node, out: Node, g: Node, axis: int) -> Node:
 
 def _logcumsumexp_rule(x: Node, out: Node, g: Node, axis: int) -> Node:
     """PyTorch's: sum over i >= j of g[i] * exp(x[j] - out[i]), in log space with g's
-    positive and negative parts apart, so that nothing overflows."""
+    positive and negative parts apart, so that nothing overflows. The other part's
+    elements are the lowest finite float, not -inf: -inf - -inf would make the rule's own
+    gradient NaN (a double backward)."""
     log_abs = g.abs().log()
+    lowest = float(np.finfo(g.dtype.np).min)
     parts = []
     for side in (g > 0, g < 0):
-        log_part = side.where(log_abs, -math.inf)
+        log_part = side.where(log_abs, lowest)
         parts.append((reverse_scan(log_part - out, axis, "logaddexp") + x).exp())
     return parts[0] - parts[1]
 

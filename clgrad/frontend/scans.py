@@ -36,15 +36,15 @@ def _accumulated(op: str, combine: str):
 
 def logcumsumexp(self, dim: int):
     if not self.dtype.is_float:
-        raise RuntimeError(f"logcumsumexp(): expected a floating point input, got "
-                           f"{self.dtype.name}")
+        raise NotImplementedError(f"logcumsumexp: not implemented for {self.dtype.name} "
+                                  f"input of shape {tuple(self.shape)}")
     out, _ = _scanned("logcumsumexp", self, dim, self.node, "logaddexp")
     return record("logcumsumexp", out, self.device, [self])
 
 
 def _running_extreme(op: str, combine: str, result):
     """cummax or cummin: the running values and where each was found (PyTorch's: the last
-    element equal to it; once a NaN has come, the first NaN)."""
+    element equal to it; once a NaN has come, the last NaN)."""
     def method(self, dim: int):
         from .tensor import Tensor
         node = _compared(self.node)
