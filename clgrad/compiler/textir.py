@@ -67,6 +67,9 @@ def _arg_text(node: Node) -> list[str]:
     if op is Op.PAD:
         pads, fill = arg
         return [f"pads={_value_text(pads)}", f"fill={_value_text(fill)}"]
+    if op is Op.SCAN:
+        axis, combine = arg
+        return [f"axis={axis}", f"combine={combine}"]
     if op in _ARG_NAME:
         return [f"{_ARG_NAME[op]}={_value_text(arg)}"]
     if arg is not None:
@@ -212,6 +215,8 @@ class _Builder:
             raise self.error(scalars[0].meta, f"{op.name.lower()} takes no bare value")
         if op is Op.PAD:
             return tuple(self.take(line, op, values, ["pads", "fill"]))
+        if op is Op.SCAN:
+            return tuple(self.take(line, op, values, ["axis", "combine"]))
         if op in _ARG_NAME:
             return self.take(line, op, values, [_ARG_NAME[op]])[0]
         if values:
@@ -241,15 +246,18 @@ def _arity(op: Op) -> int | None:
         return 2
     if op is Op.WHERE:
         return 3
-    if op in UNARY or op in REDUCE or op in MOVEMENT or op is Op.CONTIGUOUS:
+    if op in UNARY or op in REDUCE or op in MOVEMENT or op in (Op.CONTIGUOUS, Op.SCAN):
         return 1
     return None
 
 
 def _value(tree):
-    """A parsed value as Python: scalars keep their literal type, parentheses make tuples."""
+    """A parsed value as Python: scalars keep their literal type, parentheses make tuples,
+    a bare word (a scan's combine) is a string."""
     if isinstance(tree, lark.Tree) and tree.data == "tuple":
         return tuple(_value(v) for v in tree.children)
+    if isinstance(tree, lark.Tree) and tree.data == "word":
+        return tree.children[0].value
     (tok,) = tree.children
     text = tok.value
     if tok.type == "BOOL":
