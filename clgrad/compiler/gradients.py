@@ -12,6 +12,7 @@ from . import ir
 from .ir import Node
 from .ops import Op
 from .scans import scan_rule
+from .sorting import sort_rule
 
 
 def _trunc(x: Node) -> Node:
@@ -205,6 +206,7 @@ RULES = {
     Op.CONTIGUOUS: lambda n, g: (g,),
     Op.GATHER: _gather_rule,
     Op.SCAN: scan_rule,
+    Op.SORT: sort_rule,
 }
 
 NO_GRADIENT = frozenset({Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.NOT, Op.DETACH})

@@ -61,6 +61,8 @@ class Op(Enum):
     CONTIGUOUS = auto()  # forces its source into a buffer
     GATHER = auto()      # rows of a (N, R) source picked by an index: out[i..., r] = src[idx[i...], r]
     SCAN = auto()        # running combine along one axis (cumsum): arg = (axis, SCAN_COMBINES key)
+    SORT = auto()        # each row (last axis) of a contiguous source sorted; arg = descending
+    ARGSORT = auto()     # int64 positions of SORT's order, ties by position (stable); arg = descending
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,

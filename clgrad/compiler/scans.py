@@ -40,7 +40,7 @@ def _shift_back(x: Node, axis: int, fill) -> Node:
     return x.shrink(bounds).pad(pads, fill)
 
 
-def _along(x: Node, axis: int, at: Node) -> Node:
+def along(x: Node, axis: int, at: Node) -> Node:
     """x[..., at[..., i, ...], ...] along axis: each row of x read at run-time positions (a
     gather of the rows laid out one after another)."""
     order = tuple(a for a in range(len(x.shape)) if a != axis) + (axis,)
@@ -63,7 +63,7 @@ def segment_sums(g: Node, found: Node, axis: int) -> Node:
     next_start = _shift_back(reverse_scan(starts.where(at, n), axis, "min"), axis, n)
     after = reverse_scan(g, axis, "add")
     padded = after.pad(tuple((0, 1) if a == axis else (0, 0) for a in range(len(g.shape))))
-    return starts.where(after - _along(padded, axis, next_start), 0)
+    return starts.where(after - along(padded, axis, next_start), 0)
 
 
 def _cumprod_rule(x: Node, out: Node, g: Node, axis: int) -> Node:

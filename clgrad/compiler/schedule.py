@@ -56,8 +56,10 @@ class Scheduler:
                 roots.add(node)
             if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS, Op.SCAN):
                 roots.add(node)
-            if node.op is Op.GATHER and buffer_of(node.src[0]) is None:
+            if node.op in (Op.GATHER, Op.SORT, Op.ARGSORT) and buffer_of(node.src[0]) is None:
                 roots.add(node.src[0])      # rows are read at run-time offsets: need a buffer
+            if node.op in (Op.SORT, Op.ARGSORT):
+                roots.add(node)
             if node.op is Op.MATMUL:
                 # matmul reads each operand element many times: give computed operands a buffer
                 for s in node.src:
@@ -176,6 +178,9 @@ class Scheduler:
             stack.extend((s, False) for s in reversed(node.src) if s not in seen)
         if root.op is Op.SCAN:      # a root always: its source is computed in its loop
             return KernelSpec("scan", root.shape, (root.arg[0],), [(root, ref)], inputs, [root])
+        if root.op in (Op.SORT, Op.ARGSORT):
+            axes = (len(root.shape) - 1,)
+            return KernelSpec("sort", root.shape, axes, [(root, ref)], inputs, [root])
         if any(n.op is Op.MATMUL for n in fused):
             return KernelSpec("matmul", root.shape, (), [(root, ref)], inputs, fused)
         if fused:

@@ -246,7 +246,7 @@ def _arity(op: Op) -> int | None:
         return 2
     if op is Op.WHERE:
         return 3
-    if op in UNARY or op in REDUCE or op in MOVEMENT or op in (Op.CONTIGUOUS, Op.SCAN):
+    if op in UNARY or op in REDUCE or op in MOVEMENT or op in (Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT):
         return 1
     return None
 

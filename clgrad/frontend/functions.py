@@ -29,6 +29,8 @@ METHODS_AS_FUNCTIONS = (
     "expm1_", "exp2_", "nan_to_num_",
     # scans (scans.py)
     "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
+    # sorting (sorting.py)
+    "sort", "argsort", "msort", "topk", "kthvalue", "median",
 )
 
 
