@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 
+from .statistics import FUNCTIONS
 from .tensor import Tensor
 
 # Tensor methods that torch also has as functions of the tensor (and, for binary ops, another
@@ -31,6 +32,8 @@ METHODS_AS_FUNCTIONS = (
     "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
     # sorting (sorting.py)
     "sort", "argsort", "msort", "topk", "kthvalue", "median",
+    # composed reductions (statistics.py)
+    "norm", "nansum", "nanmean", "count_nonzero", "aminmax", "diff",
 )
 
 
@@ -51,6 +54,7 @@ def _as_function(name: str):
 
 
 globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
+globals().update(FUNCTIONS)
 
 
 def _check_tensors(op: str, input, other) -> None:
@@ -93,4 +97,4 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool((input == other).all().item())
 
 
-__all__ = list(METHODS_AS_FUNCTIONS) + ["isclose", "allclose", "equal"]
+__all__ = list(METHODS_AS_FUNCTIONS) + list(FUNCTIONS) + ["isclose", "allclose", "equal"]

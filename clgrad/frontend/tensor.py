@@ -14,7 +14,7 @@ from ..compiler.ops import Op
 from .. import engine
 from ..engine import run as run_graph
 from . import elementwise as ew
-from . import indexing, jit_protocol, linalg, movement, reductions, scans, sorting, views
+from . import indexing, jit_protocol, linalg, movement, reductions, scans, sorting, statistics, views
 from .backward import record, register_hook
 
 
@@ -352,3 +352,4 @@ _install(inplace.METHODS)
 _install(composite_methods.METHODS)
 _install(scans.METHODS)
 _install(sorting.METHODS)
+_install(statistics.METHODS)
