@@ -126,3 +126,40 @@ def test_one_sort_kernel():
     x = cg.tensor(make((4, 100), np.float32))
     specs, _ = schedule([x.sort(1).values.node], x.device)
     assert [s.kind for s in specs] == ["sort"]
+
+
+def test_mode():
+    """The smallest of the most frequent values, at its last position (PyTorch's for rows of up
+    to 16, where its sort is stable); NaNs all differ."""
+    nan = np.nan
+    x = np.array([[3, 1, 3, 1, 2], [5, 5, 4, 4, 4], [1, 2, 3, 4, 5], [nan, 1, 1, nan, nan]],
+                 np.float32)
+    check(lambda t: t.mode(1), x)
+    check(lambda t: t.mode(0), x[:3])
+    check(lambda t: t.mode(), x)
+    check(lambda t: library(t).mode(t, 1, keepdim=True), make((3, 16), np.int32, low=0, high=4))
+    check(lambda t: t.mode(0), np.array(7.0, np.float32))
+
+
+def test_mode_of_long_rows_points_at_its_value():
+    """PyTorch's position of a repeated mode in a longer row is its unstable sort's: any
+    position holding the value is right."""
+    x = make((3, 200), np.int32, low=0, high=9)
+    values, indices = cg.tensor(x).mode(1)
+    counts = [np.bincount(row, minlength=9) for row in x]
+    np.testing.assert_array_equal(values.numpy(), [np.argmax(c) for c in counts])
+    np.testing.assert_array_equal(np.take_along_axis(x, indices.numpy()[:, None], 1)[:, 0],
+                                  values.numpy())
+
+
+def test_nanmedian():
+    nan = np.nan
+    x = np.array([[nan, 1, 3, 2], [4, 3, 2, 1], [1, nan, nan, 5]], np.float32)
+    check(lambda t: t.nanmedian(1), x)
+    check(lambda t: t.nanmedian(0, True), x)
+    check(lambda t: t.nanmedian(), x)
+    check(lambda t: library(t).nanmedian(t, 1), (3, 7))
+    check(lambda t: t.nanmedian(1), make((3, 7), np.int32, low=-5, high=5))
+    all_nan = np.full((2, 3), nan, np.float32)
+    assert np.isnan(cg.tensor(all_nan).nanmedian(1).values.numpy()).all()
+    assert np.isnan(cg.tensor(all_nan).nanmedian().item())

@@ -31,7 +31,7 @@ METHODS_AS_FUNCTIONS = (
     # scans (scans.py)
     "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
     # sorting (sorting.py)
-    "sort", "argsort", "msort", "topk", "kthvalue", "median",
+    "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
     # composed reductions (statistics.py)
     "norm", "nansum", "nanmean", "count_nonzero", "aminmax", "diff",
 )

@@ -31,6 +31,7 @@ GRAD_FN_NAMES = {
     "min": "MinBackward1",
     "min_dim": "MinBackward0",
     "median_dim": "MedianBackward1",
+    "nanmedian_dim": "NanmedianBackward1",
     # movement, copies and matmul
     "reshape": "ViewBackward0",             # PyTorch 2's name
     "squeeze_dim": "SqueezeBackward1",

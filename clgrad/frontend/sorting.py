@@ -1,4 +1,4 @@
-"""sort, argsort, msort, topk, kthvalue, median: SORT and ARGSORT nodes (one kernel each, a
+"""sort, argsort, msort, topk, kthvalue, median, nanmedian, mode: SORT and ARGSORT nodes (one kernel each, a
 heapsort per row) along the dim moved last, and slices of their results. Gradients reach the
 elements picked (compiler/sorting.py). Installed on Tensor by tensor.py from METHODS."""
 from __future__ import annotations
@@ -8,6 +8,7 @@ from collections import namedtuple
 
 from ..compiler import dtype as dt
 from ..compiler import ir
+from ..compiler.scans import positions
 from .backward import record
 from .operands import normalize_dim
 
@@ -15,6 +16,8 @@ SortResult = namedtuple("sort", ["values", "indices"])
 TopkResult = namedtuple("topk", ["values", "indices"])
 KthvalueResult = namedtuple("kthvalue", ["values", "indices"])
 MedianResult = namedtuple("median", ["values", "indices"])
+NanmedianResult = namedtuple("nanmedian", ["values", "indices"])
+ModeResult = namedtuple("mode", ["values", "indices"])
 
 
 def _sorted_nodes(x, axis: int, descending: bool) -> tuple[ir.Node, ir.Node]:
@@ -101,9 +104,7 @@ def median(self, dim: int | None = None, keepdim: bool = False):
         if self.dtype.is_float:
             middle = _shared_among_equals(flat, middle)
         return record("median", middle, self.device, [self])
-    axis = normalize_dim("median", dim, self.ndim)
-    if self.ndim and self.shape[axis] == 0:
-        raise IndexError(f"median(): Expected reduction dim {axis} to have non-zero size.")
+    axis = _checked_axis("median", self, dim)
     values, indices = _sorted_nodes(self, axis, False)
     middle = (values.shape[axis] - 1) // 2
     value, index = _slice(values, axis, middle, middle + 1), _slice(indices, axis, middle, middle + 1)
@@ -111,6 +112,61 @@ def median(self, dim: int | None = None, keepdim: bool = False):
         row = self.node.reshape((1,)) if not self.ndim else self.node
         value, index = _first_nan_instead(row, axis, value, index)
     return _selected("median_dim", MedianResult, self, axis, value, index, keepdim)
+
+
+def nanmedian(self, dim: int | None = None, keepdim: bool = False):
+    """median ignoring NaNs: the lower median of each row's other values (NaN for a row of
+    NaNs only)."""
+    if dim is None:
+        if self.numel() == 0:
+            return median(self)
+        middle = nanmedian(self.detach().reshape(-1), 0).values.node
+        if self.dtype.is_float:
+            middle = _shared_among_equals(self.node.reshape((self.numel(),)), middle)
+        return record("nanmedian", middle, self.device, [self])
+    if not self.dtype.is_float:
+        return median(self, dim, keepdim)
+    axis = _checked_axis("nanmedian", self, dim)
+    values, indices = _sorted_nodes(self, axis, False)      # NaNs last
+    counted = values.eq(values).cast(dt.int64).sum((axis,))
+    middle = (counted > 0).where((counted - 1) / 2, 0)     # C division: counted >= 1
+    value, index = _read_at(values, axis, middle), _read_at(indices, axis, middle)
+    return _selected("nanmedian_dim", NanmedianResult, self, axis, value, index, keepdim)
+
+
+def mode(self, dim: int = -1, keepdim: bool = False):
+    """The most frequent value of each row (the smallest of equally frequent ones; NaNs are
+    all different) and the last position it is at: the longest run of the sorted row, whose
+    run lengths come from a scan."""
+    axis = _checked_axis("mode", self, dim)
+    values, indices = _sorted_nodes(self, axis, False)
+    at = positions(values, axis)
+    n = values.shape[axis]
+    earlier = values.pad(tuple((1, 0) if a == axis else (0, 0) for a in range(len(values.shape))))
+    earlier = _slice(earlier, axis, 0, n)
+    starts = at.eq(0) | values.ne(earlier)
+    # run lengths and positions as int32: Intel's compiler crashed on this reduction's int64
+    # vector selects
+    at = at.cast(dt.int32)
+    run = at - ir.scan(starts.where(at, 0), axis, "max") + 1
+    longest = run.max((axis,))
+    end = (n - run.eq(longest.expand(run.shape)).where(n - at, 0).max((axis,))).cast(dt.int64)
+    value, index = _read_at(values, axis, end), _read_at(indices, axis, end)
+    return _selected("mode", ModeResult, self, axis, value, index, keepdim)
+
+
+def _checked_axis(op: str, x, dim: int) -> int:
+    axis = normalize_dim(op, dim, x.ndim)
+    if x.ndim and x.shape[axis] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {axis} to have non-zero size.")
+    return axis
+
+
+def _read_at(node: ir.Node, axis: int, at: ir.Node) -> ir.Node:
+    """node's element at position `at` (axis kept as size 1) of each row, as a masked sum:
+    the gradient goes to that element."""
+    hit = positions(node, axis).eq(at.expand(node.shape))
+    return hit.where(node, 0).sum((axis,))
 
 
 def _shared_among_equals(flat: ir.Node, middle: ir.Node) -> ir.Node:
@@ -138,5 +194,5 @@ def _first_nan_instead(node: ir.Node, axis: int, value: ir.Node, index: ir.Node)
 
 METHODS = [
     ("sort", sort), ("argsort", argsort), ("msort", msort), ("topk", topk),
-    ("kthvalue", kthvalue), ("median", median),
+    ("kthvalue", kthvalue), ("median", median), ("nanmedian", nanmedian), ("mode", mode),
 ]
