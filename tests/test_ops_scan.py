@@ -60,11 +60,14 @@ def test_logcumsumexp_large_values_and_infinities():
     check(lambda x: x.logcumsumexp(1), edges, grad=False)
 
 
-def test_cumsum_nan_and_inf():
+def test_cumsum_cumprod_nan_and_inf():
     nan, inf = np.nan, np.inf
-    x = np.array([[1, inf, 2, -inf, 3], [1, nan, 2, 3, 4], [-0.0, -0.0, 1, 2, 3]], np.float32)
+    x = np.array([[1, inf, 2, -inf, 3], [1, nan, 2, 3, 4], [-0.0, -0.0, 1, 2, 3],
+                  [3e38, 3e38, -1, 2, 0.5]], np.float32)
     out = check(lambda t: t.cumsum(1), x)[0].numpy()
     assert np.signbit(out[2, 1]), "a row of -0.0 sums to -0.0, as PyTorch's"
+    # (PyTorch's CPU accumulates in double: an overflowed product times 0 is 0 there, NaN here)
+    check(lambda t: t.cumprod(1), x, grad=False)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
@@ -112,6 +115,19 @@ def test_long_cumsum_is_accurate(dim):
 def test_long_rows_forward_and_backward(op):
     check(lambda x: getattr(x, op)(1), (2, 3001), low=0.999, high=1.001,
           atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_few_long_rows_scan_in_blocks(op):
+    """Rows of 40,000 and more are scanned in blocks, the blocks' totals, then combined: the
+    same values and gradients, ragged last block included."""
+    check(lambda x: getattr(x, op)(1), (2, 40_001), low=0.9999, high=1.0001, atol=1e-4,
+          grad_atol=1e-3, grad_rtol=1e-5)
+    check(lambda x: getattr(x, op)(0), (40_000, 3), low=0.9999, high=1.0001, atol=1e-4)
+    check(lambda x: getattr(x, op)(0), make((50_000,), np.int32, low=-1, high=2))
+    x = cg.tensor(make((1, 50_000), np.float32))
+    specs, _ = schedule([x.cumsum(1).node], x.device)
+    assert [s.kind for s in specs].count("scan") == 2
 
 
 def test_long_cummax_ties_gradient():

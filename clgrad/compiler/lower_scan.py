@@ -25,18 +25,20 @@ class ScanWriter(KernelWriter):
         self.ops_seen.append(combine)
         ctype = dtype.ctype
         acc = Value("acc", dtype, False)
-        float_sum = combine == "add" and dtype.is_float
+        compensated = combine in ("add", "mul") and dtype.is_float
         # -0.0 + x is x for every x (0.0 + -0.0 would lose the sign of a leading -0.0)
-        start = {"add": "-0.0f" if float_sum else "0", "mul": "1", "logaddexp": "-INFINITY"}
+        start = {"add": "-0.0f" if compensated else "0", "mul": "1", "logaddexp": "-INFINITY"}
         self.emit(f"{ctype} acc = {start.get(combine, '0')};")
-        if float_sum:
+        if compensated:
             self.emit(f"{ctype} lost = 0;")
         position = sym.var("i", 0, n - 1)
         with self.block(f"for ({self.index_type} i = 0; i < {n}; i++)", rolled=True):
             index = Index(shape, dims=tuple(outer_dims[:axis] + [position] + outer_dims[axis:]))
             v = self.value(node.src[0], index)
-            if float_sum:
+            if compensated and combine == "add":
                 self._compensated_add(v)
+            elif compensated:
+                self._compensated_product(v)
             else:
                 self.emit(f"acc = {self._combined(combine, acc, v)};")
             self.store(node, index.as_flat(), acc)
@@ -51,6 +53,18 @@ class ScanWriter(KernelWriter):
         self.emit(f"{v.dtype.ctype} t = acc + y;")
         self.emit("lost = isfinite(t) ? (t - acc) - y : 0;")
         self.emit("acc = t;")
+
+    def _compensated_product(self, v: Value) -> None:
+        """A running product carrying its rounding error (acc + lost is the product): fma
+        gives each multiplication's error exactly, so 100,000 factors lose no more than a few
+        roundings, as PyTorch's double accumulator. An infinite or NaN product has no error
+        to carry (fma(inf, x, -inf) is NaN)."""
+        ctype = v.dtype.ctype
+        self.emit(f"{ctype} p = acc * {v.code};")
+        self.emit(f"{ctype} e = isfinite(p) ? fma(acc, {v.code}, -p) + lost * {v.code} : 0;")
+        self.emit(f"{ctype} s = p + e;")
+        self.emit("lost = isfinite(s) ? e - (s - p) : 0;")
+        self.emit("acc = s;")
 
     def _combined(self, combine: str, acc: Value, v: Value) -> str:
         r = self.r

@@ -26,6 +26,29 @@ def positions(x: Node, axis: int) -> Node:
     return ir.iota(n, dt.int64).reshape(line).expand(x.shape)
 
 
+_IDENTITY = {"add": 0, "mul": 1}
+
+
+def split_scan(x: Node, axis: int, combine: str, block: int) -> Node:
+    """scan(x, axis, combine) for add or mul in two levels, so that a long row is many
+    work-items' work, not one's: the row is cut into blocks, each block scanned, the blocks'
+    totals scanned, and each block combined with the total of the blocks before it."""
+    n = x.shape[axis]
+    blocks = -(-n // block)
+    pads = tuple((0, blocks * block - n) if a == axis else (0, 0) for a in range(len(x.shape)))
+    padded = x.pad(pads, _IDENTITY[combine])
+    shape = x.shape[:axis] + (blocks, block) + x.shape[axis + 1:]
+    inner = ir.scan(padded.reshape(shape), axis + 1, combine)
+    last = tuple((block - 1, block) if a == axis + 1 else (0, m) for a, m in enumerate(shape))
+    totals = ir.scan(inner.shrink(last), axis, combine)
+    shift = tuple((1, 0) if a == axis else (0, 0) for a in range(len(shape)))
+    before = totals.pad(shift, _IDENTITY[combine]).shrink(
+        tuple((0, blocks) if a == axis else (0, m) for a, m in enumerate(totals.shape)))
+    before = before.expand(shape)
+    out = (inner + before if combine == "add" else inner * before).reshape(padded.shape)
+    return out.shrink(tuple((0, n) if a == axis else (0, m) for a, m in enumerate(x.shape)))
+
+
 def extreme_positions(x: Node, running: Node, axis: int) -> Node:
     """Where each prefix's running max (or min), `running`, was found, as PyTorch's cummax
     reports it: the last element equal to it, or once a NaN has come, the last NaN."""

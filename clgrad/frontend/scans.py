@@ -7,13 +7,18 @@ from collections import namedtuple
 
 from ..compiler import dtype as dt
 from ..compiler import ir
-from ..compiler.scans import extreme_positions
+from ..compiler.scans import extreme_positions, split_scan
 from .backward import record
 from .operands import normalize_dim
 from .reductions import _compared
 
 CummaxResult = namedtuple("cummax", ["values", "indices"])
 CumminResult = namedtuple("cummin", ["values", "indices"])
+# Sums and products this long over this few rows scan in blocks (split_scan): one work-item
+# per row would leave the other cores idle.
+_SPLIT_MIN_LENGTH = 1 << 15
+_SPLIT_MAX_ROWS = 64
+_SPLIT_BLOCK = 1000      # not a power of two: rows that far apart collide in the caches
 
 
 def _scanned(op: str, x, dim: int, node: ir.Node, combine: str) -> tuple[ir.Node, int]:
@@ -21,6 +26,10 @@ def _scanned(op: str, x, dim: int, node: ir.Node, combine: str) -> tuple[ir.Node
     element)."""
     axis = normalize_dim(op, dim, x.ndim)
     row = node.reshape((1,)) if not x.ndim else node
+    length = row.shape[axis]
+    if combine in ("add", "mul") and length >= _SPLIT_MIN_LENGTH \
+            and row.numel // length < _SPLIT_MAX_ROWS:
+        return split_scan(row, axis, combine, _SPLIT_BLOCK).reshape(x.shape), axis
     return ir.scan(row, axis, combine).reshape(x.shape), axis
 
 
