@@ -75,8 +75,9 @@ class ScanWriter(KernelWriter):
         if combine == "logaddexp":
             # log(e^a + e^b) = hi + log1p(e^(lo - hi)); an infinite hi is the answer itself
             # (inf - inf would be NaN), and a NaN on either side makes hi NaN
-            hi = self.tmp(r.binary(Op.MAX, acc, v), v.dtype, False)
-            return f"(isinf({hi.code}) ? {hi.code} : {hi.code} + log1p(exp(fmin({acc.code},{v.code}) - {hi.code})))"
+            hi = self.tmp(r.binary(Op.MAX, acc, v), v.dtype, False).code
+            lo = f"fmin({acc.code},{v.code})"
+            return f"(isinf({hi}) ? {hi} : {hi} + log1p(exp({lo} - {hi})))"
         # max / min: the first element starts the row (no identity needed for any dtype)
         op = Op.MAX if combine == "max" else Op.MIN
         return f"(i == 0 ? {v.code} : {r.binary(op, acc, v)})"

@@ -32,7 +32,8 @@ class SortWriter(KernelWriter):
             tie = f"({out}[base + (a)] < {out}[base + (b)])"
         else:
             with self.block(f"for ({idx} i = 0; i < {n}; i++)"):
-                self.emit(r.store(out, "base + i", Value(r.load(x, "base + i", dtype), dtype, False)))
+                element = Value(r.load(x, "base + i", dtype), dtype, False)
+                self.emit(r.store(out, "base + i", element))
             key = r.load(out, "base + (k)", dtype)
             load = {k: r.load(out, f"base + ({k})", dtype) for k in "ab"}
             swap = (f"{{ {ctype} t = {load['a']}; "

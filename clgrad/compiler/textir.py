@@ -31,6 +31,7 @@ _ARG_NAME = {op: "axes" for op in REDUCE}
 _ARG_NAME.update({Op.RESHAPE: "shape", Op.EXPAND: "shape", Op.PERMUTE: "order",
                   Op.SHRINK: "bounds", Op.STRIDE: "steps", Op.WINDOW: "window"})
 _GENERIC = "arg"      # an arg on an op that normally has none still round-trips
+_ONE_SOURCE = frozenset({Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT})
 
 _OPS = {op.name.lower(): op for op in Op}
 _INT_TEXT = re.compile(r"[+-]?\d+")
@@ -246,7 +247,7 @@ def _arity(op: Op) -> int | None:
         return 2
     if op is Op.WHERE:
         return 3
-    if op in UNARY or op in REDUCE or op in MOVEMENT or op in (Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT):
+    if op in UNARY or op in REDUCE or op in MOVEMENT or op in _ONE_SOURCE:
         return 1
     return None
 

@@ -351,7 +351,7 @@ def _any_node(flags: ir.Node, dim, keepdim: bool, op: str) -> ir.Node:
     ndim = len(flags.shape)
     axes = normalize_dims(op, dim, ndim) if ndim else ()
     if not ndim and dim is not None:
-        normalize_dim(op, dim, 0)
+        normalize_dim(op, dim, 0)       # a 0-d tensor's dim 0 or -1 is fine, and reduces nothing
     ints = flags.cast(dt.int32)
     return _drop(reduce_node(Op.RMAX, ints, axes), axes, keepdim).cast(dt.bool_)
 

@@ -1,6 +1,7 @@
-"""sort, argsort, msort, topk, kthvalue, median, nanmedian, mode: SORT and ARGSORT nodes (one kernel each, a
-heapsort per row) along the dim moved last, and slices of their results. Gradients reach the
-elements picked (compiler/sorting.py). Installed on Tensor by tensor.py from METHODS."""
+"""sort, argsort, msort, topk, kthvalue, median, nanmedian, mode: SORT and ARGSORT nodes
+(one kernel each, a heapsort per row) along the dim moved last, and picks from their results.
+Gradients reach the elements picked (compiler/sorting.py). Installed on Tensor by tensor.py
+from METHODS."""
 from __future__ import annotations
 
 import math
@@ -74,7 +75,7 @@ def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True)
                            f"of size {n}")
     values, indices = _sorted_nodes(self, axis, largest)
     values, indices = _slice(values, axis, 0, k), _slice(indices, axis, 0, k)
-    if not self.ndim:
+    if not self.ndim and k == 1:
         values, indices = values.reshape(()), indices.reshape(())
     from .tensor import Tensor
     return TopkResult(record("topk", values, self.device, [self]), Tensor(indices, self.device))
@@ -107,7 +108,8 @@ def median(self, dim: int | None = None, keepdim: bool = False):
     axis = _checked_axis("median", self, dim)
     values, indices = _sorted_nodes(self, axis, False)
     middle = (values.shape[axis] - 1) // 2
-    value, index = _slice(values, axis, middle, middle + 1), _slice(indices, axis, middle, middle + 1)
+    value = _slice(values, axis, middle, middle + 1)
+    index = _slice(indices, axis, middle, middle + 1)
     if self.dtype.is_float:
         row = self.node.reshape((1,)) if not self.ndim else self.node
         value, index = _first_nan_instead(row, axis, value, index)

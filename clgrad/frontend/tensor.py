@@ -14,7 +14,8 @@ from ..compiler.ops import Op
 from .. import engine
 from ..engine import run as run_graph
 from . import elementwise as ew
-from . import indexing, jit_protocol, linalg, movement, reductions, scans, sorting, statistics, views
+from . import indexing, jit_protocol, linalg, movement, reductions, views
+from . import scans, sorting, statistics
 from .backward import record, register_hook
 
 
