@@ -5,7 +5,7 @@
     y = (x @ w).relu()      # nothing runs yet
     y.numpy()               # now: one fused kernel
 """
-from . import autograd, cuda  # noqa: F401  (cg.autograd, cg.cuda)
+from . import autograd, cuda, linalg  # noqa: F401  (cg.autograd, cg.cuda, cg.linalg)
 from .compiler.dtype import bool_ as bool  # noqa: A001  (cg.bool, as torch.bool)
 from .compiler.dtype import float16, float32, float64, int32, int64
 from .compiler.dtype import DType as dtype
@@ -46,7 +46,7 @@ def is_tensor(x) -> bool:
 __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64", "int32",
                                  "int64", "device", "devices", "gpu_is_available", "profile",
                                  "where", "maximum", "minimum", "matmul", "is_tensor", "compile",
-                                 "viz", "ir", "synchronize", "cuda", "autograd"]
+                                 "viz", "ir", "synchronize", "cuda", "autograd", "linalg"]
 
 from . import nn, optim, utils  # noqa: E402  (from clgrad import nn, optim, utils)
 from .frontend.generator import Generator  # noqa: E402

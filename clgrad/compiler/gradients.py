@@ -11,6 +11,8 @@ import math
 from . import ir
 from .ir import Node
 from .ops import Op
+from .scans import scan_rule
+from .sorting import sort_rule
 
 
 def _trunc(x: Node) -> Node:
@@ -203,6 +205,8 @@ RULES = {
                              _matmul(_transpose_last(n.src[0]), g)),
     Op.CONTIGUOUS: lambda n, g: (g,),
     Op.GATHER: _gather_rule,
+    Op.SCAN: scan_rule,
+    Op.SORT: sort_rule,
 }
 
 NO_GRADIENT = frozenset({Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.NOT, Op.DETACH})

@@ -12,8 +12,8 @@ import numpy as np
 
 from .dtype import DType, bool_, float16
 from .ir import BufferRef, Node, toposort
-from .ops import (COMPARISON, FLOAT_BINARY, FLOAT_UNARY, INT_UNARY, MOVEMENT, REDUCE, UNARY,
-                  Op)
+from .ops import (COMPARISON, FLOAT_BINARY, FLOAT_UNARY, INT_UNARY, MOVEMENT, REDUCE,
+                  SCAN_COMBINES, UNARY, Op)
 
 def _safe(b: np.ndarray) -> np.ndarray:
     """The divisor the kernels use: 1 where it is 0 or -1 (render.Renderer._int_divide)."""
@@ -96,6 +96,12 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
         return np.arange(node.shape[0], dtype=node.dtype.np)
     if op in REDUCE:
         return _reduce(node, srcs[0])
+    if op is Op.SCAN:
+        axis, combine = node.arg
+        return SCAN_COMBINES[combine].accumulate(_registers(srcs[0]), axis=axis)
+    if op in (Op.SORT, Op.ARGSORT):
+        order = _sort_order(srcs[0], node.arg)
+        return order if op is Op.ARGSORT else np.take_along_axis(srcs[0], order, -1)
     if op is Op.GATHER:                      # out[i..., r] = src[idx[i...], r]
         return np.take(srcs[0], srcs[1].astype(np.int64), axis=0)
     if op is Op.MATMUL:
@@ -175,6 +181,15 @@ def _reduce(node: Node, x: np.ndarray) -> np.ndarray:
     if dtype.is_float:                       # from -INFINITY; a NaN is the max
         return np.max(x, axis=axes, keepdims=True, initial=-np.inf)
     return np.max(x, axis=axes, keepdims=True, initial=np.iinfo(dtype.np).min)
+
+
+def _sort_order(x: np.ndarray, descending: bool) -> np.ndarray:
+    """The stable sorting permutation of each row (last axis), a NaN the largest value."""
+    nan = np.isnan(x) if x.dtype.kind == "f" else np.zeros(x.shape, bool)
+    if descending:
+        reversed_ = -x if x.dtype.kind == "f" else ~x
+        return np.lexsort((np.where(nan, 0, reversed_), ~nan))
+    return np.lexsort((np.where(nan, 0, x), nan))
 
 
 def _movement(node: Node, x: np.ndarray) -> np.ndarray:

@@ -10,9 +10,9 @@ import math
 import weakref
 from typing import Any
 
-from .dtype import DType, bool_
+from .dtype import DType, bool_, int64
 from .mathtrait import MathTrait
-from .ops import BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCE, UNARY, Op
+from .ops import BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCE, SCAN_COMBINES, UNARY, Op
 
 Shape = tuple[int, ...]
 
@@ -204,6 +204,24 @@ def gather(src: Node, index: Node) -> Node:
     return Node(Op.GATHER, src.dtype, index.shape + src.shape[1:], (src, index))
 
 
+def scan(x: Node, axis: int, combine: str) -> Node:
+    """The running combine of x along axis (ops.SCAN_COMBINES); of one element, x itself."""
+    assert combine in SCAN_COMBINES and 0 <= axis < len(x.shape), (combine, axis, x.shape)
+    if x.shape[axis] <= 1:
+        return x
+    return Node(Op.SCAN, x.dtype, x.shape, (x,), (axis, combine))
+
+
+def sort(x: Node, descending: bool) -> Node:
+    """x's rows (its last axis) sorted, a NaN the largest value."""
+    return Node(Op.SORT, x.dtype, x.shape, (x,), bool(descending))
+
+
+def argsort(x: Node, descending: bool) -> Node:
+    """Where each value of sort(x)'s rows was in x's (int64); equal values keep their order."""
+    return Node(Op.ARGSORT, int64, x.shape, (x,), bool(descending))
+
+
 def contiguous(x: Node) -> Node:
     if x.op in (Op.BUFFER, Op.CONTIGUOUS):
         return x
@@ -293,5 +311,5 @@ def base_of(node: Node) -> Node:
 
 
 __all__ = ["Node", "BufferRef", "Op", "toposort", "structural_key", "buffer", "const", "unary", "cast", "binary",
-           "where", "reduce", "matmul", "iota", "gather", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
+           "where", "reduce", "matmul", "iota", "gather", "scan", "sort", "argsort", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
            "shrink", "stride", "base_of", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

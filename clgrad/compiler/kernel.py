@@ -9,7 +9,7 @@ from .ops import ELEMENTWISE
 
 @dataclass
 class KernelSpec:
-    kind: str                                  # "elementwise", "reduce" or "matmul"
+    kind: str                                  # "elementwise", "reduce", "matmul", "scan", "sort"
     shape: tuple[int, ...]                     # iteration shape (a reduction's input shape)
     axes: tuple[int, ...]                      # reduced axes of `shape`
     outputs: list[tuple[Node, BufferRef]]      # nodes stored, each into its buffer

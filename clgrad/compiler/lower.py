@@ -1,5 +1,5 @@
 """Lowers one KernelSpec to OpenCL C: picks the kernel writer for its kind (elementwise,
-reduce, matmul) and the layout of its vector lanes, names the kernel, and caches lowered
+reduce, matmul, scan, sort) and the layout of its vector lanes, names the kernel, and caches lowered
 kernels by kernel structure."""
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from .kernel import KernelSpec
 from .lower_elementwise import ElementwiseWriter
 from .lower_matmul import MatmulWriter, ragged_vectors
 from .lower_reduce import ReduceWriter
+from .lower_scan import ScanWriter
+from .lower_sort import SortWriter
 from .target import Target
 
 
@@ -63,6 +65,10 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
         writer = MatmulWriter(spec, target, width, transposed)
     elif spec.kind == "reduce":
         writer = ReduceWriter(spec, target, width)
+    elif spec.kind == "scan":
+        writer = ScanWriter(spec, target, 1)
+    elif spec.kind == "sort":
+        writer = SortWriter(spec, target, 1)
     else:
         writer = ElementwiseWriter(spec, target, width)
     global_size = writer.write()
@@ -78,7 +84,7 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
             writer, global_size = down, down_size
     body = writer.source("KERNEL")
     digest = hashlib.sha256(body.encode()).hexdigest()[:6]
-    prefix = {"elementwise": "E", "reduce": "R", "matmul": "M"}[spec.kind]
+    prefix = {"elementwise": "E", "reduce": "R", "matmul": "M", "scan": "S", "sort": "Q"}[spec.kind]
     shape = "x".join(map(str, spec.shape)) or "1"
     name = "_".join([prefix, shape, *writer.ops_seen[:3], digest])
     params = [(node, output) for _, node, output in writer.params.values()]

@@ -60,6 +60,9 @@ class Op(Enum):
     MATMUL = auto()      # (..., M, K) @ (..., K, N), batch dims already broadcast
     CONTIGUOUS = auto()  # forces its source into a buffer
     GATHER = auto()      # rows of a (N, R) source picked by an index: out[i..., r] = src[idx[i...], r]
+    SCAN = auto()        # running combine along one axis (cumsum): arg = (axis, SCAN_COMBINES key)
+    SORT = auto()        # each row (last axis) of a contiguous source sorted; arg = descending
+    ARGSORT = auto()     # int64 positions in SORT's order, ties by position; arg = descending
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
@@ -87,3 +90,8 @@ FLOAT_BINARY = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.divide,
     Op.POW: np.power, Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: np.fmod,
 }
+
+# What a SCAN's combine computes, in NumPy: out[i] = combine(out[i - 1], x[i]) along its axis.
+# maximum/minimum let a NaN win, as PyTorch's cummax; logaddexp of two -inf is -inf.
+SCAN_COMBINES = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
+                 "logaddexp": np.logaddexp}

@@ -54,10 +54,12 @@ class Scheduler:
             depth[node] = 1 + max((0 if s in roots else depth[s] for s in node.src), default=0)
             if depth[node] >= _MAX_FUSED_DEPTH:
                 roots.add(node)
-            if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS):
+            if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS, Op.SCAN):
                 roots.add(node)
-            if node.op is Op.GATHER and buffer_of(node.src[0]) is None:
+            if node.op in (Op.GATHER, Op.SORT, Op.ARGSORT) and buffer_of(node.src[0]) is None:
                 roots.add(node.src[0])      # rows are read at run-time offsets: need a buffer
+            if node.op in (Op.SORT, Op.ARGSORT):
+                roots.add(node)
             if node.op is Op.MATMUL:
                 # matmul reads each operand element many times: give computed operands a buffer
                 for s in node.src:
@@ -165,7 +167,7 @@ class Scheduler:
         while stack:
             node, done = stack.pop()
             if done:
-                if node.op in REDUCE or node.op is Op.MATMUL:
+                if node.op in REDUCE or node.op in (Op.MATMUL, Op.SCAN):
                     fused.append(node)
                 continue
             if node in seen:
@@ -177,6 +179,11 @@ class Scheduler:
                 continue
             stack.append((node, True))
             stack.extend((s, False) for s in reversed(node.src) if s not in seen)
+        if root.op is Op.SCAN:      # a root always: its source is computed in its loop
+            return KernelSpec("scan", root.shape, (root.arg[0],), [(root, ref)], inputs, [root])
+        if root.op in (Op.SORT, Op.ARGSORT):
+            axes = (len(root.shape) - 1,)
+            return KernelSpec("sort", root.shape, axes, [(root, ref)], inputs, [root])
         if any(n.op is Op.MATMUL for n in fused):
             return KernelSpec("matmul", root.shape, (), [(root, ref)], inputs, fused)
         if fused:

@@ -31,6 +31,7 @@ _ARG_NAME = {op: "axes" for op in REDUCE}
 _ARG_NAME.update({Op.RESHAPE: "shape", Op.EXPAND: "shape", Op.PERMUTE: "order",
                   Op.SHRINK: "bounds", Op.STRIDE: "steps", Op.WINDOW: "window"})
 _GENERIC = "arg"      # an arg on an op that normally has none still round-trips
+_ONE_SOURCE = frozenset({Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT})
 
 _OPS = {op.name.lower(): op for op in Op}
 _INT_TEXT = re.compile(r"[+-]?\d+")
@@ -67,6 +68,9 @@ def _arg_text(node: Node) -> list[str]:
     if op is Op.PAD:
         pads, fill = arg
         return [f"pads={_value_text(pads)}", f"fill={_value_text(fill)}"]
+    if op is Op.SCAN:
+        axis, combine = arg
+        return [f"axis={axis}", f"combine={combine}"]
     if op in _ARG_NAME:
         return [f"{_ARG_NAME[op]}={_value_text(arg)}"]
     if arg is not None:
@@ -212,6 +216,8 @@ class _Builder:
             raise self.error(scalars[0].meta, f"{op.name.lower()} takes no bare value")
         if op is Op.PAD:
             return tuple(self.take(line, op, values, ["pads", "fill"]))
+        if op is Op.SCAN:
+            return tuple(self.take(line, op, values, ["axis", "combine"]))
         if op in _ARG_NAME:
             return self.take(line, op, values, [_ARG_NAME[op]])[0]
         if values:
@@ -241,15 +247,18 @@ def _arity(op: Op) -> int | None:
         return 2
     if op is Op.WHERE:
         return 3
-    if op in UNARY or op in REDUCE or op in MOVEMENT or op is Op.CONTIGUOUS:
+    if op in UNARY or op in REDUCE or op in MOVEMENT or op in _ONE_SOURCE:
         return 1
     return None
 
 
 def _value(tree):
-    """A parsed value as Python: scalars keep their literal type, parentheses make tuples."""
+    """A parsed value as Python: scalars keep their literal type, parentheses make tuples,
+    a bare word (a scan's combine) is a string."""
     if isinstance(tree, lark.Tree) and tree.data == "tuple":
         return tuple(_value(v) for v in tree.children)
+    if isinstance(tree, lark.Tree) and tree.data == "word":
+        return tree.children[0].value
     (tok,) = tree.children
     text = tok.value
     if tok.type == "BOOL":

@@ -343,7 +343,7 @@ IN_PLACE = ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu"
             "reciprocal", "floor", "ceil", "round", "rsqrt", "sign", "square", "pow",
             "clamp_min", "clamp_max", "masked_fill", "lerp", "addcmul", "addcdiv", "fmod",
             "remainder", "trunc", "frac", "log2", "log10", "log1p", "expm1", "exp2",
-            "nan_to_num", "tril", "triu", "logical_not", "addmm")
+            "nan_to_num", "tril", "triu", "logical_not", "addmm", "cumsum", "cumprod")
 
 METHODS = [
     ("eq", _alias("__eq__")), ("ne", _alias("__ne__")), ("lt", _alias("__lt__")),

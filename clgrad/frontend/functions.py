@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 
+from .statistics import FUNCTIONS
 from .tensor import Tensor
 
 # Tensor methods that torch also has as functions of the tensor (and, for binary ops, another
@@ -27,6 +28,12 @@ METHODS_AS_FUNCTIONS = (
     "sigmoid_", "relu_", "neg_", "reciprocal_", "floor_", "ceil_", "round_", "rsqrt_",
     "square_", "clamp_min_", "clamp_max_", "trunc_", "frac_", "log2_", "log10_", "log1p_",
     "expm1_", "exp2_", "nan_to_num_",
+    # scans (scans.py)
+    "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
+    # sorting (sorting.py)
+    "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
+    # composed reductions (statistics.py)
+    "norm", "nansum", "nanmean", "count_nonzero", "aminmax", "diff",
 )
 
 
@@ -47,6 +54,7 @@ def _as_function(name: str):
 
 
 globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
+globals().update(FUNCTIONS)
 
 
 def _check_tensors(op: str, input, other) -> None:
@@ -89,4 +97,4 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool((input == other).all().item())
 
 
-__all__ = list(METHODS_AS_FUNCTIONS) + ["isclose", "allclose", "equal"]
+__all__ = list(METHODS_AS_FUNCTIONS) + list(FUNCTIONS) + ["isclose", "allclose", "equal"]

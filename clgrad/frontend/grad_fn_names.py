@@ -30,6 +30,8 @@ GRAD_FN_NAMES = {
     "max_dim": "MaxBackward0",
     "min": "MinBackward1",
     "min_dim": "MinBackward0",
+    "median_dim": "MedianBackward1",
+    "nanmedian_dim": "NanmedianBackward1",
     # movement, copies and matmul
     "reshape": "ViewBackward0",             # PyTorch 2's name
     "squeeze_dim": "SqueezeBackward1",

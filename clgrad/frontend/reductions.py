@@ -346,18 +346,21 @@ def log_softmax(x, dim):
     return record("log_softmax", out, x.device, [x])
 
 
-def _any_set(flags: ir.Node) -> ir.Node:
-    """Whether any element of a bool node is true, as a bool node of shape (1,)."""
+def _any_node(flags: ir.Node, dim, keepdim: bool, op: str) -> ir.Node:
+    """Whether some element of a bool node over dim is true (False over none)."""
+    ndim = len(flags.shape)
+    axes = normalize_dims(op, dim, ndim) if ndim else ()
+    if not ndim and dim is not None:
+        normalize_dim(op, dim, 0)       # a 0-d tensor's dim 0 or -1 is fine, and reduces nothing
     ints = flags.cast(dt.int32)
-    flat = ints.reshape((ints.numel,)) if ints.numel else ir.const(0, dt.int32, (1,))
-    return reduce_node(Op.RMAX, flat, (0,)).cast(dt.bool_)
+    return _drop(reduce_node(Op.RMAX, ints, axes), axes, keepdim).cast(dt.bool_)
 
 
-def all_(x):
+def all_(x, dim=None, keepdim: bool = False):
     from .tensor import Tensor
-    return Tensor((~_any_set(~x.node.cast(dt.bool_))).reshape(()), x.device)
+    return Tensor(~_any_node(~x.node.cast(dt.bool_), dim, keepdim, "all"), x.device)
 
 
-def any_(x):
+def any_(x, dim=None, keepdim: bool = False):
     from .tensor import Tensor
-    return Tensor(_any_set(x.node.cast(dt.bool_)).reshape(()), x.device)
+    return Tensor(_any_node(x.node.cast(dt.bool_), dim, keepdim, "any"), x.device)

@@ -15,6 +15,7 @@ from .. import engine
 from ..engine import run as run_graph
 from . import elementwise as ew
 from . import indexing, jit_protocol, linalg, movement, reductions, views
+from . import scans, sorting, statistics
 from .backward import record, register_hook
 
 
@@ -350,3 +351,6 @@ from . import composite_methods, inplace  # noqa: E402
 _install(METHODS)
 _install(inplace.METHODS)
 _install(composite_methods.METHODS)
+_install(scans.METHODS)
+_install(sorting.METHODS)
+_install(statistics.METHODS)

@@ -2,35 +2,11 @@
 pairwise_distance, recorded under PyTorch's grad_fn names."""
 from __future__ import annotations
 
-import math
-
 from ..compiler import ir
 from ..frontend.backward import record
+from ..frontend.statistics import vector_norm_node as _vector_norm
 from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
                                  normalize_dims, result_dtype)
-
-
-def _vector_norm(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
-    """The p-norm of v over axes (kept as size 1); its gradient is 0 where the norm is 0, as
-    PyTorch's (not sqrt's inf times 0)."""
-    a = v.abs()
-    if p == 1:
-        return a.sum(axes)
-    if p == math.inf:
-        return a.max(axes)
-    if p == -math.inf:
-        return -((-a).max(axes))
-    if p == 0:
-        return a.ne(0).cast(v.dtype).sum(axes)
-    if p == 2:
-        powered = (v * v).sum(axes)
-    else:
-        nonzero = a.ne(0)
-        powered = nonzero.where(nonzero.where(a, 1) ** p, 0).sum(axes)
-    zero = powered.eq(0)
-    safe = zero.where(1, powered)
-    root = safe.sqrt() if p == 2 else safe ** (1 / p)
-    return zero.where(0, root)
 
 
 def _norm_axes(op: str, dim, ndim: int) -> tuple[int, ...]:

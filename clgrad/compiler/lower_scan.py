@@ -1,0 +1,83 @@
+"""Scan kernels (cumsum, cumprod, cummax, cummin, logcumsumexp): one work-item per row, a
+loop along the scanned axis carrying the running value, storing it at every step: O(n) per
+row. The scanned node's source is computed inside the loop, at each element's index."""
+from __future__ import annotations
+
+import math
+
+from . import symbolic as sym
+from .addressing import Index
+from .kernel_writer import KernelWriter
+from .ops import Op
+from .render import Value
+
+
+class ScanWriter(KernelWriter):
+    def write(self) -> tuple[int, ...]:
+        ((node, _),) = self.spec.outputs
+        axis, combine = node.arg
+        shape, dtype = node.shape, node.dtype
+        n = shape[axis]
+        outer = shape[:axis] + shape[axis + 1:]
+        self.emit(f"{self.index_type} row = get_global_id(0);")
+        outer_dims = list(self.dim_vars("row", outer))
+        self._saw(Op.SCAN)
+        self.ops_seen.append(combine)
+        ctype = dtype.ctype
+        acc = Value("acc", dtype, False)
+        compensated = combine in ("add", "mul") and dtype.is_float
+        # -0.0 + x is x for every x (0.0 + -0.0 would lose the sign of a leading -0.0)
+        start = {"add": "-0.0f" if compensated else "0", "mul": "1", "logaddexp": "-INFINITY"}
+        self.emit(f"{ctype} acc = {start.get(combine, '0')};")
+        if compensated:
+            self.emit(f"{ctype} lost = 0;")
+        position = sym.var("i", 0, n - 1)
+        with self.block(f"for ({self.index_type} i = 0; i < {n}; i++)", rolled=True):
+            index = Index(shape, dims=tuple(outer_dims[:axis] + [position] + outer_dims[axis:]))
+            v = self.value(node.src[0], index)
+            if compensated and combine == "add":
+                self._compensated_add(v)
+            elif compensated:
+                self._compensated_product(v)
+            else:
+                self.emit(f"acc = {self._combined(combine, acc, v)};")
+            self.store(node, index.as_flat(), acc)
+        return (math.prod(outer),)
+
+    def _compensated_add(self, v: Value) -> None:
+        """Kahan's running sum: `lost` holds what rounding dropped from the last addition and
+        is added back with the next, so a prefix of 100,000 floats is as accurate as one
+        addition. Once the sum is infinite or NaN the correction is meaningless (inf - inf)
+        and stays 0."""
+        self.emit(f"{v.dtype.ctype} y = {v.code} - lost;")
+        self.emit(f"{v.dtype.ctype} t = acc + y;")
+        self.emit("lost = isfinite(t) ? (t - acc) - y : 0;")
+        self.emit("acc = t;")
+
+    def _compensated_product(self, v: Value) -> None:
+        """A running product carrying its rounding error (acc + lost is the product): fma
+        gives each multiplication's error exactly, so 100,000 factors lose no more than a few
+        roundings, as PyTorch's double accumulator. An infinite or NaN product has no error
+        to carry (fma(inf, x, -inf) is NaN)."""
+        ctype = v.dtype.ctype
+        self.emit(f"{ctype} p = acc * {v.code};")
+        self.emit(f"{ctype} e = isfinite(p) ? fma(acc, {v.code}, -p) + lost * {v.code} : 0;")
+        self.emit(f"{ctype} s = p + e;")
+        self.emit("lost = isfinite(s) ? e - (s - p) : 0;")
+        self.emit("acc = s;")
+
+    def _combined(self, combine: str, acc: Value, v: Value) -> str:
+        r = self.r
+        if combine == "add":
+            return r.binary(Op.ADD, acc, v)
+        if combine == "mul":
+            return r.binary(Op.MUL, acc, v)
+        if combine == "logaddexp":
+            # log(e^a + e^b) = hi + log1p(e^(lo - hi)); an infinite hi is the answer itself
+            # (inf - inf would be NaN), and a NaN on either side makes hi NaN
+            hi = self.tmp(r.binary(Op.MAX, acc, v), v.dtype, False).code
+            lo = f"fmin({acc.code},{v.code})"
+            return f"(isinf({hi}) ? {hi} : {hi} + log1p(exp({lo} - {hi})))"
+        # max / min: the first element starts the row (no identity needed for any dtype)
+        op = Op.MAX if combine == "max" else Op.MIN
+        return f"(i == 0 ? {v.code} : {r.binary(op, acc, v)})"

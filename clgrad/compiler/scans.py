@@ -1,0 +1,130 @@
+"""Scans in IR: reversed scans, where a running max or min was found, and the gradient rule of
+each SCAN combine. Everything here is built from SCAN nodes and elementwise or movement ops,
+so a gradient of a scan over n elements costs a few O(n) scans, never an n x n sum."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype as dt
+from . import ir
+from .ir import Node
+
+
+def flip(x: Node, axis: int) -> Node:
+    return x.stride(tuple(-1 if a == axis else 1 for a in range(len(x.shape))))
+
+
+def reverse_scan(x: Node, axis: int, combine: str) -> Node:
+    """out[i] = combine of x[i], x[i+1], ..., x[n-1] along axis."""
+    return flip(ir.scan(flip(x, axis), axis, combine), axis)
+
+
+def positions(x: Node, axis: int) -> Node:
+    """Each element's position along axis, int64, in x's shape."""
+    n = x.shape[axis]
+    line = tuple(n if a == axis else 1 for a in range(len(x.shape)))
+    return ir.iota(n, dt.int64).reshape(line).expand(x.shape)
+
+
+_IDENTITY = {"add": 0, "mul": 1}
+
+
+def split_scan(x: Node, axis: int, combine: str, block: int) -> Node:
+    """scan(x, axis, combine) for add or mul in two levels, so that a long row is many
+    work-items' work, not one's: the row is cut into blocks, each block scanned, the blocks'
+    totals scanned, and each block combined with the total of the blocks before it."""
+    n = x.shape[axis]
+    blocks = -(-n // block)
+    pads = tuple((0, blocks * block - n) if a == axis else (0, 0) for a in range(len(x.shape)))
+    padded = x.pad(pads, _IDENTITY[combine])
+    shape = x.shape[:axis] + (blocks, block) + x.shape[axis + 1:]
+    inner = ir.scan(padded.reshape(shape), axis + 1, combine)
+    last = tuple((block - 1, block) if a == axis + 1 else (0, m) for a, m in enumerate(shape))
+    totals = ir.scan(inner.shrink(last), axis, combine)
+    shift = tuple((1, 0) if a == axis else (0, 0) for a in range(len(shape)))
+    before = totals.pad(shift, _IDENTITY[combine]).shrink(
+        tuple((0, blocks) if a == axis else (0, m) for a, m in enumerate(totals.shape)))
+    before = before.expand(shape)
+    out = (inner + before if combine == "add" else inner * before).reshape(padded.shape)
+    return out.shrink(tuple((0, n) if a == axis else (0, m) for a, m in enumerate(x.shape)))
+
+
+def extreme_positions(x: Node, running: Node, axis: int) -> Node:
+    """Where each prefix's running max (or min), `running`, was found, as PyTorch's cummax
+    reports it: the last element equal to it, or once a NaN has come, the last NaN."""
+    hit = x.eq(running) | x.ne(x) if x.dtype.is_float else x.eq(running)
+    return ir.scan(hit.where(positions(x, axis), 0), axis, "max")
+
+
+def _shift_back(x: Node, axis: int, fill) -> Node:
+    """out[i] = x[i + 1] along axis, and fill at the last position."""
+    bounds = tuple((1, n) if a == axis else (0, n) for a, n in enumerate(x.shape))
+    pads = tuple((0, 1) if a == axis else (0, 0) for a in range(len(x.shape)))
+    return x.shrink(bounds).pad(pads, fill)
+
+
+def along(x: Node, axis: int, at: Node) -> Node:
+    """x[..., at[..., i, ...], ...] along axis: each row of x read at run-time positions (a
+    gather of the rows laid out one after another)."""
+    order = tuple(a for a in range(len(x.shape)) if a != axis) + (axis,)
+    rows_x, rows_at = x.permute(order), at.permute(order)
+    length = x.shape[axis]
+    offsets = ir.iota(rows_x.numel // length, dt.int64) * length
+    offsets = offsets.reshape(rows_at.shape[:-1] + (1,)).expand(rows_at.shape)
+    flat = (rows_at + offsets).reshape((rows_at.numel,))
+    picked = ir.gather(rows_x.reshape((rows_x.numel, 1)), flat).reshape(rows_at.shape)
+    return picked.permute(tuple(sorted(range(len(order)), key=order.__getitem__)))
+
+
+def segment_sums(g: Node, found: Node, axis: int) -> Node:
+    """The gradient of a read at positions `found` (non-decreasing along axis, each run of
+    equal positions starting at the position itself): each run's sum of g, placed at its
+    start, zeros elsewhere. A run [j, e] sums to T[j] - T[e + 1], T the reversed cumsum."""
+    at = positions(g, axis)
+    n = g.shape[axis]
+    starts = found.eq(at)
+    next_start = _shift_back(reverse_scan(starts.where(at, n), axis, "min"), axis, n)
+    after = reverse_scan(g, axis, "add")
+    padded = after.pad(tuple((0, 1) if a == axis else (0, 0) for a in range(len(g.shape))))
+    return starts.where(after - along(padded, axis, next_start), 0)
+
+
+def _cumprod_rule(x: Node, out: Node, g: Node, axis: int) -> Node:
+    """PyTorch's cumprod gradient with zeros: before a row's first zero, the reversed cumsum
+    of g * out divided by the element; at the first zero, the same sum over the products that
+    skip it (the cumprod with that zero read as 1); after it, zero (every product there holds
+    the first zero and another factor)."""
+    zero = x.eq(0)
+    zeros_so_far = ir.scan(zero.cast(dt.int32), axis, "add")
+    before = zeros_so_far.eq(0)
+    first_zero = zero & zeros_so_far.eq(1)
+    no_zero = reverse_scan(g * out, axis, "add") / before.where(x, 1)
+    skipping = ir.scan(first_zero.where(1, x), axis, "mul")
+    at_zero = reverse_scan(g * skipping, axis, "add")
+    return before.where(no_zero, first_zero.where(at_zero, 0))
+
+
+def _logcumsumexp_rule(x: Node, out: Node, g: Node, axis: int) -> Node:
+    """PyTorch's: sum over i >= j of g[i] * exp(x[j] - out[i]), in log space with g's
+    positive and negative parts apart, so that nothing overflows. The other part's
+    elements are the lowest finite float, not -inf: -inf - -inf would make the rule's own
+    gradient NaN (a double backward)."""
+    log_abs = g.abs().log()
+    lowest = float(np.finfo(g.dtype.np).min)
+    parts = []
+    for side in (g > 0, g < 0):
+        log_part = side.where(log_abs, lowest)
+        parts.append((reverse_scan(log_part - out, axis, "logaddexp") + x).exp())
+    return parts[0] - parts[1]
+
+
+def scan_rule(node: Node, g: Node):
+    (x,) = node.src
+    axis, combine = node.arg
+    if combine == "add":
+        return (reverse_scan(g, axis, "add"),)
+    if combine == "mul":
+        return (_cumprod_rule(x, node, g, axis),)
+    if combine == "logaddexp":
+        return (_logcumsumexp_rule(x, node, g, axis),)
+    return (segment_sums(g, extreme_positions(x, node, axis), axis),)

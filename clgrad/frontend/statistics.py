@@ -1,0 +1,137 @@
+"""Reductions composed of others: norms, NaN-ignoring sums and means, counts, (min, max) and
+(var, mean) pairs, all/any over dims, differences and the cumulative trapezoid rule. Their
+gradients come from their parts. Installed on Tensor by tensor.py from METHODS; FUNCTIONS are
+the torch.* functions that are no Tensor methods."""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from ..compiler import dtype as dt
+from ..compiler import ir
+from .backward import record
+from .operands import normalize_dim, normalize_dims
+
+AminmaxResult = namedtuple("aminmax", ["min", "max"])
+
+
+def vector_norm_node(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
+    """The p-norm of v over axes (kept as size 1); its gradient is 0 where the norm is 0, as
+    PyTorch's (not sqrt's inf times 0)."""
+    a = v.abs()
+    if p == 1:
+        return a.sum(axes)
+    if p == math.inf:
+        return a.max(axes)
+    if p == -math.inf:
+        return -((-a).max(axes))
+    if p == 0:
+        return a.ne(0).cast(v.dtype).sum(axes)
+    if p == 2:
+        powered = (v * v).sum(axes)
+    else:
+        nonzero = a.ne(0)
+        powered = nonzero.where(nonzero.where(a, 1) ** p, 0).sum(axes)
+    zero = powered.eq(0)
+    safe = zero.where(1, powered)
+    root = safe.sqrt() if p == 2 else safe ** (1 / p)
+    return zero.where(0, root)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None):
+    if not x.dtype.is_float and dtype is None:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {x.dtype.name}")
+    node = x.node.cast(dtype) if dtype is not None else x.node
+    axes = normalize_dims("linalg.vector_norm", dim, x.ndim)
+    if node.numel == 0 and ord in (math.inf, -math.inf) and any(x.shape[a] == 0 for a in axes):
+        raise RuntimeError("linalg.vector_norm: Expected a non-empty dim for an infinite norm "
+                           f"of an input of shape {tuple(x.shape)}")
+    out = vector_norm_node(node, float(ord), axes) if node.numel else \
+        ir.const(0, node.dtype, tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
+    if not keepdim:
+        out = out.reshape(tuple(n for a, n in enumerate(x.shape) if a not in axes))
+    return record("linalg_vector_norm", out, x.device, [x])
+
+
+def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
+    """Tensor.norm: a vector norm over dim (all elements by default); 'fro' is the 2-norm."""
+    if p == "fro":
+        p = 2
+    if isinstance(p, str):
+        raise RuntimeError(f"norm(): the {p!r} norm of a matrix is not supported; p must be a "
+                           "number or 'fro'")
+    return vector_norm(self, p, dim, keepdim, dtype=dtype)
+
+
+def _without_nan(x):
+    return x.masked_fill(x != x, 0) if x.dtype.is_float else x
+
+
+def nansum(self, dim=None, keepdim: bool = False, *, dtype=None):
+    return _without_nan(self).sum(dim, keepdim, dtype)
+
+
+def nanmean(self, dim=None, keepdim: bool = False, *, dtype=None):
+    if not (dtype or self.dtype).is_float:
+        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got "
+                           f"{self.dtype.name}")
+    x = self if dtype is None else self.to(dtype)
+    counted = (x == x).sum(dim, keepdim).to(x.dtype)
+    return _without_nan(x).sum(dim, keepdim) / counted
+
+
+def count_nonzero(self, dim=None):
+    return (self != 0).sum(dim)
+
+
+def aminmax(self, *, dim=None, keepdim: bool = False):
+    if dim is None and keepdim:
+        shape = (1,) * self.ndim
+        return AminmaxResult(self.amin().reshape(shape), self.amax().reshape(shape))
+    return AminmaxResult(self.amin(dim, keepdim), self.amax(dim, keepdim))
+
+
+def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None):
+    """The n-th forward difference along dim (for bools, whether neighbours differ)."""
+    from .joining import cat
+    axis = normalize_dim("diff", dim, self.ndim)
+    if self.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    x = cat([t for t in (prepend, self, append) if t is not None], axis) \
+        if prepend is not None or append is not None else self
+    for _ in range(n):
+        length = x.shape[axis]
+        if length == 0:
+            break
+        later, earlier = x.narrow(axis, 1, length - 1), x.narrow(axis, 0, length - 1)
+        x = later != earlier if x.dtype == dt.bool_ else later - earlier
+    return x
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
+    """The running integral of y along dim by the trapezoid rule, spacing dx or the
+    differences of the sample points x."""
+    axis = normalize_dim("cumulative_trapezoid", dim, y.ndim)
+    length = y.shape[axis]
+    if length == 0:
+        return y.narrow(axis, 0, 0).to(dt.float32 if not y.dtype.is_float else y.dtype)
+    pairs = y.narrow(axis, 1, length - 1) + y.narrow(axis, 0, length - 1)
+    spacing = diff(x, dim=dim) if x is not None else (1.0 if dx is None else dx)
+    return (pairs * spacing / 2).cumsum(axis)
+
+
+def var_mean(input, dim=None, unbiased: bool = True, keepdim: bool = False, *, correction=None):
+    return (input.var(dim, unbiased, keepdim, correction), input.mean(dim, keepdim))
+
+
+def std_mean(input, dim=None, unbiased: bool = True, keepdim: bool = False, *, correction=None):
+    return (input.std(dim, unbiased, keepdim, correction), input.mean(dim, keepdim))
+
+
+METHODS = [
+    ("norm", norm), ("nansum", nansum), ("nanmean", nanmean), ("count_nonzero", count_nonzero),
+    ("aminmax", aminmax), ("diff", diff),
+]
+FUNCTIONS = {"var_mean": var_mean, "std_mean": std_mean,
+             "cumulative_trapezoid": cumulative_trapezoid}

@@ -1,0 +1,165 @@
+"""sort, argsort, msort, topk, kthvalue, median: values, indices and gradients against PyTorch,
+stable order of ties, NaN and inf, integer dtypes, empty and one-element rows, long rows."""
+import numpy as np
+import pytest
+
+import clgrad as cg
+from clgrad.compiler.schedule import schedule
+
+from helpers import check, library, make
+
+SHAPES_DIMS = [((7,), 0), ((4, 7), 1), ((4, 7), 0), ((4, 7), -1), ((2, 3, 5), 1),
+               ((2, 3, 5), -3), ((3, 1), 1), ((), 0), ((0, 4), 1), ((4, 0), 1), ((0, 4), 0)]
+IDS = [f"{s}d{d}" for s, d in SHAPES_DIMS]
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("shape,dim", SHAPES_DIMS, ids=IDS)
+def test_sort_shapes_and_dims(shape, dim, descending):
+    check(lambda x: x.sort(dim, descending), shape)
+    check(lambda x: x.sort(dim=dim, descending=descending, stable=True), shape)
+    check(lambda x: x.argsort(dim, descending), shape, grad=False)
+
+
+def test_stable_ties_give_pytorch_indices():
+    ties = make((6, 40), np.int32, low=0, high=4).astype(np.float32)
+    for descending in (False, True):
+        for dim in (0, 1):
+            check(lambda x: x.sort(dim=dim, descending=descending, stable=True), ties)
+            check(lambda x: x.argsort(dim=dim, descending=descending, stable=True), ties)
+
+
+def test_nan_sorts_as_largest_and_infinities():
+    nan, inf = np.nan, np.inf
+    x = np.array([[3, nan, -inf, 1, nan, inf, 0, -0.0], [nan, nan, nan, 1, 1, -inf, inf, 2]],
+                 np.float32)
+    for descending in (False, True):
+        check(lambda t: t.sort(dim=1, descending=descending, stable=True), x)
+        check(lambda t: t.sort(dim=0, descending=descending, stable=True), x)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_, np.float64, np.float16])
+def test_sort_dtypes(dtype):
+    low, high = (-2 ** 31, 2 ** 31 - 1) if dtype == np.int32 else (-50, 50)
+    x = make((3, 33), dtype, low=low, high=high)
+    for descending in (False, True):
+        check(lambda t: t.sort(dim=1, descending=descending, stable=True), x)
+
+
+def test_long_rows():
+    """Rows longer than any work-group, both ways, with the gradient to each element."""
+    x = make((3, 5001), np.float32)
+    check(lambda t: t.sort(1), x)
+    check(lambda t: t.sort(0, descending=True), x.T.copy())
+    check(lambda t: t.topk(10), x)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("k", [0, 1, 3, 7])
+def test_topk(k, largest):
+    check(lambda t: t.topk(k, largest=largest), (4, 7))
+    check(lambda t: t.topk(min(k, 4), dim=0, largest=largest), (4, 7))
+
+
+@pytest.mark.parametrize("k", [1, 4, 7])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_kthvalue(k, keepdim):
+    check(lambda t: t.kthvalue(k, 1, keepdim), (4, 7))
+    check(lambda t: t.kthvalue(min(k, 4), dim=0, keepdim=keepdim), (4, 7))
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 7), 1), ((4, 6), 1), ((4, 7), 0), ((5,), 0),
+                                       ((), 0), ((2, 3, 4), -1)])
+def test_median(shape, dim):
+    check(lambda t: t.median(dim), shape)
+    check(lambda t: t.median(dim, keepdim=True), shape)
+    check(lambda t: t.median(), shape)
+
+
+def test_median_with_nan_gives_the_first_nan_and_its_gradient():
+    nan = np.nan
+    x = np.array([[3, nan, 1, nan], [1, 2, 3, 4], [nan, 0, 0, 0]], np.float32)
+    check(lambda t: t.median(1), x)
+    check(lambda t: t.median(), x)
+    check(lambda t: t.median(), np.zeros((0,), np.float32))
+    ties = np.array([[1, 2, 2], [3, 2, 0]], np.float32)
+    check(lambda t: t.median(), ties)
+
+
+def test_integer_topk_kthvalue_median():
+    x = make((3, 9), np.int64, low=-100, high=100)
+    check(lambda t: t.topk(4), x)
+    check(lambda t: t.median(1), np.sort(x, axis=1)[:, ::-1].copy())
+
+
+def test_msort_and_function_forms():
+    check(lambda t: t.msort(), (5, 3))
+    for name in ("sort", "argsort", "msort", "median"):
+        check(lambda t: getattr(library(t), name)(t), (5, 3), grad=name != "argsort")
+    check(lambda t: library(t).topk(t, 2, dim=0), (5, 3))
+    check(lambda t: library(t).kthvalue(t, 2), (5, 3))
+
+
+def test_sort_of_expression_and_grad_fn_names():
+    check(lambda t: (t * 3).sin().sort(1).values.exp(), (3, 8))
+    x = cg.ones(3, 4, requires_grad=True)
+    assert x.sort().values.grad_fn.name() == "SortBackward0"
+    assert x.topk(2).values.grad_fn.name() == "TopkBackward0"
+    assert x.kthvalue(1).values.grad_fn.name() == "KthvalueBackward0"
+    assert x.median(0).values.grad_fn.name() == "MedianBackward1"
+    assert x.median().grad_fn.name() == "MedianBackward0"
+
+
+def test_errors():
+    x = cg.ones(3, 4)
+    with pytest.raises(RuntimeError, match="k out of range"):
+        x.topk(5)
+    with pytest.raises(RuntimeError, match="kthvalue"):
+        x.kthvalue(0)
+    with pytest.raises(IndexError, match="out of range"):
+        x.sort(2)
+    with pytest.raises(IndexError, match="non-zero size"):
+        cg.ones(2, 0).median(1)
+
+
+def test_one_sort_kernel():
+    x = cg.tensor(make((4, 100), np.float32))
+    specs, _ = schedule([x.sort(1).values.node], x.device)
+    assert [s.kind for s in specs] == ["sort"]
+
+
+def test_mode():
+    """The smallest of the most frequent values, at its last position (PyTorch's for rows of up
+    to 16, where its sort is stable); NaNs all differ."""
+    nan = np.nan
+    x = np.array([[3, 1, 3, 1, 2], [5, 5, 4, 4, 4], [1, 2, 3, 4, 5], [nan, 1, 1, nan, nan]],
+                 np.float32)
+    check(lambda t: t.mode(1), x)
+    check(lambda t: t.mode(0), x[:3])
+    check(lambda t: t.mode(), x)
+    check(lambda t: library(t).mode(t, 1, keepdim=True), make((3, 16), np.int32, low=0, high=4))
+    check(lambda t: t.mode(0), np.array(7.0, np.float32))
+
+
+def test_mode_of_long_rows_points_at_its_value():
+    """PyTorch's position of a repeated mode in a longer row is its unstable sort's: any
+    position holding the value is right."""
+    x = make((3, 200), np.int32, low=0, high=9)
+    values, indices = cg.tensor(x).mode(1)
+    counts = [np.bincount(row, minlength=9) for row in x]
+    np.testing.assert_array_equal(values.numpy(), [np.argmax(c) for c in counts])
+    np.testing.assert_array_equal(np.take_along_axis(x, indices.numpy()[:, None], 1)[:, 0],
+                                  values.numpy())
+
+
+def test_nanmedian():
+    nan = np.nan
+    x = np.array([[nan, 1, 3, 2], [4, 3, 2, 1], [1, nan, nan, 5]], np.float32)
+    check(lambda t: t.nanmedian(1), x)
+    check(lambda t: t.nanmedian(0, True), x)
+    check(lambda t: t.nanmedian(), x)
+    check(lambda t: library(t).nanmedian(t, 1), (3, 7))
+    check(lambda t: t.nanmedian(1), make((3, 7), np.int32, low=-5, high=5))
+    all_nan = np.full((2, 3), nan, np.float32)
+    assert np.isnan(cg.tensor(all_nan).nanmedian(1).values.numpy()).all()
+    assert np.isnan(cg.tensor(all_nan).nanmedian().item())
