@@ -38,7 +38,7 @@ class Node(MathTrait):
     by identity. `buffer` is the buffer holding the node's value once one does (a BUFFER
     node's own; a computed node's after a schedule wrote it), else None. Operators build
     nodes (MathTrait): `a * b + 1`."""
-    __slots__ = ("op", "dtype", "shape", "src", "arg", "buffer", "__weakref__")
+    __slots__ = ("op", "dtype", "shape", "src", "arg", "buffer", "head", "__weakref__")
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None):
         key = (op, dtype, shape, src, _arg_key(op, arg) if op in _KEYED_ARGS else arg)
@@ -48,6 +48,7 @@ class Node(MathTrait):
             node = object.__new__(cls)
             node.op, node.dtype, node.shape, node.src, node.arg = op, dtype, shape, src, arg
             node.buffer = arg if op is Op.BUFFER else None
+            node.head = None        # structural_key's number for (op, dtype, shape, arg)
             ref = _interned[key] = _Ref(node, _forget)
             ref.key = key
         return node
@@ -110,30 +111,68 @@ def toposort(roots, stop=None) -> list[Node]:
     return order
 
 
-def structural_key(roots: list[Node], leaf_of) -> tuple[tuple, list[Node], list]:
-    """A key equal for graphs that differ only in their leaves; the nodes in walk order; and
-    the leaves, numbered in order of first use. leaf_of(node) names the leaf a node reads
-    (several nodes may name one), or gives None for a node computed from its sources."""
-    nodes = toposort(roots, stop=lambda node: leaf_of(node) is not None)
-    ids = {node: i for i, node in enumerate(nodes)}
+def structural_key(roots: list[Node], leaf_of=None) -> tuple[tuple, list[Node], list]:
+    """A key equal for graphs that differ only in their leaves; the nodes in walk order (as
+    toposort's); and the leaves, numbered in order of first use. leaf_of(node) names the leaf
+    a node reads (several nodes may name one), or gives None for a node computed from its
+    sources; without it, a node's leaf is the buffer holding its value. One walk: each node adds its head number (kept on the node, so a node walked
+    again costs a slot read), then its sources' positions, or a leaf's mark and number."""
+    ids: dict[Node, int] = {}       # node -> position in walk order
+    nodes: list[Node] = []
     numbers: dict = {}
     leaves: list = []
-    parts: list = []
-    for node in nodes:
-        leaf = leaf_of(node)
-        if leaf is None:
-            op = node.op
-            parts.append((op, node.dtype, node.shape,
-                          _arg_key(op, node.arg) if op in _KEYED_ARGS else node.arg,
-                          tuple([ids[s] for s in node.src])))
-        else:
-            number = numbers.get(leaf)
-            if number is None:
-                number = numbers[leaf] = len(leaves)
-                leaves.append(leaf)
-            parts.append((node.dtype, node.shape, number))
-    parts.append(tuple(ids[r] for r in roots))
-    return tuple(parts), nodes, leaves
+    parts: list[int] = []
+    for root in roots:
+        stack = [root]
+        while stack:
+            node = stack[-1]
+            if node in ids:
+                stack.pop()
+                continue
+            leaf = node.buffer if leaf_of is None else leaf_of(node)
+            if leaf is None:
+                src = node.src
+                missing = [s for s in src if s not in ids]
+                if missing:
+                    missing.reverse()
+                    stack += missing
+                    continue
+                head = node.head
+                if head is None:
+                    head = node.head = _head_number((node.op, node.dtype, node.shape,
+                                                     _arg_key(node.op, node.arg)
+                                                     if node.op in _KEYED_ARGS else node.arg))
+                parts.append(head)
+                parts.append(len(src))
+                parts += [ids[s] for s in src]
+            else:
+                number = numbers.get(leaf)
+                if number is None:
+                    number = numbers[leaf] = len(leaves)
+                    leaves.append(leaf)
+                parts.append(-1 - _head_number((node.dtype, node.shape)))
+                parts.append(number)
+            stack.pop()
+            ids[node] = len(nodes)
+            nodes.append(node)
+    return (tuple(parts), tuple([ids[r] for r in roots])), nodes, leaves
+
+
+# Numbers for the structural parts of nodes: (op, dtype, shape, arg) of a computed node,
+# (dtype, shape) of a leaf. Never reused, so that forgetting them all (when there are too
+# many, e.g. a constant that changes every step) can only make a key miss, never collide.
+_heads: dict[tuple, int] = {}
+_next_head = itertools.count()
+_MAX_HEADS = 1 << 20
+
+
+def _head_number(head: tuple) -> int:
+    number = _heads.get(head)
+    if number is None:
+        if len(_heads) >= _MAX_HEADS:
+            _heads.clear()
+        number = _heads[head] = next(_next_head)
+    return number
 
 
 # ---- constructors -------------------------------------------------------------------------
