@@ -38,17 +38,20 @@ class Node(MathTrait):
     by identity. `buffer` is the buffer holding the node's value once one does (a BUFFER
     node's own; a computed node's after a schedule wrote it), else None. Operators build
     nodes (MathTrait): `a * b + 1`."""
-    __slots__ = ("op", "dtype", "shape", "src", "arg", "buffer", "head", "__weakref__")
+    __slots__ = ("op", "dtype", "shape", "src", "arg", "buffer", "head", "serial", "__weakref__")
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None):
+        global _made
         key = (op, dtype, shape, src, _arg_key(op, arg) if op in _KEYED_ARGS else arg)
         ref = _interned.get(key)
         node = None if ref is None else ref()
         if node is None:
+            _made += 1
             node = object.__new__(cls)
+            node.serial = _made     # nodes made so far: which are newer than a point in time
             node.op, node.dtype, node.shape, node.src, node.arg = op, dtype, shape, src, arg
             node.buffer = arg if op is Op.BUFFER else None
-            node.head = None        # structural_key's number for (op, dtype, shape, arg)
+            node.head = None        # head_of's number, once asked
             ref = _interned[key] = _Ref(node, _forget)
             ref.key = key
         return node
@@ -72,6 +75,7 @@ class _Ref(weakref.ref):
 # key -> weak reference to the live node; a plain dict with the reference's callback removing
 # the entry is several times cheaper than a WeakValueDictionary (all of whose methods are Python)
 _interned: dict[tuple, _Ref] = {}
+_made = 0
 _KEYED_ARGS = frozenset({Op.CONST, Op.BUFFER})
 
 
@@ -137,12 +141,7 @@ def structural_key(roots: list[Node], leaf_of=None) -> tuple[tuple, list[Node], 
                     missing.reverse()
                     stack += missing
                     continue
-                head = node.head
-                if head is None:
-                    head = node.head = _head_number((node.op, node.dtype, node.shape,
-                                                     _arg_key(node.op, node.arg)
-                                                     if node.op in _KEYED_ARGS else node.arg))
-                parts.append(head)
+                parts.append(node.head if node.head is not None else head_of(node))
                 parts.append(len(src))
                 parts += [ids[s] for s in src]
             else:
@@ -150,7 +149,7 @@ def structural_key(roots: list[Node], leaf_of=None) -> tuple[tuple, list[Node], 
                 if number is None:
                     number = numbers[leaf] = len(leaves)
                     leaves.append(leaf)
-                parts.append(-1 - _head_number((node.dtype, node.shape)))
+                parts.append(-1 - head_number((node.dtype, node.shape)))
                 parts.append(number)
             stack.pop()
             ids[node] = len(nodes)
@@ -166,13 +165,27 @@ _next_head = itertools.count()
 _MAX_HEADS = 1 << 20
 
 
-def _head_number(head: tuple) -> int:
+def head_number(head: tuple) -> int:
+    """A number equal for equal heads (while remembered)."""
     number = _heads.get(head)
     if number is None:
         if len(_heads) >= _MAX_HEADS:
             _heads.clear()
         number = _heads[head] = next(_next_head)
     return number
+
+
+def head_of(node: Node) -> int:
+    """The number of node's (op, dtype, shape, arg), kept on the node."""
+    op = node.op
+    node.head = head_number((op, node.dtype, node.shape,
+                             _arg_key(op, node.arg) if op in _KEYED_ARGS else node.arg))
+    return node.head
+
+
+def made_count() -> int:
+    """Nodes made so far: a node whose serial is above the count at some point is newer."""
+    return _made
 
 
 # ---- constructors -------------------------------------------------------------------------
