@@ -116,45 +116,40 @@ def toposort(roots, stop=None) -> list[Node]:
 
 
 def structural_key(roots: list[Node], leaf_of=None) -> tuple[tuple, list[Node], list]:
-    """A key equal for graphs that differ only in their leaves; the nodes in walk order (as
-    toposort's); and the leaves, numbered in order of first use. leaf_of(node) names the leaf
-    a node reads (several nodes may name one), or gives None for a node computed from its
-    sources; without it, a node's leaf is the buffer holding its value. One walk: each node adds its head number (kept on the node, so a node walked
-    again costs a slot read), then its sources' positions, or a leaf's mark and number."""
+    """A key equal for graphs that differ only in their leaves; the nodes in walk order (each
+    at its first sight from the roots: not sources first); and the leaves, numbered in order
+    of first use. leaf_of(node) names the leaf a node reads (several nodes
+    may name one), or gives None for a node computed from its sources; without it, a node's
+    leaf is the buffer holding its value. The key is the walk's transcript, one record per
+    step: a node seen before by its position (negative), a computed node by its head number
+    (kept on the node: a node walked again costs a slot read) and source count, its sources'
+    records following, a leaf by the number of its (dtype, shape) and its own number."""
     ids: dict[Node, int] = {}       # node -> position in walk order
     nodes: list[Node] = []
     numbers: dict = {}
     leaves: list = []
     parts: list[int] = []
-    for root in roots:
-        stack = [root]
-        while stack:
-            node = stack[-1]
-            if node in ids:
-                stack.pop()
-                continue
-            leaf = node.buffer if leaf_of is None else leaf_of(node)
-            if leaf is None:
-                src = node.src
-                missing = [s for s in src if s not in ids]
-                if missing:
-                    missing.reverse()
-                    stack += missing
-                    continue
-                parts.append(node.head if node.head is not None else head_of(node))
-                parts.append(len(src))
-                parts += [ids[s] for s in src]
-            else:
-                number = numbers.get(leaf)
-                if number is None:
-                    number = numbers[leaf] = len(leaves)
-                    leaves.append(leaf)
-                parts.append(-1 - head_number((node.dtype, node.shape)))
-                parts.append(number)
-            stack.pop()
-            ids[node] = len(nodes)
-            nodes.append(node)
-    return (tuple(parts), tuple([ids[r] for r in roots])), nodes, leaves
+    stack = list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        pos = ids.get(node)
+        if pos is not None:
+            parts.append(-1 - pos)
+            continue
+        ids[node] = len(nodes)
+        nodes.append(node)
+        leaf = node.buffer if leaf_of is None else leaf_of(node)
+        if leaf is None:
+            src = node.src
+            parts += (node.head if node.head is not None else head_of(node), len(src))
+            stack += reversed(src)
+        else:
+            number = numbers.get(leaf)
+            if number is None:
+                number = numbers[leaf] = len(leaves)
+                leaves.append(leaf)
+            parts += (head_number((node.dtype, node.shape)), number)
+    return tuple(parts), nodes, leaves
 
 
 # Numbers for the structural parts of nodes: (op, dtype, shape, arg) of a computed node,
