@@ -51,22 +51,12 @@ def _signature(out: Node, wrt, grad: Node, given) -> tuple[tuple, list[Node]]:
     stop_kind = {n: 1 for n in given} if given else {}
     for n in wrt:
         stop_kind[n] = 2
-    positions: dict[Node, int] = {}
-    known: list[Node] = []
+    # every node derive walks, out's graph down to the stops; a stop (and a buffer) keyed
+    # first by its place alone, then below with what it is
+    walk, known, _ = ir.structural_key(
+        [out], lambda n: n if n in stop_kind or n.op is Op.BUFFER else None)
+    positions = {node: i for i, node in enumerate(known)}
     parts: list[int] = []
-    stack = [out]               # every node derive walks: out's graph down to the stops
-    while stack:
-        node = stack.pop()
-        pos = positions.get(node)
-        if pos is not None:
-            parts.append(-1 - pos)
-            continue
-        positions[node] = len(known)
-        known.append(node)
-        kind = stop_kind.get(node, 0)
-        parts += (_head(node), kind, len(node.src))
-        if not kind:
-            stack += reversed(node.src)
     expanded = set()            # the boundary, one level down: known as far as stated
     for node in [*(n for n in known if n in stop_kind), grad, *wrt, *given]:
         if node in expanded:
@@ -77,12 +67,10 @@ def _signature(out: Node, wrt, grad: Node, given) -> tuple[tuple, list[Node]]:
             if pos is None:
                 positions[s] = pos = len(known)
                 known.append(s)
-                parts += (_head(s), stop_kind.get(s, 0), len(s.src))
-            else:
-                parts.append(-1 - pos)
+            parts += (pos, _head(s), stop_kind.get(s, 0), len(s.src))
     parts += (len(wrt), len(given), positions[out], positions[grad],
               *(positions[n] for n in wrt), *(positions[n] for n in given))
-    return tuple(parts), known
+    return (walk, tuple(parts)), known
 
 
 def _head(node: Node) -> int:
