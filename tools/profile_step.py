@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import os
 import pstats
 import statistics
+import sys
 import time
 
-import clgrad as cg
-from clgrad import nn, optim
-import clgrad.nn.functional as F
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # bench
 
-from bench.registry import randn, rng
-from bench.train import _relu_function, lenet, seed_arrays
+import clgrad as cg  # noqa: E402
+from clgrad import nn, optim  # noqa: E402
+import clgrad.nn.functional as F  # noqa: E402
+
+from bench.registry import randn, rng  # noqa: E402
+from bench.train import _relu_function, lenet, seed_arrays  # noqa: E402
 
 
 def w1_phases():
@@ -90,14 +94,15 @@ def measure(name: str, phases, steps: int, top: int) -> None:
             fn()
             times[label][0].append(time.perf_counter() - start)
             times[label][1].append(time.thread_time() - cpu)
-    print(f"\n== {name}: median us per phase over {steps} steps (wall, this thread.s CPU) ==")
+    print(f"\n== {name}: median us per phase over {steps} steps (wall, this thread's CPU) ==")
     totals = [0.0, 0.0]
     for label, (wall, cpu) in times.items():
         meds = [statistics.median(wall) * 1e6, statistics.median(cpu) * 1e6]
         totals = [t + m for t, m in zip(totals, meds)]
         print(f"  {label:18s} {meds[0]:8.1f} {meds[1]:8.1f}")
     print(f"  {'total':18s} {totals[0]:8.1f} {totals[1]:8.1f}")
-    # this thread's CPU time, not wall (nor the runtime's worker threads'): the figures stay comparable on a machine other work shares
+    # this thread's CPU time, not wall (nor the runtime's worker threads'): figures that
+    # stay comparable on a machine other work shares
     profiler = cProfile.Profile(time.thread_time)
     profiler.enable()
     for _ in range(steps):
