@@ -118,12 +118,12 @@ def toposort(roots, stop=None) -> list[Node]:
 def structural_key(roots: list[Node], leaf_of=None) -> tuple[tuple, list[Node], list]:
     """A key equal for graphs that differ only in their leaves; the nodes in walk order (each
     at its first sight from the roots: not sources first); and the leaves, numbered in order
-    of first use. leaf_of(node) names the leaf a node reads (several nodes
-    may name one), or gives None for a node computed from its sources; without it, a node's
-    leaf is the buffer holding its value. The key is the walk's transcript, one record per
-    step: a node seen before by its position (negative), a computed node by its head number
-    (kept on the node: a node walked again costs a slot read) and source count, its sources'
-    records following, a leaf by the number of its (dtype, shape) and its own number."""
+    of first use. leaf_of(node) names the leaf a node reads (several nodes may name one), or
+    gives None for a node computed from its sources; without it, a node's leaf is the buffer
+    holding its value. The key is the walk's transcript, one record per step: a node seen
+    before by its position (negative), a computed node by its head number (kept on the node:
+    a node walked again costs a slot read) and source count, its sources' records following,
+    a leaf by the number of its (dtype, shape) and its own number."""
     ids: dict[Node, int] = {}       # node -> position in walk order
     nodes: list[Node] = []
     numbers: dict = {}
