@@ -38,16 +38,20 @@ class Node(MathTrait):
     by identity. `buffer` is the buffer holding the node's value once one does (a BUFFER
     node's own; a computed node's after a schedule wrote it), else None. Operators build
     nodes (MathTrait): `a * b + 1`."""
-    __slots__ = ("op", "dtype", "shape", "src", "arg", "buffer", "__weakref__")
+    __slots__ = ("op", "dtype", "shape", "src", "arg", "buffer", "head", "serial", "__weakref__")
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None):
+        global _made
         key = (op, dtype, shape, src, _arg_key(op, arg) if op in _KEYED_ARGS else arg)
         ref = _interned.get(key)
         node = None if ref is None else ref()
         if node is None:
+            _made += 1
             node = object.__new__(cls)
+            node.serial = _made     # nodes made so far: which are newer than a point in time
             node.op, node.dtype, node.shape, node.src, node.arg = op, dtype, shape, src, arg
             node.buffer = arg if op is Op.BUFFER else None
+            node.head = None        # head_of's number, once asked
             ref = _interned[key] = _Ref(node, _forget)
             ref.key = key
         return node
@@ -71,6 +75,7 @@ class _Ref(weakref.ref):
 # key -> weak reference to the live node; a plain dict with the reference's callback removing
 # the entry is several times cheaper than a WeakValueDictionary (all of whose methods are Python)
 _interned: dict[tuple, _Ref] = {}
+_made = 0
 _KEYED_ARGS = frozenset({Op.CONST, Op.BUFFER})
 
 
@@ -110,30 +115,72 @@ def toposort(roots, stop=None) -> list[Node]:
     return order
 
 
-def structural_key(roots: list[Node], leaf_of) -> tuple[tuple, list[Node], list]:
-    """A key equal for graphs that differ only in their leaves; the nodes in walk order; and
-    the leaves, numbered in order of first use. leaf_of(node) names the leaf a node reads
-    (several nodes may name one), or gives None for a node computed from its sources."""
-    nodes = toposort(roots, stop=lambda node: leaf_of(node) is not None)
-    ids = {node: i for i, node in enumerate(nodes)}
+def structural_key(roots: list[Node], leaf_of=None) -> tuple[tuple, list[Node], list]:
+    """A key equal for graphs that differ only in their leaves; the nodes in walk order (each
+    at its first sight from the roots: not sources first); and the leaves, numbered in order
+    of first use. leaf_of(node) names the leaf a node reads (several nodes may name one), or
+    gives None for a node computed from its sources; without it, a node's leaf is the buffer
+    holding its value. The key is the walk's transcript, one record per step: a node seen
+    before by its position (negative), a computed node by its head number (kept on the node:
+    a node walked again costs a slot read) and source count, its sources' records following,
+    a leaf by the number of its (dtype, shape) and its own number."""
+    ids: dict[Node, int] = {}       # node -> position in walk order
+    nodes: list[Node] = []
     numbers: dict = {}
     leaves: list = []
-    parts: list = []
-    for node in nodes:
-        leaf = leaf_of(node)
+    parts: list[int] = []
+    stack = list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        pos = ids.get(node)
+        if pos is not None:
+            parts.append(-1 - pos)
+            continue
+        ids[node] = len(nodes)
+        nodes.append(node)
+        leaf = node.buffer if leaf_of is None else leaf_of(node)
         if leaf is None:
-            op = node.op
-            parts.append((op, node.dtype, node.shape,
-                          _arg_key(op, node.arg) if op in _KEYED_ARGS else node.arg,
-                          tuple([ids[s] for s in node.src])))
+            src = node.src
+            parts += (node.head if node.head is not None else head_of(node), len(src))
+            stack += reversed(src)
         else:
             number = numbers.get(leaf)
             if number is None:
                 number = numbers[leaf] = len(leaves)
                 leaves.append(leaf)
-            parts.append((node.dtype, node.shape, number))
-    parts.append(tuple(ids[r] for r in roots))
+            parts += (head_number((node.dtype, node.shape)), number)
     return tuple(parts), nodes, leaves
+
+
+# Numbers for the structural parts of nodes: (op, dtype, shape, arg) of a computed node,
+# (dtype, shape) of a leaf. Never reused, so that forgetting them all (when there are too
+# many, e.g. a constant that changes every step) can only make a key miss, never collide.
+_heads: dict[tuple, int] = {}
+_next_head = itertools.count()
+_MAX_HEADS = 1 << 20
+
+
+def head_number(head: tuple) -> int:
+    """A number equal for equal heads (while remembered)."""
+    number = _heads.get(head)
+    if number is None:
+        if len(_heads) >= _MAX_HEADS:
+            _heads.clear()
+        number = _heads[head] = next(_next_head)
+    return number
+
+
+def head_of(node: Node) -> int:
+    """The number of node's (op, dtype, shape, arg), kept on the node."""
+    op = node.op
+    node.head = head_number((op, node.dtype, node.shape,
+                             _arg_key(op, node.arg) if op in _KEYED_ARGS else node.arg))
+    return node.head
+
+
+def made_count() -> int:
+    """Nodes made so far: a node whose serial is above the count at some point is newer."""
+    return _made
 
 
 # ---- constructors -------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ..compiler.ir import BufferRef, Node
+from ..compiler.ir import BufferRef, Node, toposort
 from ..compiler.kernel import KernelSpec
 from ..compiler.ops import Op
 from ..compiler.schedule import buffer_of
@@ -64,7 +64,8 @@ def _between(leaf: Node, out: Node, nodes: list[Node]) -> list[Node]:
     """The nodes computed from leaf that out is computed from: a lazy graph holding one of
     them would read the leaf's buffer again after out has overwritten it."""
     from_leaf = {leaf}
-    for node in nodes:      # sources first
+    # nodes, sources first (the graph stops at the nodes a buffer holds, as its walk does)
+    for node in toposort(nodes, stop=lambda n: buffer_of(n) is not None):
         if any(s in from_leaf for s in node.src):
             from_leaf.add(node)
     found, stack, seen = [], [out], {out}

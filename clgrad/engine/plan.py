@@ -19,8 +19,11 @@ from .targets import codegen_target
 class Plan:
     """A schedule recorded once per graph structure and replayed with new buffers. Buffers
     are named by position: leaf i is the i-th buffer the graph reads, output j the j-th the
-    plan writes; nodes are named by their position in the graph walk."""
-    launches: list[tuple[object, LoweredKernel, list[tuple[bool, int]]]]  # (kernel, code, args)
+    plan writes, and a launch's arguments index the leaves followed by the outputs; nodes are
+    named by their position in the graph walk."""
+    # (kernel, global size, local size, arguments)
+    launches: list[tuple[object, tuple, tuple | None, list[int]]]
+    used: list[int]                         # the buffers the launches read or write
     outputs: list[tuple[int, int]]          # (node position, nbytes) per written buffer
     targets: list[tuple[bool, int]]         # where each target's value ends up
     # output j may overwrite leaf i when nothing outside the graph still reads the leaf
@@ -31,7 +34,7 @@ class Plan:
 def graph_key(targets: list[Node]) -> tuple[tuple, list[Node], list[BufferRef]]:
     """A key equal for graphs that differ only in the buffers they read; the graph's nodes in
     walk order; and the buffers read, in order of first use."""
-    return structural_key(targets, buffer_of)
+    return structural_key(targets)     # leaves: the buffers holding values (buffer_of)
 
 
 def record(specs, outputs, nodes, leaves, targets, device) -> Plan:
@@ -49,9 +52,16 @@ def record(specs, outputs, nodes, leaves, targets, device) -> Plan:
     def where(ref: BufferRef) -> tuple[bool, int]:
         return (False, out_index[ref.id]) if ref.id in out_index else (True, leaf_index[ref.id])
 
-    launches = [(kernels[k.name], k, [where(r) for r in refs]) for k, refs in work]
+    def argument(ref: BufferRef) -> int:
+        leaf, i = where(ref)
+        return i if leaf else len(leaves) + i
+
+    launches = [(kernels[k.name], tuple(k.global_size),
+                 None if k.local_size is None else tuple(k.local_size),
+                 [argument(r) for r in refs]) for k, refs in work]
+    used = sorted({i for *_, args in launches for i in args})
     written = [(position[node], ref.nbytes) for node, ref in outputs.items()]
-    return Plan(launches, written, [where(outputs.get(t) or buffer_of(t)) for t in targets],
+    return Plan(launches, used, written, [where(outputs.get(t) or buffer_of(t)) for t in targets],
                 donors(specs, list(outputs), nodes, leaves, targets))
 
 

@@ -61,9 +61,12 @@ def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> l
 
 def launch(plan: Plan, leaves: list[BufferRef], written: list[BufferRef]) -> None:
     """Enqueues plan's kernels reading leaves and writing written."""
-    for kernel, code, args in plan.launches:
-        buffers = [storage(leaves[i] if leaf else written[i]) for leaf, i in args]
-        kernel(code.global_size, code.local_size, buffers)
+    refs = leaves + written
+    mems: list = [None] * len(refs)
+    for i in plan.used:
+        mems[i] = storage(refs[i]).mem
+    for kernel, global_size, local_size, args in plan.launches:
+        kernel.enqueue(global_size, local_size, [mems[i] for i in args])
 
 
 def storage(ref: BufferRef):

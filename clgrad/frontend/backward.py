@@ -9,7 +9,7 @@ derivatives.
 """
 from __future__ import annotations
 
-from ..compiler import gradients, ir
+from ..compiler import derived, ir
 from ..compiler.ir import Node
 from .grad_fn_names import grad_fn_name
 from . import jit_protocol
@@ -109,10 +109,10 @@ class GradFn(BackwardNode):
         """The input gradients, None for inputs that do not require grad (not built at all)."""
         needed = [edge is not None for edge, _ in self.next_functions]
         if all(needed):
-            return gradients.derive(self.output, self.input_nodes, grad)
+            return derived.derive(self.output, self.input_nodes, grad)
         pairs = list(zip(self.input_nodes, needed))
         wrt = tuple(n for n, k in pairs if k)
-        found = iter(gradients.derive(self.output, wrt, grad, [n for n, k in pairs if not k]))
+        found = iter(derived.derive(self.output, wrt, grad, [n for n, k in pairs if not k]))
         return [next(found) if k else None for k in needed]
 
     def _check_versions(self, grad_nodes) -> None:

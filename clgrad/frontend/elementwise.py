@@ -11,6 +11,9 @@ from .backward import record
 from .operands import as_float, broadcast_shape, common_device, is_tensor, lift, result_dtype
 
 
+_NUMBERS = (int, float)     # Python numbers the fast path of _operands takes (bools take the other)
+
+
 def _tensors(args):
     return [a for a in args if is_tensor(a)]
 
@@ -18,6 +21,20 @@ def _tensors(args):
 def _operands(name: str, a, b, float_only=False):
     """The tensors among a and b, their device, and a and b as nodes of the common dtype and
     the broadcast shape."""
+    # the common cases first, with nothing to promote, broadcast or check: two tensors of one
+    # dtype and shape, or a float tensor and a Python number
+    if is_tensor(a):
+        na = a.node
+        if is_tensor(b):
+            nb = b.node
+            if (na.dtype == nb.dtype and na.shape == nb.shape and a.device == b.device
+                    and (na.dtype.is_float or not float_only)):
+                return [a, b], a.device, na, nb
+        elif type(b) in _NUMBERS and na.dtype.is_float:
+            return [a], a.device, na, ir.const(b, na.dtype, na.shape)
+    elif type(a) in _NUMBERS and is_tensor(b) and b.dtype.is_float:
+        nb = b.node
+        return [b], b.device, ir.const(a, nb.dtype, nb.shape), nb
     tensors = _tensors((a, b))
     device = common_device(name, tensors)
     dtype = result_dtype(name, (a, b))

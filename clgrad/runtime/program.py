@@ -132,7 +132,13 @@ class Kernel:
             global_size = (global_size,)
         if isinstance(local_size, int):
             local_size = (local_size,)
-        raw = [arg.mem if isinstance(arg, Buffer) else arg for arg in args]
+        return self.enqueue(global_size, local_size,
+                            [arg.mem if isinstance(arg, Buffer) else arg for arg in args])
+
+    def enqueue(self, global_size: tuple[int, ...], local_size: tuple[int, ...] | None,
+                raw: list) -> cl.Event:
+        """__call__ for the engine's replays, which keep sizes as tuples and hand the
+        buffers' cl memory (Buffer.mem) directly."""
         try:
             self.cl_kernel.set_args(*raw)
             event = cl.enqueue_nd_range_kernel(self._queue, self.cl_kernel,

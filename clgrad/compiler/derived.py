@@ -1,0 +1,113 @@
+"""Gradient graphs derived once per structure. A training loop differentiates graphs of the
+same shape at every step, over new buffers; gradients.derive's rules run on the first, and
+later ones rebuild the nodes it made, recorded as a template over the nodes it was given.
+
+A template is sound when derive's choices depend only on what the key records. The key is a
+transcript of a deterministic walk: every node below out (down to the inputs), the inputs,
+the incoming gradient and their direct sources, each with its (op, dtype, shape, arg) and
+its position at first sight (a buffer by position only, so new buffers match). The rules
+and constructors look at most one level beneath a node they are handed (a permute of a
+permute is one permute); a result that reaches further, into nodes made before this call,
+is not recorded. Inputs that are views are left to derive: it looks down their chains.
+"""
+from __future__ import annotations
+
+from . import gradients, ir
+from .ir import Node
+from .ops import Op
+
+_VIEWS = (Op.RESHAPE, Op.PERMUTE)
+_templates: dict[tuple, tuple[list, list]] = {}     # key -> (made nodes, results)
+_MAX_TEMPLATES = 10_000
+
+
+class _NotRecordable(Exception):
+    """A result reaches a node the key does not describe."""
+
+
+def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node | None]:
+    """gradients.derive(out, wrt, grad, given), from the template of out's structure when
+    there is one."""
+    if any(w.op in _VIEWS for w in wrt):
+        return gradients.derive(out, wrt, grad, given)
+    key, known = _signature(out, wrt, grad, given)
+    template = _templates.get(key)
+    if template is not None:
+        return _rebuild(template, known)
+    first = ir.made_count()
+    result = gradients.derive(out, wrt, grad, given)
+    try:
+        template = _template(result, known, first)
+    except _NotRecordable:
+        return result
+    if len(_templates) >= _MAX_TEMPLATES:
+        _templates.clear()
+    _templates[key] = template
+    return result
+
+
+def _signature(out: Node, wrt, grad: Node, given) -> tuple[tuple, list[Node]]:
+    """The key of derive's arguments, and the nodes it describes by position."""
+    stop_kind = {n: 1 for n in given} if given else {}
+    for n in wrt:
+        stop_kind[n] = 2
+    # every node derive walks, out's graph down to the stops; a stop (and a buffer) keyed
+    # first by its place alone, then below with what it is
+    walk, known, _ = ir.structural_key(
+        [out], lambda n: n if n in stop_kind or n.op is Op.BUFFER else None)
+    positions = {node: i for i, node in enumerate(known)}
+    parts: list[int] = []
+    expanded = set()            # the boundary, one level down: known as far as stated
+    for node in [*(n for n in known if n in stop_kind), grad, *wrt, *given]:
+        if node in expanded:
+            continue
+        expanded.add(node)
+        for s in (node, *node.src):
+            pos = positions.get(s)
+            if pos is None:
+                positions[s] = pos = len(known)
+                known.append(s)
+            parts += (pos, _head(s), stop_kind.get(s, 0), len(s.src))
+    parts += (len(wrt), len(given), positions[out], positions[grad],
+              *(positions[n] for n in wrt), *(positions[n] for n in given))
+    return (walk, tuple(parts)), known
+
+
+def _head(node: Node) -> int:
+    """node's (op, dtype, shape, arg) number; a buffer's without its buffer."""
+    if node.op is Op.BUFFER:
+        return ir.head_number((Op.BUFFER, node.dtype, node.shape))
+    return node.head if node.head is not None else ir.head_of(node)
+
+
+def _template(result: list, known: list[Node], first: int) -> tuple[list, list]:
+    """The nodes derive made for result, as (op, dtype, shape, arg, source positions) after
+    the known ones, and result as positions."""
+    index = {node: i for i, node in enumerate(known)}
+    made: list[tuple] = []
+    for root in result:
+        stack = [] if root is None else [root]
+        while stack:
+            node = stack[-1]
+            if node in index:
+                stack.pop()
+                continue
+            if node.op is Op.BUFFER or (node.src and node.serial <= first):
+                raise _NotRecordable    # beneath what the key describes
+            missing = [s for s in node.src if s not in index]
+            if missing:
+                stack += missing
+                continue
+            stack.pop()
+            index[node] = len(known) + len(made)
+            made.append((node.op, node.dtype, node.shape, node.arg,
+                         tuple([index[s] for s in node.src])))
+    return made, [None if r is None else index[r] for r in result]
+
+
+def _rebuild(template: tuple[list, list], known: list[Node]) -> list[Node | None]:
+    made, result = template
+    nodes = known
+    for op, dtype, shape, arg, src in made:
+        nodes.append(Node(op, dtype, shape, tuple([nodes[i] for i in src]), arg))
+    return [None if r is None else nodes[r] for r in result]
