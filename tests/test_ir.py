@@ -79,7 +79,8 @@ def every_op_graph():
               ir.cast(x, int64), ir.cast(i, bool_), ir.cast(eq, float16), ir.detach(x),
               ir.window(x, 1, 2, 1, 1)]
     roots += [ir.reduce(Op.SUM, x, (0, 1)), ir.reduce(Op.RMAX, i, (0,)),
-              ir.reduce(Op.PROD, y, (1,)), ir.gather(x, ir.reshape(ir.iota(2, int32), (2, 1)))]
+              ir.reduce(Op.PROD, y, (1,)), ir.gather(x, ir.reshape(ir.iota(2, int32), (2, 1))),
+              ir.scatter(ir.iota(2, int32), x, 4, "add")]
     roots += [ir.reshape(x, (3, 2)), ir.reshape(scalar, (1, 1)), ir.permute(x, (1, 0)),
               ir.expand(ir.reduce(Op.SUM, x, (1,)), (2, 3)),
               ir.pad(i, ((0, 1), (2, 0)), 7), ir.pad(lt, ((1, 1), (0, 0)), True),

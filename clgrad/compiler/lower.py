@@ -1,5 +1,5 @@
 """Lowers one KernelSpec to OpenCL C: picks the kernel writer for its kind (elementwise,
-reduce, matmul) and the layout of its vector lanes, names the kernel, and caches lowered
+reduce, matmul, scatter) and the layout of its vector lanes, names the kernel, and caches lowered
 kernels by kernel structure."""
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .kernel import KernelSpec
 from .lower_elementwise import ElementwiseWriter
 from .lower_matmul import MatmulWriter, ragged_vectors
 from .lower_reduce import ReduceWriter
+from .lower_scatter import ScatterWriter
 from .target import Target
 
 
@@ -63,6 +64,8 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
         writer = MatmulWriter(spec, target, width, transposed)
     elif spec.kind == "reduce":
         writer = ReduceWriter(spec, target, width)
+    elif spec.kind == "scatter":
+        writer = ScatterWriter(spec, target)
     else:
         writer = ElementwiseWriter(spec, target, width)
     global_size = writer.write()
@@ -78,7 +81,7 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
             writer, global_size = down, down_size
     body = writer.source("KERNEL")
     digest = hashlib.sha256(body.encode()).hexdigest()[:6]
-    prefix = {"elementwise": "E", "reduce": "R", "matmul": "M"}[spec.kind]
+    prefix = {"elementwise": "E", "reduce": "R", "matmul": "M", "scatter": "S"}[spec.kind]
     shape = "x".join(map(str, spec.shape)) or "1"
     name = "_".join([prefix, shape, *writer.ops_seen[:3], digest])
     params = [(node, output) for _, node, output in writer.params.values()]

@@ -60,6 +60,7 @@ class Op(Enum):
     MATMUL = auto()      # (..., M, K) @ (..., K, N), batch dims already broadcast
     CONTIGUOUS = auto()  # forces its source into a buffer
     GATHER = auto()      # rows of a (N, R) source picked by an index: out[i..., r] = src[idx[i...], r]
+    SCATTER = auto()     # GATHER's inverse: out[idx[i...], r] combined with src[i..., r]; arg = mode
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
@@ -72,6 +73,11 @@ REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.STRIDE,
                       Op.WINDOW})
 SOURCE = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
+
+# How a SCATTER combines the values landing on one element, and what an element nothing lands
+# on holds (the combine's identity; "replace" keeps one of the values written, as PyTorch's
+# scatter and index_put do, and leaves 0 elsewhere).
+SCATTER_MODES = ("add", "replace", "amax", "amin", "prod")
 
 # What the math ops compute, in NumPy, for float and for integer operands. Integer division,
 # remainder and the bitwise ops follow C, as the kernels do: compiler/interpret.py has those.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from . import ir
 from .ir import BufferRef, Node, base_of, toposort
 from .kernel import KernelSpec
 from .ops import ELEMENTWISE, REDUCE, SOURCE, Op
@@ -54,7 +55,7 @@ class Scheduler:
             depth[node] = 1 + max((0 if s in roots else depth[s] for s in node.src), default=0)
             if depth[node] >= _MAX_FUSED_DEPTH:
                 roots.add(node)
-            if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS):
+            if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS, Op.SCATTER):
                 roots.add(node)
             if node.op is Op.GATHER and buffer_of(node.src[0]) is None:
                 roots.add(node.src[0])      # rows are read at run-time offsets: need a buffer
@@ -151,7 +152,9 @@ class Scheduler:
                 outputs[root] = ref
                 continue
             ref = BufferRef(self.device, max(root.numel, 1) * root.dtype.itemsize)
-            if root.numel:            # an empty tensor needs a buffer but no kernel
+            if root.numel and root.op is Op.SCATTER:
+                specs += _scatter_kernels(root, ref, self._kernel(root, ref, outputs))
+            elif root.numel:            # an empty tensor needs a buffer but no kernel
                 specs.append(self._kernel(root, ref, outputs))
             outputs[root] = ref
         return _merge_elementwise(specs), outputs
@@ -174,12 +177,22 @@ class Scheduler:
                 continue
             stack.append((node, True))
             stack.extend((s, False) for s in reversed(node.src) if s not in seen)
+        if root.op is Op.SCATTER:
+            return KernelSpec("scatter", root.src[1].shape, (), [(root, ref)], inputs, fused)
         if any(n.op is Op.MATMUL for n in fused):
             return KernelSpec("matmul", root.shape, (), [(root, ref)], inputs, fused)
         if fused:
             return KernelSpec("reduce", fused[-1].src[0].shape, fused[-1].arg, [(root, ref)],
                               inputs, fused)
         return KernelSpec("elementwise", root.shape, (), [(root, ref)], inputs)
+
+
+def _scatter_kernels(root: Node, ref: BufferRef, scatter: KernelSpec) -> list[KernelSpec]:
+    """A scatter runs as two kernels on one buffer: the mode's identity fills it, then the
+    source's values are combined into it (none when the source is empty)."""
+    identity = ir.const(ir.scatter_identity(root.dtype, root.arg), root.dtype, root.shape)
+    fill = KernelSpec("elementwise", root.shape, (), [(identity, ref)], {})
+    return [fill, scatter] if root.src[1].numel else [fill]
 
 
 # A product this long into this few outputs runs as partial products over slices of k, then
