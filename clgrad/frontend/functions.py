@@ -27,6 +27,9 @@ METHODS_AS_FUNCTIONS = (
     "sigmoid_", "relu_", "neg_", "reciprocal_", "floor_", "ceil_", "round_", "rsqrt_",
     "square_", "clamp_min_", "clamp_max_", "trunc_", "frac_", "log2_", "log10_", "log1p_",
     "expm1_", "exp2_", "nan_to_num_",
+    # writing at indices (scatter.py)
+    "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
+    "index_put", "index_put_", "put", "take",
 )
 
 

@@ -175,19 +175,22 @@ def getitem(x, index):
     return record("index", out, x.device, [x])
 
 
-def setitem(x, index, value):
-    """x with the indexed elements replaced by value, as a new tensor (the caller assigns it)."""
+def setitem(x, index, value, accumulate: bool = False):
+    """x with the indexed elements replaced by value (added to them when accumulate), as a
+    new tensor (the caller assigns it)."""
     if is_tensor(value) and value.device != x.device:
         raise RuntimeError(f"setitem: value on {value.device.spec} cannot be written into a "
                            f"tensor on {x.device.spec}")
     result_dtype("setitem", [x, value])     # rejects values that are not numbers or tensors
     items = _expand_index(x, index)
     inputs = [x] + ([value] if is_tensor(value) else [])
-    if is_tensor(index) and index.dtype == dt.bool_ and index.shape == x.shape:
+    if is_tensor(index) and index.dtype == dt.bool_ and index.shape == x.shape and not accumulate:
         out = index.node.where(lift(value, x.dtype, x.shape), x.node)
         return record("masked_fill", out, x.device, inputs)
     if any(_is_advanced(i) for i in items):
-        return record("index_put", _scatter(x, items, value), x.device, inputs)
+        return record("index_put", _scatter(x, items, value, accumulate), x.device, inputs)
+    if accumulate:
+        raise NotImplementedError("index_put: accumulate=True needs index tensors")
     region, _ = _basic(x, items)
     v = _value_as(value, x.dtype, region.shape)
     placed = _unview(v, items, x.shape)
@@ -247,10 +250,10 @@ def _place(node: ir.Node, axis: int, start: int, stop: int, step: int, n: int) -
     return node.pad(pads, fill)
 
 
-def _scatter(x, items, value) -> ir.Node:
-    """x[index tensors] = value: the rows the index picks are replaced; of rows written twice
-    one write wins, as in PyTorch. Two scatters, linear in the number of indices: the values,
-    and a mark on each row written."""
+def _scatter(x, items, value, accumulate: bool) -> ir.Node:
+    """x[index tensors] = value: the rows the index picks are replaced (of rows written twice
+    one write wins, as in PyTorch), or added to when accumulate. Scatters, linear in the
+    number of indices: the values, and to replace, a mark on each row written."""
     if any(not (_is_advanced(i) or i == slice(None)) for i in items):
         raise NotImplementedError("setitem: index tensors mixed with ints, steps or None are not "
                                   "supported; index those dims with tensors or use a mask")
@@ -259,9 +262,12 @@ def _scatter(x, items, value) -> ir.Node:
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
     n_rows, row_len = rows.shape
     v = _value_as(value, x.dtype, index_shape + rest_shape).reshape(index_shape + (row_len,))
-    placed = ir.scatter(row, v, n_rows, "replace")
-    written = ir.scatter(row, ir.const(True, dt.bool_, index_shape + (1,)), n_rows, "replace")
-    new_rows = written.expand((n_rows, row_len)).where(placed, rows)
+    if accumulate:
+        new_rows = rows + ir.scatter(row, v, n_rows, "add")
+    else:
+        placed = ir.scatter(row, v, n_rows, "replace")
+        written = ir.scatter(row, ir.const(True, dt.bool_, index_shape + (1,)), n_rows, "replace")
+        new_rows = written.expand((n_rows, row_len)).where(placed, rows)
     rest = [i for i in range(x.ndim) if i not in axes]
     moved_shape = tuple(x.shape[a] for a in axes) + tuple(x.shape[i] for i in rest)
     inverse = tuple(int(i) for i in np.argsort(list(axes) + rest))
