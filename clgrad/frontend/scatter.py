@@ -149,6 +149,7 @@ def scatter_add(self, dim: int, index, src):
 
 
 def scatter_reduce(self, dim: int, index, src, reduce: str, *, include_self: bool = True):
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)    # PyTorch's aliases
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
@@ -212,7 +213,8 @@ def _carrier(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
         w_src = single.where(_landed(others, flat), landed / zero.where(ones, values))
     else:
         hit_src = values.eq(landed).cast(x.dtype)
-        hit_self = (x.eq(out) if include_self else written.logical_not()).cast(x.dtype)
+        # an equal self counts even when not included, as in PyTorch (then it gets none)
+        hit_self = x.eq(out).cast(x.dtype)
         count = hit_self + _scattered(x.shape, flat, hit_src, "add")
         w_self, w_src = hit_self / count, hit_src / _landed(count, flat)
     if not include_self:
