@@ -77,10 +77,19 @@ def test_scatter_reduce_aliases():
         check(lambda x, i, s: x.scatter_reduce(0, i, s, reduce), X, DUPLICATES, SRC, grad=False)
 
 
-def test_scatter_reduce_nan():
+def test_scatter_reduce_nan_and_inf():
     src = np.array([[np.nan, 1.0, 2.0, 3.0], [0.0, np.nan, -1.0, 4.0]], np.float32)
-    for reduce in ("amax", "amin", "sum"):
+    for reduce in ("amax", "amin", "sum", "prod"):
         check(lambda x, i, s: x.scatter_reduce(0, i, s, reduce), X, DUPLICATES, src, grad=False)
+    src = np.array([[np.inf, 1.0, -np.inf, 3.0], [0.0, 2.0, -1.0, 4.0]], np.float32)
+    for reduce in ("amax", "amin"):     # an infinite result keeps its value with gradients on
+        check(lambda x, i, s: x.scatter_reduce(0, i, s, reduce), X, DUPLICATES, src,
+              grad=False)
+        x = cg.zeros(X, requires_grad=True)
+        got = x.scatter_reduce(0, cg.tensor(DUPLICATES), cg.tensor(src), reduce).numpy()
+        want = torch.zeros(X).scatter_reduce(0, torch.tensor(DUPLICATES), torch.tensor(src),
+                                             reduce).numpy()
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int32, np.int64])
@@ -122,6 +131,12 @@ def test_index_put():
     check(lambda x, i, v: x.index_put((i,), v, accumulate=True), X, np.array([0, 0, 2, 0]),
           (4, 4))
     check(lambda x, i, v: library(x).index_put(x, (i,), v), X, np.array([1]), (1, 4))
+
+
+def test_empty_self():
+    check(lambda x, i, s: x.index_add(0, i, s), (0, 3), np.zeros(0, np.int64), (0, 3))
+    check(lambda x, i, s: x.scatter_add(1, i, s), (2, 0), np.zeros((2, 0), np.int64), (2, 0))
+    check(lambda x, i: x.take(i), (0,), np.zeros(0, np.int64))
 
 
 def test_put_and_take():

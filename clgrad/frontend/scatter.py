@@ -91,7 +91,7 @@ def _flat(self, dim: int, index) -> Node:
 
 def _scattered(shape: tuple[int, ...], flat: Node, values: Node, mode: str) -> Node:
     """values combined by mode into the elements of shape that flat names."""
-    rows = max(1, math.prod(shape))
+    rows = math.prod(shape)
     return ir.scatter(flat, values.reshape(flat.shape + (1,)), rows, mode).reshape(shape)
 
 
@@ -100,9 +100,16 @@ def _marked(shape: tuple[int, ...], flat: Node) -> Node:
     return _scattered(shape, flat, ir.const(True, dt.bool_, flat.shape), "replace")
 
 
+def _replaced(x: Node, flat: Node, values: Node) -> Node:
+    """x with the elements flat names replaced by values (one of those landing on an element
+    wins, as in PyTorch)."""
+    placed = _scattered(x.shape, flat, values, "replace")
+    return _marked(x.shape, flat).where(placed, x)
+
+
 def _landed(value: Node, flat: Node) -> Node:
     """value (self's shape) at the elements flat names: what each source element landed on."""
-    rows = value.reshape((max(value.numel, 1), 1))
+    rows = value.reshape((value.numel, 1))
     return rows.gather(flat).reshape(flat.shape)
 
 
@@ -133,8 +140,7 @@ def scatter(self, dim: int, index, src=None, *, value=None, reduce=None):
     dim = _dim("scatter", self, dim)
     _check_along("scatter", self, dim, index, src)
     flat = _flat(self, dim, index)
-    placed = _scattered(self.shape, flat, _source(self, index, src, flat), "replace")
-    out = _marked(self.shape, flat).where(placed, self.node)
+    out = _replaced(self.node, flat, _source(self, index, src, flat))
     if not is_tensor(src):
         return record("scatter_value", out, self.device, [self])
     return record("scatter", out, self.device, [self, src])
@@ -161,9 +167,11 @@ def scatter_reduce(self, dim: int, index, src, reduce: str, *, include_self: boo
     out = _reduced(self.node, flat, values, reduce, include_self, written)
     if reduce in ("prod", "amax", "amin") and is_grad_enabled() and \
             (self.requires_grad or src.requires_grad):
-        # the primitives' gradient is not PyTorch's here: a value carrying PyTorch's is added
+        # the primitives' gradient is not PyTorch's here: a zero carrying PyTorch's is added
+        # (where the carrier is finite: inf - inf would make the value NaN)
         carrier = _carrier(self.node, flat, values, reduce, include_self, written, out)
-        out = ir.detach(out) + (carrier - ir.detach(carrier))
+        value, fixed = ir.detach(out), ir.detach(carrier)
+        out = (fixed - fixed).eq(0).where(value + (carrier - fixed), value)
     return record("scatter_reduce", out, self.device, [self, src])
 
 
@@ -224,13 +232,18 @@ def _carrier(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
 
 # ---- index_add, index_copy, index_fill: whole slices along dim ----
 
-def _check_slices(op: str, self, dim: int, index, source) -> None:
-    """index_add's and index_copy's rules: a vector of indices in [0, self.size(dim)), one per
-    slice of source, which is shaped like self elsewhere."""
+def _vector_index(op: str, index) -> None:
     _index_dtype(op, index)
     if index.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: {index.ndim} "
                          f"with size: {list(index.shape)}")
+
+
+def _check_slices(op: str, self, dim: int, index, source, out_of_range) -> None:
+    """index_add's and index_copy's rules: a vector of indices in [0, self.size(dim)), one per
+    slice of source, which is shaped like self elsewhere. An index out of range raises
+    out_of_range (PyTorch's type differs between the two)."""
+    _vector_index(op, index)
     if source.dtype != self.dtype:
         raise RuntimeError(f"{op}(): self ({self.dtype.name}) and source ({source.dtype.name}) "
                            f"must have the same scalar type")
@@ -243,6 +256,11 @@ def _check_slices(op: str, self, dim: int, index, source) -> None:
         raise RuntimeError(f"{op}(): source tensor shape must match self tensor shape, "
                            f"excluding the specified dimension. Got self.shape = "
                            f"{list(self.shape)} source.shape = {list(source.shape)}")
+    n = self.shape[dim] if self.ndim else 1
+    bad = _first_outside(index, 0, n)
+    if bad is not None:
+        raise out_of_range(f"{op}(): index {bad} is out of bounds for dimension {dim} with "
+                           f"size {n}")
 
 
 def _slices(self, dim: int, index: Node) -> Node:
@@ -256,11 +274,7 @@ def _slices(self, dim: int, index: Node) -> Node:
 
 def index_add(self, dim: int, index, source, *, alpha=1):
     dim = _dim("index_add", self, dim)
-    _check_slices("index_add_", self, dim, index, source)
-    bad = _first_outside(index, 0, self.shape[dim] if self.ndim else 1)
-    if bad is not None:
-        raise RuntimeError(f"index_add_(): index {bad} is out of bounds for dimension {dim} "
-                           f"with size {self.shape[dim] if self.ndim else 1}")
+    _check_slices("index_add_", self, dim, index, source, RuntimeError)
     flat = _slices(self, dim, index.node)
     values = source.node.reshape(flat.shape)
     added = _scattered(self.shape, flat, values * alpha if alpha != 1 else values, "add")
@@ -269,24 +283,15 @@ def index_add(self, dim: int, index, source, *, alpha=1):
 
 def index_copy(self, dim: int, index, source):
     dim = _dim("index_copy", self, dim)
-    _check_slices("index_copy_", self, dim, index, source)
-    n = self.shape[dim] if self.ndim else 1
-    bad = _first_outside(index, 0, n)
-    if bad is not None:
-        raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {dim} "
-                         f"with size {n}")
+    _check_slices("index_copy_", self, dim, index, source, IndexError)
     flat = _slices(self, dim, index.node)
-    placed = _scattered(self.shape, flat, source.node.reshape(flat.shape), "replace")
-    out = _marked(self.shape, flat).where(placed, self.node)
+    out = _replaced(self.node, flat, source.node.reshape(flat.shape))
     return record("index_copy", out, self.device, [self, source])
 
 
 def index_fill(self, dim: int, index, value):
     dim = _dim("index_fill", self, dim)
-    _index_dtype("index_fill_", index)
-    if index.ndim > 1:
-        raise IndexError(f"index_fill_(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim} with size: {list(index.shape)}")
+    _vector_index("index_fill_", index)
     if is_tensor(value) and value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
@@ -294,9 +299,7 @@ def index_fill(self, dim: int, index, value):
     bad = _first_outside(index, -n, n)
     if bad is not None:
         raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
-    wrapped = index.node.cast(dt.int64)
-    wrapped = (wrapped < 0).where(wrapped + n, wrapped)
-    flat = _slices(self, dim, wrapped)
+    flat = _slices(self, dim, _wrapped(index, n))
     out = _marked(self.shape, flat).where(lift(value, self.dtype, self.shape), self.node)
     if is_tensor(value):
         return record("index_fill_tensor", out, self.device, [self, value])
@@ -323,9 +326,14 @@ def _flat_index(op: str, self, index) -> Node:
     if bad is not None:
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} "
                          f"elements.")
-    flat = index.node.cast(dt.int64)
-    flat = (flat < 0).where(flat + n, flat)
+    flat = _wrapped(index, n)
     return flat if index.ndim else flat.reshape((1,))
+
+
+def _wrapped(index, n: int) -> Node:
+    """index's values, negative ones counted back from n."""
+    i = index.node.cast(dt.int64)
+    return (i < 0).where(i + n, i)
 
 
 def put(self, index, source, accumulate: bool = False):
@@ -342,14 +350,13 @@ def put(self, index, source, accumulate: bool = False):
     if accumulate:
         out = self.node + _scattered(self.shape, flat, values, "add")
     else:
-        placed = _scattered(self.shape, flat, values, "replace")
-        out = _marked(self.shape, flat).where(placed, self.node)
+        out = _replaced(self.node, flat, values)
     return record("put", out, self.device, [self, source])
 
 
 def take(self, index):
     flat = _flat_index("take", self, index)
-    picked = self.node.reshape((max(self.numel(), 1), 1)).gather(flat)
+    picked = self.node.reshape((self.numel(), 1)).gather(flat)
     return record("take", picked.reshape(index.shape), self.device, [self])
 
 
