@@ -151,6 +151,11 @@ class Scheduler:
                 del outputs[partial]        # plans name outputs by graph node; partial is none
                 outputs[root] = ref
                 continue
+            if self._detached_scatter(root):
+                # the buffer is the scatter's, written in place: no copy (a gradient that
+                # autograd detaches, an embedding's). Plans name it by this node only.
+                outputs[root] = outputs.pop(root.src[0])
+                continue
             ref = BufferRef(self.device, max(root.numel, 1) * root.dtype.itemsize)
             if root.numel and root.op is Op.SCATTER:
                 specs += _scatter_kernels(root, ref, self._kernel(root, ref, outputs))
@@ -158,6 +163,14 @@ class Scheduler:
                 specs.append(self._kernel(root, ref, outputs))
             outputs[root] = ref
         return _merge_elementwise(specs), outputs
+
+    def _detached_scatter(self, root: Node) -> bool:
+        """Whether root detaches a scatter that nothing else reads."""
+        if root.op is not Op.DETACH or root.src[0].op is not Op.SCATTER:
+            return False
+        scatter = root.src[0]
+        return (buffer_of(scatter) is None and scatter not in self.targets
+                and self.consumers[scatter] == [root])
 
     def _kernel(self, root: Node, ref: BufferRef, outputs: dict[Node, BufferRef]) -> KernelSpec:
         inputs, fused, seen = {}, [], set()
