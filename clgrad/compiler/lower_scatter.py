@@ -17,7 +17,7 @@ from .dtype import DType
 from .kernel import KernelSpec
 from .kernel_writer import KernelWriter
 from .ops import Op
-from .render import Value, unaligned_typedefs
+from .render import Value
 from .target import Target
 
 _COMBINE = {"add": Op.ADD, "prod": Op.MUL, "amax": Op.MAX, "amin": Op.MIN}
@@ -35,12 +35,12 @@ class ScatterWriter(KernelWriter):
         ((root, _),) = self.spec.outputs
         index, src = root.src
         rows, row_len = root.shape
+        self.ops_seen.append(root.arg)      # the mode first in the kernel's name
         self.emit(f"{self.index_type} gid = get_global_id(0);")
         dims = self.dim_vars("gid", src.shape)
         row = self.value(index, Index(index.shape, dims=dims[:-1]))
         value = self.value(src, Index(src.shape, dims=dims))
         out = self.param(root, output=True)
-        self._saw(Op.SCATTER)
         # indices were checked when recorded; the test keeps a wrong one from writing elsewhere
         with self.block(f"if ({row.code} >= 0 && {row.code} < {rows})"):
             at = f"({self.index_type})({row.code})*{row_len}+{self.index_code(dims[-1])}"
@@ -58,9 +58,8 @@ class ScatterWriter(KernelWriter):
         return f"{name}({out}+{at}, {v.code});"
 
     def source(self, name: str) -> str:
-        kernel = super().source(name)
-        typedefs = unaligned_typedefs(self.width)
-        return _EXTENSIONS + typedefs + self.helper + kernel[len(typedefs):]
+        # (one lane: the kernel itself starts with no vector typedefs)
+        return _EXTENSIONS + self.helper + super().source(name)
 
 
 def _compare_and_swap(dtype: DType, mode: str, renderer) -> tuple[str, str]:

@@ -1,7 +1,7 @@
 """Decides kernel boundaries: which nodes get a buffer of their own, and which fuse.
 
-Every requested output, reduction, matmul and `contiguous` starts as a kernel root; all
-elementwise and movement nodes between roots are computed inside the root that reads them.
+Every requested output, reduction, matmul, scatter and `contiguous` starts as a kernel root;
+all elementwise and movement nodes between roots are computed inside the root that reads them.
 Then two rewrites remove roots:
 - a reduction whose every use ends, through elementwise ops and its own broadcast, in one
   kernel iterating the same rows is computed inside that kernel (softmax: one kernel);
