@@ -57,11 +57,17 @@ def _check_along(op: str, self, dim: int, index, src) -> None:
         src_text = f" and to be smaller size than src {list(src.shape)}" if is_tensor(src) else ""
         raise RuntimeError(f"{op}(): Expected index {list(index.shape)} to be smaller than self "
                            f"{list(self.shape)} apart from dimension {dim}{src_text}")
+    _check_in_dim(op, self, dim, index, RuntimeError)
+
+
+def _check_in_dim(op: str, self, dim: int, index, error, negative: bool = False) -> int:
+    """Raises error unless index's values lie in [0, n), or [-n, n) when negative, for n
+    self's size along dim; returns n."""
     n = self.shape[dim] if self.ndim else 1
-    bad = _first_outside(index, 0, n)
+    bad = _first_outside(index, -n if negative else 0, n)
     if bad is not None:
-        raise RuntimeError(f"{op}(): index {bad} is out of bounds for dimension {dim} with "
-                           f"size {n}")
+        raise error(f"{op}(): index {bad} is out of bounds for dimension {dim} with size {n}")
+    return n
 
 
 # ---- a source scattered into self's elements ----
@@ -256,11 +262,7 @@ def _check_slices(op: str, self, dim: int, index, source, out_of_range) -> None:
         raise RuntimeError(f"{op}(): source tensor shape must match self tensor shape, "
                            f"excluding the specified dimension. Got self.shape = "
                            f"{list(self.shape)} source.shape = {list(source.shape)}")
-    n = self.shape[dim] if self.ndim else 1
-    bad = _first_outside(index, 0, n)
-    if bad is not None:
-        raise out_of_range(f"{op}(): index {bad} is out of bounds for dimension {dim} with "
-                           f"size {n}")
+    _check_in_dim(op, self, dim, index, out_of_range)
 
 
 def _slices(self, dim: int, index: Node) -> Node:
@@ -295,10 +297,7 @@ def index_fill(self, dim: int, index, value):
     if is_tensor(value) and value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
-    n = self.shape[dim] if self.ndim else 1
-    bad = _first_outside(index, -n, n)
-    if bad is not None:
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+    n = _check_in_dim("index_fill_", self, dim, index, IndexError, negative=True)
     flat = _slices(self, dim, _wrapped(index, n))
     out = _marked(self.shape, flat).where(lift(value, self.dtype, self.shape), self.node)
     if is_tensor(value):
