@@ -223,6 +223,26 @@ def test_scatter_primitive_matches_the_interpreter(mode, dtype):
     assert not got[3].any()
 
 
+@pytest.mark.parametrize("mode, dtype", PRIMITIVE_CASES)
+def test_scatter_primitive_with_a_row_per_work_item(mode, dtype):
+    # 2,048 indices: each work-item combines a whole row (lower_scatter._MIN_ITEMS)
+    rng = np.random.default_rng(3)
+    rows = rng.integers(0, 5, 2048)
+    values = rng.integers(-3, 4, (2048, 3))
+    index = cg.tensor(np.append(rows, [-1, 6]))            # the last two land nowhere
+    src = cg.tensor(np.append(values, [[9] * 3] * 2, 0)).to(dtype)
+    got = cg.Tensor(ir.scatter(index.node, src.node, 6, mode), index.device).numpy()
+    (want,) = evaluate(ir.scatter(index[:-2].node, src[:-2].node, 6, mode))
+    if mode != "replace":       # float sums in any order of small integers are exact
+        np.testing.assert_array_equal(got, want)
+        return
+    written = src.numpy()[:-2]
+    for row in range(5):
+        for c in range(3):
+            assert got[row, c] in written[rows == row, c], (row, c)
+    assert not got[5].any()
+
+
 def test_gathered_gradient_costs_linear_in_indices():
     # 65,536 random indices into 65,536 rows: as a one-hot matmul this asked for 16 GiB
     n = 65536

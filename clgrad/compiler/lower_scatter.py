@@ -12,6 +12,7 @@ order the work-items ran in, as PyTorch's CUDA index_add does: tests compare wit
 """
 from __future__ import annotations
 
+from . import symbolic as sym
 from .addressing import Index
 from .dtype import DType
 from .kernel import KernelSpec
@@ -22,6 +23,7 @@ from .target import Target
 
 _COMBINE = {"add": Op.ADD, "prod": Op.MUL, "amax": Op.MAX, "amin": Op.MIN}
 _NATIVE = {"add": "add", "amax": "max", "amin": "min"}      # integer atomics OpenCL has
+_MIN_ITEMS = 1024     # indices enough to give a work-item a whole row each
 _EXTENSIONS = ("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
                "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n")
 
@@ -37,15 +39,27 @@ class ScatterWriter(KernelWriter):
         rows, row_len = root.shape
         self.ops_seen.append(root.arg)      # the mode first in the kernel's name
         self.emit(f"{self.index_type} gid = get_global_id(0);")
-        dims = self.dim_vars("gid", src.shape)
-        row = self.value(index, Index(index.shape, dims=dims[:-1]))
-        value = self.value(src, Index(src.shape, dims=dims))
+        whole_rows = index.numel >= _MIN_ITEMS and row_len > 1
+        dims = self.dim_vars("gid", index.shape if whole_rows else src.shape)
+        row = self.value(index, Index(index.shape, dims=dims[:len(index.shape)]))
         out = self.param(root, output=True)
         # indices were checked when recorded; the test keeps a wrong one from writing elsewhere
         with self.block(f"if ({row.code} >= 0 && {row.code} < {rows})"):
-            at = f"({self.index_type})({row.code})*{row_len}+{self.index_code(dims[-1])}"
-            self.emit(self._combine(root.arg, out, at, value))
-        return (src.numel,)
+            if not whole_rows:
+                self._combine_at(root, row, dims)
+                return (src.numel,)
+            # enough indices to fill the device: each work-item does a whole row, and
+            # computes its index once
+            with self.block(f"for ({self.index_type} c = 0; c < {row_len}; c++)", rolled=True):
+                self._combine_at(root, row, dims + (sym.var("c", 0, row_len - 1),))
+        return (index.numel,)
+
+    def _combine_at(self, root, row: Value, dims: tuple) -> None:
+        """Combines src at dims into the output's row `row`, at dims' last (the column)."""
+        out, src = self.param(root, output=True), root.src[1]
+        value = self.value(src, Index(src.shape, dims=tuple(dims)))
+        at = f"({self.index_type})({row.code})*{root.shape[1]}+{self.index_code(dims[-1])}"
+        self.emit(self._combine(root.arg, out, at, value))
 
     def _combine(self, mode: str, out: str, at: str, v: Value) -> str:
         dtype = v.dtype
