@@ -343,6 +343,28 @@ def index(b: Builder) -> str | None:
     return f"{x.name}[{lead}fw.tensor({picks!r})]"
 
 
+def scatter(b: Builder) -> str | None:
+    """Writing rows at integer indices along dim 0: adds (rows written twice add up) or copies
+    (to distinct rows: which of two writes wins is the kernel's choice)."""
+    x = b.operand(("float",), min_ndim=1)
+    n = x.shape[0]
+    if not n:
+        return None
+    form = b.ch.pick(("index_add", "index_copy", "scatter_add", "index_put"))
+    picks = [b.ch.integer(0, n - 1) for _ in range(b.ch.integer(1, 6))]
+    if form == "index_copy":
+        picks = sorted(set(picks))
+    src = b.new_input((len(picks),) + tuple(x.shape[1:]))
+    index = f"fw.tensor({picks!r})"
+    if form == "scatter_add":
+        rows = (len(picks),) + (1,) * (x.t.dim() - 1)
+        index = f"{index}.reshape({rows}).expand({tuple(src.shape)})"
+        return f"{x.name}.scatter_add(0, {index}, {src.name})"
+    if form == "index_put":
+        return f"{x.name}.index_put(({index},), {src.name}, accumulate=True)"
+    return f"{x.name}.{form}(0, {index}, {src.name})"
+
+
 def matmul(b: Builder) -> str | None:
     a = b.operand(("float",), min_ndim=1)
     k = a.shape[-1]
@@ -371,4 +393,5 @@ def matmul(b: Builder) -> str | None:
 
 # op family -> weight
 FAMILIES = {unary: 10, binary: 10, reduce_: 8, reshape: 3, permute: 4, matmul: 4, where: 3,
-            compare: 3, cast: 3, clamp: 2, slice_: 4, index: 3, join: 3, expand: 2, logical: 1}
+            compare: 3, cast: 3, clamp: 2, slice_: 4, index: 3, join: 3, expand: 2, logical: 1,
+            scatter: 2}

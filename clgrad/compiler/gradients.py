@@ -127,14 +127,19 @@ def _matmul(a: Node, b: Node) -> Node:
 
 
 def _gather_rule(node: Node, g: Node):
-    """Scatter-add as a one-hot matmul: grad_src[n, :] sums the rows of g picking row n."""
+    """grad_src[n, :] sums the rows of g that picked row n: a scatter-add, linear in the
+    number of indices."""
     src, index = node.src
-    n_rows, row_len = src.shape
-    n_idx = index.numel
-    idx = index.reshape((n_idx, 1)).expand((n_idx, n_rows))
-    rows = ir.iota(n_rows, index.dtype).reshape((1, n_rows)).expand((n_idx, n_rows))
-    onehot_t = idx.eq(rows).cast(g.dtype).permute((1, 0))
-    return _matmul(onehot_t, g.reshape((n_idx, row_len))), None
+    return ir.scatter(index, g, src.shape[0], "add"), None
+
+
+def _scatter_rule(node: Node, g: Node):
+    """Each source value of an add or replace gets the gradient where it lands; every one of
+    duplicates does (PyTorch's scatter and index_put give it to the values that lost too).
+    The other modes' gradients are composed where they are recorded (frontend/scatter.py)."""
+    if node.arg not in ("add", "replace"):
+        raise NotImplementedError(f"no gradient rule for a scatter with mode {node.arg!r}")
+    return None, g.gather(node.src[0])
 
 
 def _prod_rule(node: Node, g: Node):
@@ -207,6 +212,7 @@ RULES = {
     Op.GATHER: _gather_rule,
     Op.SCAN: scan_rule,
     Op.SORT: sort_rule,
+    Op.SCATTER: _scatter_rule,
 }
 
 NO_GRADIENT = frozenset({Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.NOT, Op.DETACH})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dtype import DType, bool_, float16
+from . import ir
 from .ir import BufferRef, Node, toposort
 from .ops import (COMPARISON, FLOAT_BINARY, FLOAT_UNARY, INT_UNARY, MOVEMENT, REDUCE,
                   SCAN_COMBINES, UNARY, Op)
@@ -104,6 +105,8 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
         return order if op is Op.ARGSORT else np.take_along_axis(srcs[0], order, -1)
     if op is Op.GATHER:                      # out[i..., r] = src[idx[i...], r]
         return np.take(srcs[0], srcs[1].astype(np.int64), axis=0)
+    if op is Op.SCATTER:
+        return _scatter(node, srcs[0], srcs[1])
     if op is Op.MATMUL:
         a, b = (_registers(s) for s in srcs)
         if node.dtype == bool_:
@@ -118,6 +121,21 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
     if op in UNARY:
         return _unary(op, srcs[0], node.src[0].dtype)
     return _binary(op, srcs[0], srcs[1], node.src[0].dtype)
+
+
+_SCATTER_COMBINE = {"add": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+
+
+def _scatter(node: Node, index: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """out[index[i...], r] combined with src[i..., r]; where values collide, "replace" keeps
+    the last (the kernel keeps any one of them)."""
+    out = np.full(node.shape, ir.scatter_identity(node.dtype, node.arg), node.dtype.np)
+    rows, values = index.reshape(-1).astype(np.int64), src.reshape(-1, node.shape[1])
+    if node.arg == "replace":
+        out[rows] = values
+    else:
+        _SCATTER_COMBINE[node.arg].at(out, rows, values)
+    return out
 
 
 def _scalar(value, dtype: DType):

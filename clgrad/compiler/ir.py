@@ -10,9 +10,10 @@ import math
 import weakref
 from typing import Any
 
-from .dtype import DType, bool_, int64
+from .dtype import DType, bool_, float16, float32, int32, int64
 from .mathtrait import MathTrait
-from .ops import BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCE, SCAN_COMBINES, UNARY, Op
+from .ops import (BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCE, SCAN_COMBINES,
+                  SCATTER_MODES, UNARY, Op)
 
 Shape = tuple[int, ...]
 
@@ -269,6 +270,33 @@ def argsort(x: Node, descending: bool) -> Node:
     return Node(Op.ARGSORT, int64, x.shape, (x,), bool(descending))
 
 
+def scatter(index: Node, src: Node, rows: int, mode: str) -> Node:
+    """GATHER's inverse, a (rows, R) result: out[index[i...], r] combines src[i..., r] by mode
+    (ops.SCATTER_MODES); elements no index names hold the mode's identity (0 for add and
+    replace, -inf/+inf for amax/amin, 1 for prod)."""
+    assert mode in SCATTER_MODES and not index.dtype.is_float, (mode, index.dtype)
+    assert src.shape[:-1] == index.shape, (index.shape, src.shape)
+    if mode != "replace" and src.dtype in (float16, bool_):
+        # no atomics this narrow: combined in float32 (int32 for a bool "add", an any)
+        wide = float32 if src.dtype.is_float else int32
+        return cast(scatter(index, cast(src, wide), rows, mode), src.dtype)
+    return Node(Op.SCATTER, src.dtype, (rows, src.shape[-1]), (index, src), mode)
+
+
+def scatter_identity(dtype: DType, mode: str):
+    """What an element of a SCATTER no index names holds."""
+    if mode in ("add", "replace"):
+        return 0
+    if mode == "prod":
+        return 1
+    if dtype.is_float:
+        return -math.inf if mode == "amax" else math.inf
+    if dtype == bool_:
+        return mode == "amin"
+    info = {4: (-2 ** 31, 2 ** 31 - 1), 8: (-2 ** 63, 2 ** 63 - 1)}[dtype.itemsize]
+    return info[0] if mode == "amax" else info[1]
+
+
 def contiguous(x: Node) -> Node:
     if x.op in (Op.BUFFER, Op.CONTIGUOUS):
         return x
@@ -358,5 +386,5 @@ def base_of(node: Node) -> Node:
 
 
 __all__ = ["Node", "BufferRef", "Op", "toposort", "structural_key", "buffer", "const", "unary", "cast", "binary",
-           "where", "reduce", "matmul", "iota", "gather", "scan", "sort", "argsort", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
+           "where", "reduce", "matmul", "iota", "gather", "scan", "sort", "argsort", "scatter", "scatter_identity", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
            "shrink", "stride", "base_of", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

@@ -9,8 +9,8 @@ from .ops import ELEMENTWISE
 
 @dataclass
 class KernelSpec:
-    kind: str                                  # "elementwise", "reduce", "matmul", "scan", "sort"
-    shape: tuple[int, ...]                     # iteration shape (a reduction's input shape)
+    kind: str                                  # elementwise, reduce, matmul, scan, sort, scatter
+    shape: tuple[int, ...]                     # iteration shape (a reduction's or scatter's input)
     axes: tuple[int, ...]                      # reduced axes of `shape`
     outputs: list[tuple[Node, BufferRef]]      # nodes stored, each into its buffer
     inputs: dict[Node, BufferRef]              # nodes read from buffers

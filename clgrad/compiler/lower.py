@@ -1,6 +1,6 @@
 """Lowers one KernelSpec to OpenCL C: picks the kernel writer for its kind (elementwise,
-reduce, matmul, scan, sort) and the layout of its vector lanes, names the kernel, and caches lowered
-kernels by kernel structure."""
+reduce, matmul, scan, sort, scatter) and the layout of its vector lanes, names the kernel,
+and caches lowered kernels by kernel structure."""
 from __future__ import annotations
 
 import hashlib
@@ -12,6 +12,7 @@ from .lower_elementwise import ElementwiseWriter
 from .lower_matmul import MatmulWriter, ragged_vectors
 from .lower_reduce import ReduceWriter
 from .lower_scan import ScanWriter
+from .lower_scatter import ScatterWriter
 from .lower_sort import SortWriter
 from .target import Target
 
@@ -69,6 +70,8 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
         writer = ScanWriter(spec, target, 1)
     elif spec.kind == "sort":
         writer = SortWriter(spec, target, 1)
+    elif spec.kind == "scatter":
+        writer = ScatterWriter(spec, target)
     else:
         writer = ElementwiseWriter(spec, target, width)
     global_size = writer.write()
@@ -84,7 +87,8 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
             writer, global_size = down, down_size
     body = writer.source("KERNEL")
     digest = hashlib.sha256(body.encode()).hexdigest()[:6]
-    prefix = {"elementwise": "E", "reduce": "R", "matmul": "M", "scan": "S", "sort": "Q"}[spec.kind]
+    prefix = {"elementwise": "E", "reduce": "R", "matmul": "M", "scan": "S", "sort": "Q",
+              "scatter": "X"}[spec.kind]
     shape = "x".join(map(str, spec.shape)) or "1"
     name = "_".join([prefix, shape, *writer.ops_seen[:3], digest])
     params = [(node, output) for _, node, output in writer.params.values()]

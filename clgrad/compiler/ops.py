@@ -63,6 +63,7 @@ class Op(Enum):
     SCAN = auto()        # running combine along one axis (cumsum): arg = (axis, SCAN_COMBINES key)
     SORT = auto()        # each row (last axis) of a contiguous source sorted; arg = descending
     ARGSORT = auto()     # int64 positions in SORT's order, ties by position; arg = descending
+    SCATTER = auto()     # GATHER's inverse: out[idx[i...], r] combined with src[i..., r]; arg = mode
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
@@ -75,6 +76,11 @@ REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.STRIDE,
                       Op.WINDOW})
 SOURCE = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
+
+# How a SCATTER combines the values landing on one element, and what an element nothing lands
+# on holds (the combine's identity; "replace" keeps one of the values written, as PyTorch's
+# scatter and index_put do, and leaves 0 elsewhere).
+SCATTER_MODES = ("add", "replace", "amax", "amin", "prod")
 
 # What the math ops compute, in NumPy, for float and for integer operands. Integer division,
 # remainder and the bitwise ops follow C, as the kernels do: compiler/interpret.py has those.

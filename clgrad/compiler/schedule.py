@@ -1,7 +1,7 @@
 """Decides kernel boundaries: which nodes get a buffer of their own, and which fuse.
 
-Every requested output, reduction, matmul and `contiguous` starts as a kernel root; all
-elementwise and movement nodes between roots are computed inside the root that reads them.
+Every requested output, reduction, matmul, scatter and `contiguous` starts as a kernel root;
+all elementwise and movement nodes between roots are computed inside the root that reads them.
 Then two rewrites remove roots:
 - a reduction whose every use ends, through elementwise ops and its own broadcast, in one
   kernel iterating the same rows is computed inside that kernel (softmax: one kernel);
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from . import ir
 from .ir import BufferRef, Node, base_of, toposort
 from .kernel import KernelSpec
 from .ops import ELEMENTWISE, REDUCE, SOURCE, Op
@@ -22,6 +23,8 @@ _MAX_ROW_LENGTH = 8192
 # graph recursively, and a loop that changes a tensor in place thousands of times without
 # reading it builds a chain that deep. Longer chains are cut into kernels this deep.
 _MAX_FUSED_DEPTH = 128
+# ops that always end a kernel: each has a kernel kind (or a copy) of its own
+_ALWAYS_ROOTS = (Op.MATMUL, Op.CONTIGUOUS, Op.SCAN, Op.SCATTER)
 
 
 def buffer_of(node: Node) -> BufferRef | None:
@@ -54,7 +57,7 @@ class Scheduler:
             depth[node] = 1 + max((0 if s in roots else depth[s] for s in node.src), default=0)
             if depth[node] >= _MAX_FUSED_DEPTH:
                 roots.add(node)
-            if node.op in REDUCE or node.op in (Op.MATMUL, Op.CONTIGUOUS, Op.SCAN):
+            if node.op in REDUCE or node.op in _ALWAYS_ROOTS:
                 roots.add(node)
             if node.op in (Op.GATHER, Op.SORT, Op.ARGSORT) and buffer_of(node.src[0]) is None:
                 roots.add(node.src[0])      # rows are read at run-time offsets: need a buffer
@@ -155,11 +158,26 @@ class Scheduler:
                 del outputs[partial]        # plans name outputs by graph node; partial is none
                 outputs[root] = ref
                 continue
+            if self._detached_scatter(root):
+                # the buffer is the scatter's, written in place: no copy (a gradient that
+                # autograd detaches, an embedding's). Plans name it by this node only.
+                outputs[root] = outputs.pop(root.src[0])
+                continue
             ref = BufferRef(self.device, max(root.numel, 1) * root.dtype.itemsize)
-            if root.numel:            # an empty tensor needs a buffer but no kernel
+            if root.numel and root.op is Op.SCATTER:
+                specs += _scatter_kernels(root, ref, self._kernel(root, ref, outputs))
+            elif root.numel:            # an empty tensor needs a buffer but no kernel
                 specs.append(self._kernel(root, ref, outputs))
             outputs[root] = ref
         return _merge_elementwise(specs), outputs
+
+    def _detached_scatter(self, root: Node) -> bool:
+        """Whether root detaches a scatter that nothing else reads."""
+        if root.op is not Op.DETACH or root.src[0].op is not Op.SCATTER:
+            return False
+        scatter = root.src[0]
+        return (buffer_of(scatter) is None and scatter not in self.targets
+                and self.consumers[scatter] == [root])
 
     def _kernel(self, root: Node, ref: BufferRef, outputs: dict[Node, BufferRef]) -> KernelSpec:
         inputs, fused, seen = {}, [], set()
@@ -184,12 +202,22 @@ class Scheduler:
         if root.op in (Op.SORT, Op.ARGSORT):
             axes = (len(root.shape) - 1,)
             return KernelSpec("sort", root.shape, axes, [(root, ref)], inputs, [root])
+        if root.op is Op.SCATTER:
+            return KernelSpec("scatter", root.src[1].shape, (), [(root, ref)], inputs, fused)
         if any(n.op is Op.MATMUL for n in fused):
             return KernelSpec("matmul", root.shape, (), [(root, ref)], inputs, fused)
         if fused:
             return KernelSpec("reduce", fused[-1].src[0].shape, fused[-1].arg, [(root, ref)],
                               inputs, fused)
         return KernelSpec("elementwise", root.shape, (), [(root, ref)], inputs)
+
+
+def _scatter_kernels(root: Node, ref: BufferRef, scatter: KernelSpec) -> list[KernelSpec]:
+    """A scatter runs as two kernels on one buffer: the mode's identity fills it, then the
+    source's values are combined into it (none when the source is empty)."""
+    identity = ir.const(ir.scatter_identity(root.dtype, root.arg), root.dtype, root.shape)
+    fill = KernelSpec("elementwise", root.shape, (), [(identity, ref)], {})
+    return [fill, scatter] if root.src[1].numel else [fill]
 
 
 # A product this long into this few outputs runs as partial products over slices of k, then

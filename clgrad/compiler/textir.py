@@ -29,7 +29,8 @@ from .ops import BINARY, MOVEMENT, REDUCE, SOURCE, UNARY, Op
 # The keyword each op's arg is written under; ops missing here take no arg.
 _ARG_NAME = {op: "axes" for op in REDUCE}
 _ARG_NAME.update({Op.RESHAPE: "shape", Op.EXPAND: "shape", Op.PERMUTE: "order",
-                  Op.SHRINK: "bounds", Op.STRIDE: "steps", Op.WINDOW: "window"})
+                  Op.SHRINK: "bounds", Op.STRIDE: "steps", Op.WINDOW: "window",
+                  Op.SCATTER: "mode"})
 _GENERIC = "arg"      # an arg on an op that normally has none still round-trips
 _ONE_SOURCE = frozenset({Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT})
 
@@ -87,6 +88,8 @@ def _value_text(value) -> str:
         return str(int(value))
     if isinstance(value, float):
         return repr(value)          # inf, -inf, nan, -0.0 and 1e-07 all read back exactly
+    if isinstance(value, str) and value.isidentifier():
+        return value                # a word: a scatter's mode
     raise ValueError(f"cannot write {value!r} ({type(value).__name__}) in the text IR")
 
 
@@ -260,6 +263,8 @@ def _value(tree):
     if isinstance(tree, lark.Tree) and tree.data == "word":
         return tree.children[0].value
     (tok,) = tree.children
+    if tree.data == "word":
+        return tok.value
     text = tok.value
     if tok.type == "BOOL":
         return text == "True"

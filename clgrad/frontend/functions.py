@@ -34,6 +34,9 @@ METHODS_AS_FUNCTIONS = (
     "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
     # composed reductions (statistics.py)
     "norm", "nansum", "nanmean", "count_nonzero", "aminmax", "diff",
+    # writing at indices (scatter.py)
+    "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
+    "index_put", "index_put_", "put", "take",
 )
 
 

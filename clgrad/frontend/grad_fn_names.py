@@ -40,6 +40,8 @@ GRAD_FN_NAMES = {
     # indexing and in-place writes
     "copy_slices": "CopySlices",
     "copy_": "CopyBackwards",
+    "scatter_value": "ScatterBackward1",    # scatter of a number
+    "index_fill_tensor": "IndexFillBackward1",
     # nn.functional
     "dropout": "NativeDropoutBackward0",
     "layer_norm": "NativeLayerNormBackward0",

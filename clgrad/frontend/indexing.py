@@ -175,19 +175,22 @@ def getitem(x, index):
     return record("index", out, x.device, [x])
 
 
-def setitem(x, index, value):
-    """x with the indexed elements replaced by value, as a new tensor (the caller assigns it)."""
+def setitem(x, index, value, accumulate: bool = False):
+    """x with the indexed elements replaced by value (added to them when accumulate), as a
+    new tensor (the caller assigns it)."""
     if is_tensor(value) and value.device != x.device:
         raise RuntimeError(f"setitem: value on {value.device.spec} cannot be written into a "
                            f"tensor on {x.device.spec}")
     result_dtype("setitem", [x, value])     # rejects values that are not numbers or tensors
     items = _expand_index(x, index)
     inputs = [x] + ([value] if is_tensor(value) else [])
-    if is_tensor(index) and index.dtype == dt.bool_ and index.shape == x.shape:
+    if is_tensor(index) and index.dtype == dt.bool_ and index.shape == x.shape and not accumulate:
         out = index.node.where(lift(value, x.dtype, x.shape), x.node)
         return record("masked_fill", out, x.device, inputs)
     if any(_is_advanced(i) for i in items):
-        return record("index_put", _scatter(x, items, value), x.device, inputs)
+        return record("index_put", _scatter(x, items, value, accumulate), x.device, inputs)
+    if accumulate:
+        raise NotImplementedError("index_put: accumulate=True needs index tensors")
     region, _ = _basic(x, items)
     v = _value_as(value, x.dtype, region.shape)
     placed = _unview(v, items, x.shape)
@@ -247,23 +250,10 @@ def _place(node: ir.Node, axis: int, start: int, stop: int, step: int, n: int) -
     return node.pad(pads, fill)
 
 
-def _last_writes(sizes: list[int], indices: list, index_shape: tuple) -> np.ndarray | None:
-    """For each index combination, whether no later one writes the same row; None when no
-    row is written twice (this reads the indices back)."""
-    row = np.zeros(index_shape, np.int64)
-    for n, t in zip(sizes, indices):
-        row = row * n + np.broadcast_to(t.numpy().astype(np.int64) % n, index_shape)
-    row = row.reshape(-1)
-    last = {r: i for i, r in enumerate(row.tolist())}
-    if len(last) == row.size:
-        return None
-    kept = np.zeros(row.size, np.bool_)
-    kept[list(last.values())] = True
-    return kept
-
-
-def _scatter(x, items, value) -> ir.Node:
-    """x[index tensors] = value: the rows the index picks are replaced (a one-hot matmul)."""
+def _scatter(x, items, value, accumulate: bool) -> ir.Node:
+    """x[index tensors] = value: the rows the index picks are replaced (of rows written twice
+    one write wins, as in PyTorch), or added to when accumulate. Scatters, linear in the
+    number of indices: the values, and to replace, a mark on each row written."""
     if any(not (_is_advanced(i) or i == slice(None)) for i in items):
         raise NotImplementedError("setitem: index tensors mixed with ints, steps or None are not "
                                   "supported; index those dims with tensors or use a mask")
@@ -271,23 +261,13 @@ def _scatter(x, items, value) -> ir.Node:
     axes, indices = _advanced_positions(x, node, advanced)
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
     n_rows, row_len = rows.shape
-    n_idx = int(np.prod(index_shape))
-    v = _value_as(value, x.dtype, index_shape + rest_shape).reshape((n_idx, row_len))
-    kept = _last_writes([node.shape[a] for a in axes], indices, index_shape)
-    if kept is not None:
-        # a row written twice takes the last value (as PyTorch's CPU kernel does): the others
-        # add nothing to the sum below, and still get their gradient, as in PyTorch
-        from .creation import tensor
-        keep = tensor(kept.reshape(n_idx, 1), device=x.device).node.expand((n_idx, row_len))
-        v = keep.where(v, v - v.detach())
-    targets = row.reshape((n_idx, 1)).expand((n_idx, n_rows))
-    ids = ir.iota(n_rows, dt.int64).reshape((1, n_rows)).expand((n_idx, n_rows))
-    hit = targets.eq(ids)                                           # (n_idx, n_rows)
-    compute = x.dtype if x.dtype.is_float else dt.float64
-    placed = hit.cast(compute).permute((1, 0)) @ v.cast(compute)
-    touched = hit.cast(dt.int32).max((0,)).cast(dt.bool_)           # (1, n_rows)
-    touched = touched.permute((1, 0)).expand((n_rows, row_len))
-    new_rows = touched.where(placed.cast(x.dtype), rows)
+    v = _value_as(value, x.dtype, index_shape + rest_shape).reshape(index_shape + (row_len,))
+    if accumulate:
+        new_rows = rows + ir.scatter(row, v, n_rows, "add")
+    else:
+        placed = ir.scatter(row, v, n_rows, "replace")
+        written = ir.scatter(row, ir.const(True, dt.bool_, index_shape + (1,)), n_rows, "replace")
+        new_rows = written.expand((n_rows, row_len)).where(placed, rows)
     rest = [i for i in range(x.ndim) if i not in axes]
     moved_shape = tuple(x.shape[a] for a in axes) + tuple(x.shape[i] for i in rest)
     inverse = tuple(int(i) for i in np.argsort(list(axes) + rest))

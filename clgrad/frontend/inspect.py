@@ -16,7 +16,7 @@ from ..engine import codegen_target
 @dataclass
 class Kernel:
     name: str
-    kind: str                 # elementwise, reduce or matmul
+    kind: str                 # elementwise, reduce, matmul or scatter
     source: str               # OpenCL C
     ir: str                   # this kernel's graph as text IR
     global_size: tuple[int, ...]

@@ -346,7 +346,7 @@ def compute(tensors: list[Tensor]) -> None:
 
 
 # last: inplace.py and composite_methods.py import this module
-from . import composite_methods, inplace  # noqa: E402
+from . import composite_methods, inplace, scatter  # noqa: E402
 
 _install(METHODS)
 _install(inplace.METHODS)
@@ -354,3 +354,4 @@ _install(composite_methods.METHODS)
 _install(scans.METHODS)
 _install(sorting.METHODS)
 _install(statistics.METHODS)
+_install(scatter.METHODS)
