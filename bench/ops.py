@@ -9,11 +9,16 @@ import clgrad as cg
 from .registry import Case, randn, try_torch, workload
 from .timing import synced
 
+def _copies(a: np.ndarray):
+    """a as a clgrad tensor, a as a PyTorch tensor (None without PyTorch), and torch."""
+    torch = try_torch()
+    return cg.from_numpy(a), torch.from_numpy(a) if torch else None, torch
+
+
 def _matmul(n: int) -> Case:
     a, b = randn(n, n), randn(n, n)
-    ca, cb = cg.from_numpy(a), cg.from_numpy(b)
-    torch = try_torch()
-    ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
+    ca, ta, torch = _copies(a)
+    cb, tb, _ = _copies(b)
     return Case(clgrad=lambda: synced(ca @ cb),
                 numpy=lambda: a @ b,
                 torch=(lambda: ta @ tb) if torch else None,
@@ -37,9 +42,7 @@ def _chain(x, relu, exp, sqrt, abs_):
 @workload("W4", "8-op chain, 2^24 f32")
 def chain(quick: bool) -> Case:
     a = randn(1 << 24)
-    x = cg.from_numpy(a)
-    torch = try_torch()
-    t = torch.from_numpy(a) if torch else None
+    x, t, torch = _copies(a)
     np_relu = lambda v: np.maximum(v, 0)  # noqa: E731
     return Case(
         clgrad=lambda: synced(_chain(x, cg.Tensor.relu, cg.Tensor.exp, cg.Tensor.sqrt,
@@ -51,9 +54,7 @@ def chain(quick: bool) -> Case:
 @workload("W5", "sum, 2^24 f32")
 def long_sum(quick: bool) -> Case:
     a = randn(1 << 24)
-    x = cg.from_numpy(a)
-    torch = try_torch()
-    t = torch.from_numpy(a) if torch else None
+    x, t, torch = _copies(a)
     return Case(clgrad=lambda: synced(x.sum()),
                 numpy=lambda: a.sum(),
                 torch=(lambda: t.sum()) if torch else None)
@@ -67,9 +68,7 @@ def _np_softmax(a: np.ndarray) -> np.ndarray:
 @workload("W5", "softmax (4096,1024) dim -1")
 def softmax(quick: bool) -> Case:
     a = randn(4096, 1024)
-    x = cg.from_numpy(a)
-    torch = try_torch()
-    t = torch.from_numpy(a) if torch else None
+    x, t, torch = _copies(a)
     return Case(clgrad=lambda: synced(x.softmax(-1)),
                 numpy=lambda: _np_softmax(a),
                 torch=(lambda: torch.softmax(t, -1)) if torch else None)

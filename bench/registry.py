@@ -8,8 +8,10 @@
 """
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -53,3 +55,18 @@ def try_torch():
     except ImportError:
         return None
     return torch
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def example(name: str, framework: str = "clgrad") -> types.ModuleType:
+    """examples/NAME.py as a module (its main not run), so that the bench times the examples'
+    own models and steps. The examples are PyTorch programs written against clgrad, so
+    framework="torch" loads the same source with every `clgrad` in it read as `torch`."""
+    path = EXAMPLES / f"{name}.py"
+    module = types.ModuleType(f"{name}_on_{framework}")
+    module.__file__ = str(path)
+    source = path.read_text().replace("clgrad", framework)
+    exec(compile(source, str(path), "exec"), module.__dict__)
+    return module

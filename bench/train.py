@@ -1,44 +1,16 @@
 """Training-step workloads: W1 the seed two-layer net with a custom ReLU, W2 a LeNet step
-with SGD, W6 one Adam step over 10M parameters. The same model code runs on clgrad and on
-PyTorch: only the module namespaces differ."""
+with SGD, W6 one Adam step over 10M parameters. W1 and W2 time the examples' own steps and
+models, loaded on clgrad and on PyTorch (registry.example)."""
 from __future__ import annotations
 
 import numpy as np
 
 import clgrad as cg
 
-from .registry import Case, randn, rng, try_torch, workload
+from .registry import Case, example, randn, rng, try_torch, workload
 from .timing import synced
 
-# ---- W1: the seed program ------------------------------------------------------------------
-
-def _relu_function(autograd):
-    class MyReLU(autograd.Function):
-        @staticmethod
-        def forward(ctx, input):
-            ctx.save_for_backward(input)
-            return input.clamp(min=0)
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            (input,) = ctx.saved_tensors
-            grad_input = grad_output.clone()
-            grad_input[input < 0] = 0
-            return grad_input
-    return MyReLU
-
-
-def seed_step(x, y, w1, w2, relu, no_grad, lr=1e-6):
-    """One step of the seed program: forward, loss, backward, hand-written SGD."""
-    loss = (relu(x.mm(w1)).mm(w2) - y).pow(2).sum()
-    loss.backward()
-    with no_grad():
-        w1 -= lr * w1.grad
-        w2 -= lr * w2.grad
-        w1.grad.zero_()
-        w2.grad.zero_()
-    return loss
-
+# ---- W1: the seed program (examples/custom_relu.py's step) -------------------------------
 
 def seed_arrays():
     return randn(64, 1000), randn(64, 10), randn(1000, 100), randn(100, 10)
@@ -78,11 +50,10 @@ def seed_mlp(wrap) -> Case:
     x, y, w1, w2 = seed_arrays()
     cx, cy = cg.from_numpy(x), cg.from_numpy(y)
     cw1, cw2 = cg.from_numpy(w1, requires_grad=True), cg.from_numpy(w2, requires_grad=True)
-    relu = _relu_function(cg.autograd).apply
-    step = wrap(seed_step)
+    step = wrap(example("custom_relu").train_step)
 
     def run_clgrad():
-        loss = step(cx, cy, cw1, cw2, relu, cg.no_grad)
+        loss = step(cx, cy, cw1, cw2)
         synced(loss, cw1, cw2)
 
     torch = try_torch()
@@ -91,35 +62,17 @@ def seed_mlp(wrap) -> Case:
         tx, ty = torch.from_numpy(x), torch.from_numpy(y)
         tw1 = torch.from_numpy(w1.copy()).requires_grad_()
         tw2 = torch.from_numpy(w2.copy()).requires_grad_()
-        trelu = _relu_function(torch.autograd).apply
+        torch_step = example("custom_relu", "torch").train_step
 
         def run_torch():
             with torch.enable_grad():
-                seed_step(tx, ty, tw1, tw2, trelu, torch.no_grad)
+                torch_step(tx, ty, tw1, tw2)
     nw1, nw2 = w1.copy(), w2.copy()
     return Case(clgrad=run_clgrad, numpy=lambda: _seed_numpy(x, y, nw1, nw2), torch=run_torch,
                 flop=2.0 * 3 * (64 * 1000 * 100 + 64 * 100 * 10))
 
 
-# ---- W2: LeNet ---------------------------------------------------------------------------
-
-def lenet(nn, F):
-    class LeNet(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 6, 3)
-            self.conv2 = nn.Conv2d(6, 16, 3)
-            self.fc1 = nn.Linear(16 * 6 * 6, 120)
-            self.fc2 = nn.Linear(120, 84)
-            self.fc3 = nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-            x = x.flatten(1)
-            return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
-    return LeNet()
-
+# ---- W2: LeNet (examples/lenet.py's Net) -------------------------------------------------
 
 def lenet_step(net, optimizer, x, target, F):
     optimizer.zero_grad()
@@ -136,7 +89,7 @@ def lenet_train(wrap) -> Case:
     import clgrad.nn.functional as F
     x = randn(64, 1, 32, 32)
     target = rng.integers(0, 10, 64)
-    net = lenet(nn, F)
+    net = example("lenet").Net()
     opt = optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     cx, ct = cg.from_numpy(x), cg.from_numpy(target)
     step = wrap(lenet_step)
@@ -149,7 +102,7 @@ def lenet_train(wrap) -> Case:
     run_torch = None
     if torch:
         import torch.nn.functional as TF
-        tnet = lenet(torch.nn, TF)
+        tnet = example("lenet", "torch").Net()
         topt = torch.optim.SGD(tnet.parameters(), lr=0.01, momentum=0.9)
         tx, tt = torch.from_numpy(x), torch.from_numpy(target)
 

@@ -20,6 +20,21 @@ class MyReLU(cg.autograd.Function):
         return grad_input
 
 
+def train_step(x, y, w1, w2, learning_rate=1e-6):
+    """One step: forward through the custom ReLU, the squared-error loss, backward, then
+    SGD by hand."""
+    relu = MyReLU.apply
+    y_pred = relu(x.mm(w1)).mm(w2)
+    loss = (y_pred - y).pow(2).sum()
+    loss.backward()
+    with cg.no_grad():      # the update itself is not part of the graph
+        w1 -= learning_rate * w1.grad
+        w2 -= learning_rate * w2.grad
+        w1.grad.zero_()
+        w2.grad.zero_()
+    return loss
+
+
 def main(steps=500):
     cg.manual_seed(0)
     N, D_in, H, D_out = 64, 1000, 100, 10
@@ -28,19 +43,10 @@ def main(steps=500):
     w1 = cg.randn(D_in, H, requires_grad=True)
     w2 = cg.randn(H, D_out, requires_grad=True)
 
-    learning_rate = 1e-6
     for t in range(steps):
-        relu = MyReLU.apply
-        y_pred = relu(x.mm(w1)).mm(w2)
-        loss = (y_pred - y).pow(2).sum()
+        loss = train_step(x, y, w1, w2)
         if t == 0 or t % 100 == 99:
             print(t + 1, loss.item())
-        loss.backward()
-        with cg.no_grad():
-            w1 -= learning_rate * w1.grad
-            w2 -= learning_rate * w2.grad
-            w1.grad.zero_()
-            w2.grad.zero_()
     return loss
 
 

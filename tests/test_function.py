@@ -1,25 +1,17 @@
 """cg.autograd.Function: every ctx feature, the checks on what backward returns, and fusion of
 custom forward/backward bodies with the ops around them."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import clgrad as cg
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from custom_relu import MyReLU  # noqa: E402  (the seed program's Function)
+
 A = np.array([[-1.5, 0.5, 2.0], [3.0, -0.25, 1.0]], dtype=np.float32)
-
-
-class MyReLU(cg.autograd.Function):
-    @staticmethod
-    def forward(ctx, input):
-        ctx.save_for_backward(input)
-        return input.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (input,) = ctx.saved_tensors
-        grad_input = grad_output.clone()
-        grad_input[input < 0] = 0
-        return grad_input
 
 
 class Scale(cg.autograd.Function):

@@ -11,7 +11,7 @@ import clgrad as cg
 from clgrad import nn, optim
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-from custom_relu import MyReLU  # noqa: E402  (the seed program's Function)
+from custom_relu import train_step  # noqa: E402  (the seed program's step)
 
 rng = np.random.default_rng(7)
 
@@ -20,16 +20,10 @@ def _arrays(*shapes):
     return [rng.standard_normal(s).astype(np.float32) for s in shapes]
 
 
-def _seed_step(x, y, w1, w2, relu, lr=1e-3):
-    """The seed program's step: custom ReLU, hand-written SGD, grads zeroed in place."""
-    loss = (relu(x.mm(w1)).mm(w2) - y).pow(2).sum()
-    loss.backward()
-    with cg.no_grad():
-        w1 -= lr * w1.grad
-        w2 -= lr * w2.grad
-        w1.grad.zero_()
-        w2.grad.zero_()
-    return loss
+def _seed_step(x, y, w1, w2):
+    """The seed program's step (custom ReLU, hand-written SGD, grads zeroed in place), with a
+    learning rate that moves these small weights."""
+    return train_step(x, y, w1, w2, learning_rate=1e-3)
 
 
 def _seed_state(x, y, w1, w2):
@@ -40,21 +34,20 @@ def _seed_state(x, y, w1, w2):
 def test_jit_replays_the_seed_step_to_the_eager_numbers_without_running_its_python():
     arrays = _arrays((8, 12), (8, 3), (12, 16), (16, 3))
     eager, jitted = _seed_state(*arrays), _seed_state(*arrays)
-    relu = MyReLU.apply
     runs = []
 
     @cg.jit
     def step(x, y, w1, w2):
         runs.append(1)
-        return _seed_step(x, y, w1, w2, relu)
+        return _seed_step(x, y, w1, w2)
 
     for i in range(6):
-        expected = _seed_step(*eager, relu).item()
+        expected = _seed_step(*eager).item()
         assert step(*jitted).item() == expected
         assert step.replaying == (i >= 2)
     assert len(runs) == 3       # a warm-up, then two captures that agree; then replays
     with cg.profile() as eager_step:
-        _seed_step(*eager, relu).realize()
+        _seed_step(*eager).realize()
     with cg.profile() as replayed:
         step(*jitted)
     launched = [sorted((row.name, row.calls) for row in p.rows) for p in (eager_step, replayed)]
@@ -69,11 +62,10 @@ def test_jit_replays_the_seed_step_to_the_eager_numbers_without_running_its_pyth
 def test_jit_binds_each_calls_arguments_and_state_changed_outside_the_step():
     x_all, y_all, w1, w2 = _arrays((5, 8, 12), (5, 8, 3), (12, 16), (16, 3))
     eager, jitted = _seed_state(x_all[0], y_all[0], w1, w2), _seed_state(x_all[0], y_all[0], w1, w2)
-    relu = MyReLU.apply
-    step = cg.jit(lambda x, y, w1, w2: _seed_step(x, y, w1, w2, relu))
+    step = cg.jit(_seed_step)
     for i in range(10):
         x, y = cg.from_numpy(x_all[i % 5]), cg.from_numpy(y_all[i % 5])
-        expected = _seed_step(x, y, *eager[2:], relu).item()
+        expected = _seed_step(x, y, *eager[2:]).item()
         assert step(x, y, *jitted[2:]).item() == pytest.approx(expected, rel=1e-6)
         if i == 6:      # a change the replay does not make: it reads w2's new buffer
             for w in (eager[3], jitted[3]):

@@ -290,3 +290,38 @@ def test_feature_alpha_dropout_and_batch_norm3d():
                                    rtol=1e-5)
     with pytest.raises(ValueError, match="5"):
         cnn.BatchNorm3d(3)(cg.randn(2, 3, 4, 4))
+
+
+# ---- layers built on FunctionalModule: PyTorch's reprs and attributes --------------------------
+
+FUNCTIONAL_LAYERS = {
+    "ReLU": lambda nn: nn.ReLU(True), "GELU": lambda nn: nn.GELU("tanh"),
+    "Softmax": lambda nn: nn.Softmax(1), "LogSoftmax": lambda nn: nn.LogSoftmax(dim=0),
+    "Flatten": lambda nn: nn.Flatten(0, 2), "Dropout": lambda nn: nn.Dropout(0.3, True),
+    "Dropout2d": lambda nn: nn.Dropout2d(0.1), "SiLU": lambda nn: nn.SiLU(inplace=True),
+    "Softsign": lambda nn: nn.Softsign(), "LeakyReLU": lambda nn: nn.LeakyReLU(0.2, True),
+    "CELU": lambda nn: nn.CELU(2.0), "Hardtanh": lambda nn: nn.Hardtanh(-2.0, 2.0, True),
+    "ReLU6": lambda nn: nn.ReLU6(True), "Softplus": lambda nn: nn.Softplus(2.0, 10.0),
+    "Threshold": lambda nn: nn.Threshold(0.1, 20.0), "Softshrink": lambda nn: nn.Softshrink(0.3),
+    "GLU": lambda nn: nn.GLU(0), "Softmin": lambda nn: nn.Softmin(1),
+    "RReLU": lambda nn: nn.RReLU(0.1, 0.3, True),
+    "AdaptiveAvgPool2d": lambda nn: nn.AdaptiveAvgPool2d((2, 3)),
+    "AdaptiveMaxPool1d": lambda nn: nn.AdaptiveMaxPool1d(2, True),
+    "MaxPool1d": lambda nn: nn.MaxPool1d(3, 2, 1, 1, True, True),
+    "AvgPool3d": lambda nn: nn.AvgPool3d(2, 1, 0, True, False, 2),
+    "AvgPool1d": lambda nn: nn.AvgPool1d(3), "LPPool2d": lambda nn: nn.LPPool2d(2, 3, 2, True),
+    "ChannelShuffle": lambda nn: nn.ChannelShuffle(2), "Fold": lambda nn: nn.Fold((4, 5), 2),
+    "PixelUnshuffle": lambda nn: nn.PixelUnshuffle(2),
+    "LocalResponseNorm": lambda nn: nn.LocalResponseNorm(2, k=2.0),
+}
+
+
+@needs_torch
+@pytest.mark.parametrize("name", FUNCTIONAL_LAYERS)
+def test_layers_binding_a_functional_have_pytorchs_repr_and_attributes(name):
+    ours, ref = FUNCTIONAL_LAYERS[name](cnn), FUNCTIONAL_LAYERS[name](torch.nn)
+    assert repr(ours) == repr(ref)
+    for attribute, value in vars(ref).items():
+        if not attribute.startswith("_") and attribute != "training":
+            assert getattr(ours, attribute) == value, attribute
+    assert list(ours.state_dict()) == list(ref.state_dict())

@@ -149,3 +149,27 @@ def test_to_keeps_parameter_identity():
     lin = nn.Linear(2, 2)
     params = list(lin.parameters())
     assert lin.to("cpu") is lin and list(lin.parameters()) == params
+
+
+def test_assignment_to_a_registered_name_keeps_its_kind_and_none_clears_it():
+    layer = nn.Linear(2, 3)
+    with pytest.raises(TypeError, match=r"as parameter 'weight' \(nn.Parameter or None"):
+        layer.weight = cg.zeros(3, 2)
+    layer.bias = None
+    assert layer.bias is None and list(layer.state_dict()) == ["weight"]
+    net = nn.Sequential(nn.ReLU())
+    net.extra = nn.Tanh()
+    with pytest.raises(TypeError, match=r"as child module 'extra' \(nn.Module or None"):
+        net.extra = 3
+    net.extra = None
+    assert list(net._modules) == ["0", "extra"] and net.extra is None
+    block = Block()
+    with pytest.raises(TypeError, match=r"as buffer 'scale' \(a Tensor or None"):
+        block.scale = 1.0
+
+    class Early(nn.Module):
+        def __init__(self):
+            self.weight = nn.Parameter(cg.zeros(1))
+
+    with pytest.raises(AttributeError, match=r"cannot assign Parameter 'weight' before"):
+        Early()

@@ -11,6 +11,34 @@ from __future__ import annotations
 from .ops import Op
 
 
+# The operators that are one ir call, made from their Op (numpy's NDArrayOperatorsMixin's way)
+
+def _binary(op: Op):
+    """self op x."""
+    def method(self, x):
+        return ir.binary(op, self, self._lift(x))
+    return method
+
+
+def _reflected(op: Op):
+    """x op self, for a number x on the left of the operator."""
+    def method(self, x):
+        return ir.binary(op, self._lift(x), self)
+    return method
+
+
+def _unary(op: Op):
+    def method(self):
+        return ir.unary(op, self)
+    return method
+
+
+def _reduce(op: Op):
+    def method(self, axes: tuple[int, ...]):
+        return ir.reduce(op, self, axes)
+    return method
+
+
 class MathTrait:
     """Mixed into ir.Node, whose dtype and shape the operators read."""
     __slots__ = ()      # Node's own slots stay its only storage: no dict per node
@@ -24,47 +52,15 @@ class MathTrait:
         return x if isinstance(x, MathTrait) else ir.const(x, self.dtype, self.shape)
 
     # ---- arithmetic ----
-    def __add__(self, x):
-        return ir.binary(Op.ADD, self, self._lift(x))
+    __add__, __radd__ = _binary(Op.ADD), _reflected(Op.ADD)
+    __sub__, __rsub__ = _binary(Op.SUB), _reflected(Op.SUB)
+    __mul__, __rmul__ = _binary(Op.MUL), _reflected(Op.MUL)
+    __truediv__, __rtruediv__ = _binary(Op.DIV), _reflected(Op.DIV)
+    __pow__, __rpow__ = _binary(Op.POW), _reflected(Op.POW)
+    __mod__ = _binary(Op.MOD)
+    maximum, minimum = _binary(Op.MAX), _binary(Op.MIN)
 
-    def __radd__(self, x):
-        return ir.binary(Op.ADD, self._lift(x), self)
-
-    def __sub__(self, x):
-        return ir.binary(Op.SUB, self, self._lift(x))
-
-    def __rsub__(self, x):
-        return ir.binary(Op.SUB, self._lift(x), self)
-
-    def __mul__(self, x):
-        return ir.binary(Op.MUL, self, self._lift(x))
-
-    def __rmul__(self, x):
-        return ir.binary(Op.MUL, self._lift(x), self)
-
-    def __truediv__(self, x):
-        return ir.binary(Op.DIV, self, self._lift(x))
-
-    def __rtruediv__(self, x):
-        return ir.binary(Op.DIV, self._lift(x), self)
-
-    def __mod__(self, x):
-        return ir.binary(Op.MOD, self, self._lift(x))
-
-    def __pow__(self, x):
-        return ir.binary(Op.POW, self, self._lift(x))
-
-    def __rpow__(self, x):
-        return ir.binary(Op.POW, self._lift(x), self)
-
-    def __neg__(self):
-        return ir.unary(Op.NEG, self)
-
-    def maximum(self, x):
-        return ir.binary(Op.MAX, self, self._lift(x))
-
-    def minimum(self, x):
-        return ir.binary(Op.MIN, self, self._lift(x))
+    __neg__ = _unary(Op.NEG)
 
     def __matmul__(self, x):
         return ir.matmul(self, x)
@@ -72,11 +68,8 @@ class MathTrait:
     matmul = __matmul__
 
     # ---- comparisons and logic ----
-    def __lt__(self, x):
-        return ir.binary(Op.CMPLT, self, self._lift(x))
-
-    def __gt__(self, x):
-        return ir.binary(Op.CMPLT, self._lift(x), self)
+    __lt__, __gt__ = _binary(Op.CMPLT), _reflected(Op.CMPLT)
+    eq = _binary(Op.CMPEQ)
 
     def __le__(self, x):
         # not `~(self > x)`: that is true where either side is NaN
@@ -85,22 +78,12 @@ class MathTrait:
     def __ge__(self, x):
         return (self > x) | self.eq(x)
 
-    def eq(self, x):
-        return ir.binary(Op.CMPEQ, self, self._lift(x))
-
     def ne(self, x):
         return ir.unary(Op.NOT, self.eq(x))     # the IR has no not-equal op
 
-    def logical_not(self):
-        return ir.unary(Op.NOT, self)
+    logical_not = __invert__ = _unary(Op.NOT)
 
-    __invert__ = logical_not
-
-    def __and__(self, x):
-        return ir.binary(Op.AND, self, self._lift(x))
-
-    def __or__(self, x):
-        return ir.binary(Op.OR, self, self._lift(x))
+    __and__, __or__ = _binary(Op.AND), _binary(Op.OR)
 
     def where(self, a, b):
         """a where this bool node holds, else b; a number takes the other branch's dtype."""
@@ -111,38 +94,9 @@ class MathTrait:
         return ir.where(self, a, b)
 
     # ---- math functions ----
-    def exp(self):
-        return ir.unary(Op.EXP, self)
-
-    def log(self):
-        return ir.unary(Op.LOG, self)
-
-    def sqrt(self):
-        return ir.unary(Op.SQRT, self)
-
-    def recip(self):
-        return ir.unary(Op.RECIP, self)
-
-    def sin(self):
-        return ir.unary(Op.SIN, self)
-
-    def cos(self):
-        return ir.unary(Op.COS, self)
-
-    def tanh(self):
-        return ir.unary(Op.TANH, self)
-
-    def abs(self):
-        return ir.unary(Op.ABS, self)
-
-    def floor(self):
-        return ir.unary(Op.FLOOR, self)
-
-    def ceil(self):
-        return ir.unary(Op.CEIL, self)
-
-    def round(self):
-        return ir.unary(Op.ROUND, self)
+    exp, log, sqrt, recip = _unary(Op.EXP), _unary(Op.LOG), _unary(Op.SQRT), _unary(Op.RECIP)
+    sin, cos, tanh, abs = _unary(Op.SIN), _unary(Op.COS), _unary(Op.TANH), _unary(Op.ABS)
+    floor, ceil, round = _unary(Op.FLOOR), _unary(Op.CEIL), _unary(Op.ROUND)
 
     def cast(self, dtype):
         return ir.cast(self, dtype)
@@ -151,14 +105,7 @@ class MathTrait:
         return ir.detach(self)
 
     # ---- reductions: the reduced axes stay, as size 1 ----
-    def sum(self, axes: tuple[int, ...]):
-        return ir.reduce(Op.SUM, self, axes)
-
-    def prod(self, axes: tuple[int, ...]):
-        return ir.reduce(Op.PROD, self, axes)
-
-    def max(self, axes: tuple[int, ...]):
-        return ir.reduce(Op.RMAX, self, axes)
+    sum, prod, max = _reduce(Op.SUM), _reduce(Op.PROD), _reduce(Op.RMAX)
 
     # ---- movement and whole-kernel ops ----
     def reshape(self, shape: tuple[int, ...]):

@@ -61,12 +61,20 @@ def t(x):
     return views.permuted(record("t", x.node.permute((1, 0)), x.device, [x]), x, (1, 0))
 
 
-def expand(x, sizes):
+def _sizes_and_shape(x, sizes, too_few: str):
+    """sizes as a tuple, and x's shape with 1s prepended to as many dims: expand and repeat
+    align their sizes with x's trailing dims. too_few formats the error for fewer sizes than
+    x has dims, with {n} and {ndim}."""
     sizes = _sizes(sizes)
     if len(sizes) < x.ndim:
-        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
-                           f"or equal to the number of dimensions in the tensor ({x.ndim})")
-    old = (1,) * (len(sizes) - x.ndim) + x.shape
+        raise RuntimeError(too_few.format(n=len(sizes), ndim=x.ndim))
+    return sizes, (1,) * (len(sizes) - x.ndim) + x.shape
+
+
+def expand(x, sizes):
+    sizes, old = _sizes_and_shape(x, sizes, "expand: the number of sizes provided ({n}) must be "
+                                  "greater or equal to the number of dimensions in the tensor "
+                                  "({ndim})")
     shape = tuple(o if s == -1 else s for s, o in zip(sizes, old))
     for s, o in zip(shape, old):
         if o != 1 and s != o:
@@ -106,11 +114,9 @@ def flip(x, dims):
 
 
 def repeat(x, sizes):
-    sizes = _sizes(sizes)
-    if len(sizes) < x.ndim:
-        raise RuntimeError(f"repeat: number of repeat dims {len(sizes)} can not be smaller "
-                           f"than the number of dimensions of the tensor ({x.ndim})")
-    shape = (1,) * (len(sizes) - x.ndim) + x.shape
+    sizes, shape = _sizes_and_shape(x, sizes, "repeat: number of repeat dims {n} can not be "
+                                    "smaller than the number of dimensions of the tensor "
+                                    "({ndim})")
     node = x.node.reshape(tuple(d for s in shape for d in (1, s)))
     node = node.expand(tuple(d for r, s in zip(sizes, shape) for d in (r, s)))
     node = node.reshape(tuple(r * s for r, s in zip(sizes, shape)))

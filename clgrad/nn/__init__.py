@@ -1,7 +1,8 @@
 """clgrad.nn: Module, Parameter, layers, losses; clgrad.nn.functional and clgrad.nn.init."""
 from . import functional, init
 from .containers import ModuleList, Sequential
-from .layers import (GELU, BatchNorm1d, BatchNorm2d, Conv2d, Dropout, Embedding, Flatten,
+from .dropout_layers import Dropout
+from .layers import (GELU, BatchNorm1d, BatchNorm2d, Conv2d, Embedding, Flatten,
                      Identity, LayerNorm, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh)
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
@@ -18,6 +19,8 @@ from . import (activation_layers as _activation_layers, loss as _loss,  # noqa: 
                normalization_layers as _normalization_layers, pooling_layers as _pooling_layers)
 from .activation_layers import *  # noqa: E402,F401,F403
 from .containers import ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
+from .dropout_layers import (AlphaDropout, Dropout1d, Dropout2d,  # noqa: E402,F401
+                             Dropout3d, FeatureAlphaDropout)
 from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402,F401
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
@@ -27,4 +30,5 @@ from .normalization_layers import *  # noqa: E402,F401,F403
 from .pooling_layers import *  # noqa: E402,F401,F403
 
 __all__ += _activation_layers.__all__ + _loss.LOSSES_MORE + _normalization_layers.__all__ + \
-    _pooling_layers.__all__ + ["ModuleDict", "ParameterList", "ParameterDict"]
+    _pooling_layers.__all__ + ["ModuleDict", "ParameterList", "ParameterDict", "Dropout1d",
+    "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]

@@ -3,112 +3,75 @@ from __future__ import annotations
 
 from ..frontend import creation
 from . import activation as A
-from .module import Module
+from .functional_module import FunctionalModule
+from .module import Module, place
 from .parameter import Parameter
 
 
-class _Inplace(Module):
+class _Inplace(FunctionalModule):
     """An activation with only an inplace flag."""
-    _fn = None
 
     def __init__(self, inplace: bool = False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, inplace=self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+        super().__init__(inplace=inplace)
 
 
-class _Plain(Module):
-    _fn = None
-
-    def forward(self, input):
-        return type(self)._fn(input)
+class SiLU(_Inplace, fn=A.silu):
+    """x * sigmoid(x), elementwise."""
 
 
-class SiLU(_Inplace):
-    _fn = A.silu
+class Mish(_Inplace, fn=A.mish):
+    """x * tanh(softplus(x)), elementwise."""
 
 
-class Mish(_Inplace):
-    _fn = A.mish
+class SELU(_Inplace, fn=A.selu):
+    """ELU scaled to keep activations self-normalising."""
 
 
-class SELU(_Inplace):
-    _fn = A.selu
+class Hardswish(_Inplace, fn=A.hardswish):
+    """x * relu6(x + 3) / 6, elementwise."""
 
 
-class Hardswish(_Inplace):
-    _fn = A.hardswish
+class Hardsigmoid(_Inplace, fn=A.hardsigmoid):
+    """relu6(x + 3) / 6, elementwise."""
 
 
-class Hardsigmoid(_Inplace):
-    _fn = A.hardsigmoid
+class Softsign(FunctionalModule, fn=A.softsign):
+    """x / (1 + |x|), elementwise."""
 
 
-class Softsign(_Plain):
-    _fn = A.softsign
+class LogSigmoid(FunctionalModule, fn=A.logsigmoid):
+    """log(sigmoid(x)), elementwise."""
 
 
-class LogSigmoid(_Plain):
-    _fn = A.logsigmoid
+class Tanhshrink(FunctionalModule, fn=A.tanhshrink):
+    """x - tanh(x), elementwise."""
 
 
-class Tanhshrink(_Plain):
-    _fn = A.tanhshrink
-
-
-class LeakyReLU(Module):
+class LeakyReLU(FunctionalModule, fn=A.leaky_relu):
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
-        super().__init__()
-        self.negative_slope, self.inplace = negative_slope, inplace
-
-    def forward(self, input):
-        return A.leaky_relu(input, self.negative_slope, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+        super().__init__(negative_slope=negative_slope, inplace=inplace)
 
 
-class ELU(Module):
+class ELU(FunctionalModule, fn=A.elu):
     def __init__(self, alpha: float = 1.0, inplace: bool = False):
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
-
-    def forward(self, input):
-        return A.elu(input, self.alpha, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+        super().__init__(alpha=alpha, inplace=inplace)
 
 
-class CELU(ELU):
-    def forward(self, input):
-        return A.celu(input, self.alpha, self.inplace)
+class CELU(ELU, fn=A.celu):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), elementwise."""
 
 
-class Hardtanh(Module):
+class Hardtanh(FunctionalModule, fn=A.hardtanh):
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
                  min_value: float | None = None, max_value: float | None = None):
-        super().__init__()
         if min_value is not None:
             min_val = min_value
         if max_value is not None:
             max_val = max_value
-        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
-        if not self.max_val > self.min_val:
+        if not max_val > min_val:
             raise AssertionError(f"Hardtanh: max_val ({max_val}) must be greater than min_val "
                                  f"({min_val})")
-
-    def forward(self, input):
-        return A.hardtanh(input, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}" + \
-            (", inplace=True" if self.inplace else "")
+        super().__init__(min_val=min_val, max_val=max_val, inplace=inplace)
 
 
 class ReLU6(Hardtanh):
@@ -119,46 +82,26 @@ class ReLU6(Hardtanh):
         return "inplace=True" if self.inplace else ""
 
 
-class Softplus(Module):
+class Softplus(FunctionalModule, fn=A.softplus):
     def __init__(self, beta: float = 1.0, threshold: float = 20.0):
-        super().__init__()
-        self.beta, self.threshold = beta, threshold
-
-    def forward(self, input):
-        return A.softplus(input, self.beta, self.threshold)
-
-    def extra_repr(self) -> str:
-        return f"beta={self.beta}, threshold={self.threshold}"
+        super().__init__(beta=beta, threshold=threshold)
 
 
-class Threshold(Module):
+class Threshold(FunctionalModule, fn=A.threshold):
     def __init__(self, threshold: float, value: float, inplace: bool = False):
-        super().__init__()
-        self.threshold, self.value, self.inplace = threshold, value, inplace
-
-    def forward(self, input):
-        return A.threshold(input, self.threshold, self.value, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}" + \
-            (", inplace=True" if self.inplace else "")
+        super().__init__(threshold=threshold, value=value, inplace=inplace)
 
 
-class Hardshrink(Module):
+class Hardshrink(FunctionalModule, fn=A.hardshrink):
     def __init__(self, lambd: float = 0.5):
-        super().__init__()
-        self.lambd = lambd
-
-    def forward(self, input):
-        return A.hardshrink(input, self.lambd)
+        super().__init__(lambd=lambd)
 
     def extra_repr(self) -> str:
         return f"{self.lambd}"
 
 
-class Softshrink(Hardshrink):
-    def forward(self, input):
-        return A.softshrink(input, self.lambd)
+class Softshrink(Hardshrink, fn=A.softshrink):
+    """x moved towards 0 by lambd, and 0 within lambd of it."""
 
 
 class PReLU(Module):
@@ -166,8 +109,7 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(creation.full((num_parameters,), init))
-        if device is not None or dtype is not None:
-            self.to(*(a for a in (device, dtype) if a is not None))
+        place(self, device, dtype)
 
     def reset_parameters(self) -> None:
         from . import init
@@ -180,41 +122,22 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class GLU(Module):
+class GLU(FunctionalModule, fn=A.glu):
     def __init__(self, dim: int = -1):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return A.glu(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+        super().__init__(dim=dim)
 
 
-class Softmin(Module):
+class Softmin(FunctionalModule, fn=A.softmin):
     def __init__(self, dim: int | None = None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return A.softmin(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+        super().__init__(dim=dim)
 
 
-class RReLU(Module):
+class RReLU(FunctionalModule, fn=A.rrelu):
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
-        super().__init__()
-        self.lower, self.upper, self.inplace = lower, upper, inplace
+        super().__init__(lower=lower, upper=upper, inplace=inplace)
 
     def forward(self, input):
-        return A.rrelu(input, self.lower, self.upper, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace
-                                                            else "")
+        return self._fn(input, self.lower, self.upper, self.training, self.inplace)
 
 
 class Softmax2d(Module):

@@ -1,4 +1,5 @@
-"""Sequential and ModuleList: modules that hold other modules under the names "0", "1", ..."""
+"""The containers: Sequential, ModuleList and ParameterList hold their entries under the names
+"0", "1", ..., ModuleDict and ParameterDict under string keys."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -6,15 +7,49 @@ from collections import OrderedDict
 from .module import Module
 
 
-class Sequential(Module):
-    def __init__(self, *args):
+class _Container(Module):
+    """What the containers share: their entries are one of the Module's registration tables
+    (_modules or _parameters, named by _table), and _register adds one."""
+    _table = "_modules"
+    _register = Module.add_module
+
+    def _entries(self) -> dict:
+        return self.__dict__[self._table]
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+
+class _Numbered(_Container):
+    """The list methods of Sequential, ModuleList and ParameterList: entries named "0", "1",
+    ..."""
+
+    def __init__(self, values=None):
         super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def __iter__(self):
+        return iter(self._entries().values())
+
+    def append(self, value):
+        self._register(str(len(self)), value)
+        return self
+
+    def extend(self, values):
+        for value in values:
+            self.append(value)
+        return self
+
+
+class Sequential(_Numbered):
+    def __init__(self, *args):
         if len(args) == 1 and isinstance(args[0], OrderedDict):
+            super().__init__()
             for name, module in args[0].items():
                 self.add_module(name, module)
         else:
-            for i, module in enumerate(args):
-                self.add_module(str(i), module)
+            super().__init__(args)
 
     def forward(self, input):
         for module in self._modules.values():
@@ -34,22 +69,10 @@ class Sequential(Module):
     def __delitem__(self, index: int) -> None:
         del self._modules[list(self._modules)[_index(index, len(self._modules))]]
 
-    def __len__(self) -> int:
-        return len(self._modules)
 
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module: Module) -> Sequential:
-        self.add_module(str(len(self)), module)
-        return self
-
-
-class ModuleList(Module):
+class ModuleList(_Numbered):
     def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self.extend(modules)
+        super().__init__(modules)
 
     def __getitem__(self, index):
         if isinstance(index, slice):
@@ -63,21 +86,6 @@ class ModuleList(Module):
         kept = [m for i, m in enumerate(self._modules.values()) if i != _index(index, len(self))]
         self._modules.clear()
         self.extend(kept)
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, module: Module) -> ModuleList:
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules) -> ModuleList:
-        for m in modules:
-            self.append(m)
-        return self
 
     def insert(self, index: int, module: Module) -> None:
         items = list(self._modules.values())
@@ -107,52 +115,57 @@ def _pairs(items):
     return pairs
 
 
-class ModuleDict(Module):
+class _Mapping(_Container):
+    """The dict methods of ModuleDict and ParameterDict: entries under string keys, in
+    insertion order."""
+
+    def __init__(self, entries=None):
+        super().__init__()
+        if entries is not None:
+            self.update(entries)
+
+    def __getitem__(self, key: str):
+        return self._entries()[key]
+
+    def __setitem__(self, key: str, value) -> None:
+        self._register(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._entries()[key]
+
+    def __iter__(self):
+        return iter(self._entries())
+
+    def __contains__(self, key) -> bool:
+        return key in self._entries()
+
+    def clear(self) -> None:
+        self._entries().clear()
+
+    def pop(self, key: str):
+        value = self[key]
+        del self[key]
+        return value
+
+    def keys(self):
+        return self._entries().keys()
+
+    def items(self):
+        return self._entries().items()
+
+    def values(self):
+        return self._entries().values()
+
+    def update(self, entries) -> None:
+        for key, value in _pairs(entries):
+            self[key] = value
+
+
+class ModuleDict(_Mapping):
     """Submodules under string keys, in insertion order."""
 
     def __init__(self, modules=None):
-        super().__init__()
-        if modules is not None:
-            self.update(modules)
-
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
-
-    def __setitem__(self, key: str, module: Module) -> None:
-        self.add_module(key, module)
-
-    def __delitem__(self, key: str) -> None:
-        del self._modules[key]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key) -> bool:
-        return key in self._modules
-
-    def clear(self) -> None:
-        self._modules.clear()
-
-    def pop(self, key: str) -> Module:
-        module = self[key]
-        del self[key]
-        return module
-
-    def keys(self):
-        return self._modules.keys()
-
-    def items(self):
-        return self._modules.items()
-
-    def values(self):
-        return self._modules.values()
-
-    def update(self, modules) -> None:
-        for key, module in _pairs(modules):
-            self[key] = module
+        super().__init__(modules)
 
 
 def _as_parameter(value):
@@ -173,13 +186,14 @@ def _parameter_line(key, p) -> str:
     return f"({key}): Parameter containing: [clgrad.{p.dtype.name} of size {size}]"
 
 
-class ParameterList(Module):
-    """Parameters under the names "0", "1", ...: they show in parameters() and state_dict()."""
+def _register_parameter(container: Module, name: str, value) -> None:
+    container.register_parameter(name, _as_parameter(value))
 
-    def __init__(self, values=None):
-        super().__init__()
-        if values is not None:
-            self.extend(values)
+
+class ParameterList(_Numbered):
+    """Parameters under the names "0", "1", ...: they show in parameters() and state_dict()."""
+    _table = "_parameters"
+    _register = _register_parameter
 
     def __getitem__(self, index):
         values = list(self._parameters.values())
@@ -188,13 +202,7 @@ class ParameterList(Module):
         return self._parameters[str(_index(index, len(values)))]
 
     def __setitem__(self, index: int, value) -> None:
-        self.register_parameter(str(_index(index, len(self))), _as_parameter(value))
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters.values())
+        self._register(str(_index(index, len(self))), value)
 
     def __iadd__(self, values) -> ParameterList:
         return self.extend(values)
@@ -202,44 +210,17 @@ class ParameterList(Module):
     def __dir__(self):
         return [k for k in super().__dir__() if not k.isdigit()]
 
-    def append(self, value) -> ParameterList:
-        self.register_parameter(str(len(self)), _as_parameter(value))
-        return self
-
-    def extend(self, values) -> ParameterList:
-        for value in values:
-            self.append(value)
-        return self
-
     def extra_repr(self) -> str:
         return "\n".join(_parameter_line(k, p) for k, p in self._parameters.items())
 
 
-class ParameterDict(Module):
+class ParameterDict(_Mapping):
     """Parameters under string keys, in insertion order."""
+    _table = "_parameters"
+    _register = _register_parameter
 
     def __init__(self, parameters=None):
-        super().__init__()
-        if parameters is not None:
-            self.update(parameters)
-
-    def __getitem__(self, key: str):
-        return self._parameters[key]
-
-    def __setitem__(self, key: str, value) -> None:
-        self.register_parameter(key, _as_parameter(value))
-
-    def __delitem__(self, key: str) -> None:
-        del self._parameters[key]
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key) -> bool:
-        return key in self._parameters
+        super().__init__(parameters)
 
     def get(self, key: str, default=None):
         return self._parameters.get(key, default)
@@ -248,27 +229,6 @@ class ParameterDict(Module):
         if key not in self:
             self[key] = default
         return self[key]
-
-    def clear(self) -> None:
-        self._parameters.clear()
-
-    def pop(self, key: str):
-        value = self[key]
-        del self[key]
-        return value
-
-    def keys(self):
-        return self._parameters.keys()
-
-    def items(self):
-        return self._parameters.items()
-
-    def values(self):
-        return self._parameters.values()
-
-    def update(self, parameters) -> None:
-        for key, value in _pairs(parameters):
-            self[key] = value
 
     def extra_repr(self) -> str:
         return "\n".join(_parameter_line(k, p) for k, p in self._parameters.items())

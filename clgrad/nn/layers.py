@@ -13,12 +13,29 @@ from ..frontend.tensor import realize
 from . import functional as F
 from . import init
 from .convolution import pair
-from .module import Module
-from .parameter import Parameter, register_affine
+from .functional_module import FunctionalModule
+from .module import Module, place
+from .parameter import Parameter, register_affine, register_bias
 
 
-def _empty(*shape) -> Parameter:
-    return Parameter(creation.zeros(*shape))
+class _WeightedLayer(Module):
+    """Linear's and Conv2d's parameters: a weight and an optional bias of weight.shape[0],
+    initialised as PyTorch's are (the weight kaiming-uniform with a=sqrt(5), the bias uniform
+    in +-1/sqrt(fan_in)) and put on the constructor's device and dtype."""
+
+    def _create_parameters(self, weight_shape: tuple[int, ...], bias: bool, device,
+                           dtype) -> None:
+        self.weight = Parameter(creation.zeros(*weight_shape))
+        register_bias(self, weight_shape[0], bias)
+        self.reset_parameters()
+        place(self, device, dtype)
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
 
 class Identity(Module):
@@ -26,25 +43,12 @@ class Identity(Module):
         return input
 
 
-class Linear(Module):
+class Linear(_WeightedLayer):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = _empty(out_features, in_features)
-        if bias:
-            self.bias = _empty(out_features)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-        if device is not None or dtype is not None:
-            self.to(*(a for a in (device, dtype) if a is not None))
-
-    def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        self._create_parameters((out_features, in_features), bias, device, dtype)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -54,7 +58,7 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-class Conv2d(Module):
+class Conv2d(_WeightedLayer):
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device=None, dtype=None):
@@ -69,21 +73,8 @@ class Conv2d(Module):
         self.stride, self.dilation = pair(stride, "stride"), pair(dilation, "dilation")
         self.padding = padding if isinstance(padding, str) else pair(padding, "padding")
         self.padding_mode = padding_mode
-        self.weight = _empty(out_channels, in_channels // groups, *self.kernel_size)
-        if bias:
-            self.bias = _empty(out_channels)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-        if device is not None or dtype is not None:
-            self.to(*(a for a in (device, dtype) if a is not None))
-
-    def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in else 0
-            init.uniform_(self.bias, -bound, bound)
+        self._create_parameters((out_channels, in_channels // groups, *self.kernel_size), bias,
+                                device, dtype)
 
     def forward(self, input):
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
@@ -196,20 +187,6 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
-class Dropout(Module):
-    def __init__(self, p: float = 0.5, inplace: bool = False):
-        super().__init__()
-        if not 0 <= p <= 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
-    def forward(self, input):
-        return F.dropout(input, self.p, self.training)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
-
-
 class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm=None, _weight=None, device=None, dtype=None):
@@ -241,28 +218,14 @@ class Embedding(Module):
         return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
 
-class ReLU(Module):
+class ReLU(FunctionalModule, fn=F.relu):
     def __init__(self, inplace: bool = False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.relu(input)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+        super().__init__(inplace=inplace)
 
 
-class GELU(Module):
+class GELU(FunctionalModule, fn=F.gelu):
     def __init__(self, approximate: str = "none"):
-        super().__init__()
-        self.approximate = approximate
-
-    def forward(self, input):
-        return F.gelu(input, self.approximate)
-
-    def extra_repr(self) -> str:
-        return f"approximate={self.approximate!r}"
+        super().__init__(approximate=approximate)
 
 
 class Sigmoid(Module):
@@ -275,30 +238,15 @@ class Tanh(Module):
         return input.tanh()
 
 
-class Softmax(Module):
+class Softmax(FunctionalModule, fn=F.softmax):
     def __init__(self, dim: int | None = None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.softmax(input, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+        super().__init__(dim=dim)
 
 
-class LogSoftmax(Softmax):
-    def forward(self, input):
-        return F.log_softmax(input, self.dim)
+class LogSoftmax(Softmax, fn=F.log_softmax):
+    """log(softmax(x)) along dim."""
 
 
-class Flatten(Module):
+class Flatten(FunctionalModule, fn=Tensor.flatten):
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
-        super().__init__()
-        self.start_dim, self.end_dim = start_dim, end_dim
-
-    def forward(self, input):
-        return input.flatten(self.start_dim, self.end_dim)
-
-    def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+        super().__init__(start_dim=start_dim, end_dim=end_dim)

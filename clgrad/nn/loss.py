@@ -102,14 +102,20 @@ class SoftMarginLoss(_LegacyLoss):
         return LF.soft_margin_loss(input, target, reduction=self.reduction)
 
 
-class BCELoss(_LegacyLoss):
+class _WeightedLegacyLoss(_LegacyLoss):
+    """A legacy-flag loss with an optional weight buffer, rescaling each element's loss."""
+    _fn = None      # the functional, taking (input, target, weight=, reduction=)
+
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
     def forward(self, input, target):
-        return LF.binary_cross_entropy(input, target, weight=self.weight,
-                                       reduction=self.reduction)
+        return self._fn(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCELoss(_WeightedLegacyLoss):
+    _fn = staticmethod(LF.binary_cross_entropy)
 
 
 class KLDivLoss(_LegacyLoss):
@@ -191,14 +197,8 @@ class GaussianNLLLoss(_LegacyLoss):
                                     reduction=self.reduction)
 
 
-class MultiLabelSoftMarginLoss(_LegacyLoss):
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
-
-    def forward(self, input, target):
-        return LF.multilabel_soft_margin_loss(input, target, weight=self.weight,
-                                              reduction=self.reduction)
+class MultiLabelSoftMarginLoss(_WeightedLegacyLoss):
+    _fn = staticmethod(LF.multilabel_soft_margin_loss)
 
 
 class TripletMarginLoss(_LegacyLoss):

@@ -23,33 +23,30 @@ class Module:
 
     # ---- registration ----
     def __setattr__(self, name: str, value) -> None:
-        params = self.__dict__.get("_parameters")
-        modules = self.__dict__.get("_modules")
-        buffers = self.__dict__.get("_buffers")
-        if isinstance(value, (Parameter, Module)) and params is None:
-            raise AttributeError(f"cannot assign {type(value).__name__} '{name}' before "
-                                 "Module.__init__() call")
-        if isinstance(value, Parameter):
-            self._forget(name)
-            params[name] = value
-        elif params is not None and name in params:
-            if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
-                                "(nn.Parameter or None expected)")
-            params[name] = None
-        elif isinstance(value, Module):
-            self._forget(name)
-            modules[name] = value
-        elif modules is not None and name in modules:
-            if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
-                                f"'{name}' (nn.Module or None expected)")
-            modules[name] = None
-        elif buffers is not None and name in buffers:
+        if "_parameters" not in self.__dict__:
+            if isinstance(value, (Parameter, Module)):
+                raise AttributeError(f"cannot assign {type(value).__name__} '{name}' before "
+                                     "Module.__init__() call")
+            object.__setattr__(self, name, value)
+            return
+        # a Parameter or Module value registers; None clears a name registered as one
+        for table, kind, role in (("_parameters", Parameter, "parameter"),
+                                  ("_modules", Module, "child module")):
+            if isinstance(value, kind):
+                self._forget(name)
+                self.__dict__[table][name] = value
+                return
+            if name in self.__dict__[table]:
+                if value is not None:
+                    raise TypeError(f"cannot assign '{type(value).__name__}' as {role} "
+                                    f"'{name}' (nn.{kind.__name__} or None expected)")
+                self.__dict__[table][name] = None
+                return
+        if name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
                                 "(a Tensor or None expected)")
-            buffers[name] = value
+            self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
 
@@ -321,3 +318,9 @@ def _as_tensor(value, like: Tensor) -> Tensor:
 def _copy_into(target: Tensor, value: Tensor) -> None:
     """target takes value's data in place (bumping its version, as copy_ does)."""
     assign(target, value.detach().to(target.device).to(target.dtype))
+
+
+def place(module: Module, device=None, dtype=None) -> None:
+    """Moves a newly built layer to the device and dtype its constructor was given, if any."""
+    if device is not None or dtype is not None:
+        module.to(*(a for a in (device, dtype) if a is not None))

@@ -1,4 +1,4 @@
-"""GroupNorm, InstanceNorm1d/2d/3d, Dropout1d/2d/3d, AlphaDropout, Unflatten and Bilinear:
+"""GroupNorm, InstanceNorm1d/2d/3d, LocalResponseNorm, Unflatten and Bilinear:
 PyTorch's constructors, defaults and reprs around nn/normalization.py."""
 from __future__ import annotations
 
@@ -10,14 +10,10 @@ from ..frontend import creation
 from ..frontend.tensor import realize
 from . import init
 from . import normalization as N
+from .functional_module import FunctionalModule
 from .layers import BatchNorm2d
-from .module import Module
-from .parameter import Parameter, register_affine
-
-
-def _to(module: Module, device, dtype) -> None:
-    if device is not None or dtype is not None:
-        module.to(*(a for a in (device, dtype) if a is not None))
+from .module import Module, place
+from .parameter import Parameter, register_affine, register_bias
 
 
 class GroupNorm(Module):
@@ -30,7 +26,7 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
         register_affine(self, (num_channels,), affine, bias)
-        _to(self, device, dtype)
+        place(self, device, dtype)
 
     def reset_parameters(self) -> None:
         if self.weight is not None:
@@ -64,7 +60,7 @@ class _InstanceNorm(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
-        _to(self, device, dtype)
+        place(self, device, dtype)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
@@ -122,49 +118,9 @@ class InstanceNorm3d(_InstanceNorm):
     _dims = (4, 5)
 
 
-class _DropoutNd(Module):
-    _fn = None
-
-    def __init__(self, p: float = 0.5, inplace: bool = False):
-        super().__init__()
-        if not 0 <= p <= 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
-    def forward(self, input):
-        return type(self)._fn(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
-
-
-class Dropout1d(_DropoutNd):
-    _fn = N.dropout1d
-
-
-class Dropout2d(_DropoutNd):
-    _fn = N.dropout2d
-
-
-class Dropout3d(_DropoutNd):
-    _fn = N.dropout3d
-
-
-class AlphaDropout(_DropoutNd):
-    _fn = N.alpha_dropout
-
-
-class FeatureAlphaDropout(_DropoutNd):
-    _fn = N.feature_alpha_dropout
-
-
-class LocalResponseNorm(Module):
+class LocalResponseNorm(FunctionalModule, fn=N.local_response_norm):
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
-        super().__init__()
-        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
-
-    def forward(self, input):
-        return N.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+        super().__init__(size=size, alpha=alpha, beta=beta, k=k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
@@ -214,12 +170,9 @@ class Bilinear(Module):
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
         self.weight = Parameter(creation.zeros(out_features, in1_features, in2_features))
-        if bias:
-            self.bias = Parameter(creation.zeros(out_features))
-        else:
-            self.register_parameter("bias", None)
+        register_bias(self, out_features, bias)
         self.reset_parameters()
-        _to(self, device, dtype)
+        place(self, device, dtype)
 
     def reset_parameters(self) -> None:
         if self.in1_features <= 0:
@@ -238,6 +191,5 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-__all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "Dropout1d",
-           "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "LocalResponseNorm",
-           "BatchNorm3d", "Unflatten", "Bilinear"]
+__all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+           "LocalResponseNorm", "BatchNorm3d", "Unflatten", "Bilinear"]

@@ -30,3 +30,10 @@ def register_affine(module, shape: tuple[int, ...], affine: bool, bias: bool = T
     from ..frontend.creation import ones, zeros
     module.register_parameter("weight", Parameter(ones(*shape)) if affine else None)
     module.register_parameter("bias", Parameter(zeros(*shape)) if affine and bias else None)
+
+
+def register_bias(module, features: int, bias: bool) -> None:
+    """A layer's bias of `features` zeros (its reset_parameters fills it), or None if bias is
+    False."""
+    from ..frontend.creation import zeros
+    module.register_parameter("bias", Parameter(zeros(features)) if bias else None)

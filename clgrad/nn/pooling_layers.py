@@ -5,108 +5,81 @@ from __future__ import annotations
 from . import functional as F
 from . import pooling as P
 from . import resampling as R
+from .functional_module import FunctionalModule
 from .module import Module
 
 
-class _AdaptivePool(Module):
+class AdaptiveAvgPool1d(FunctionalModule, fn=P.adaptive_avg_pool1d):
+    def __init__(self, output_size):
+        super().__init__(output_size=output_size)
+
+
+class AdaptiveAvgPool2d(AdaptiveAvgPool1d, fn=P.adaptive_avg_pool2d):
+    """Averages (N, C, H, W) input down to output_size."""
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool1d, fn=P.adaptive_avg_pool3d):
+    """Averages (N, C, D, H, W) input down to output_size."""
+
+
+class AdaptiveMaxPool1d(FunctionalModule, fn=P.adaptive_max_pool1d):
     def __init__(self, output_size, return_indices: bool = False):
-        super().__init__()
-        self.output_size, self.return_indices = output_size, return_indices
+        super().__init__(output_size=output_size, return_indices=return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptivePool):
-    def __init__(self, output_size):
-        super().__init__(output_size)
-
-    def forward(self, input):
-        return P.adaptive_avg_pool1d(input, self.output_size)
+class AdaptiveMaxPool2d(AdaptiveMaxPool1d, fn=P.adaptive_max_pool2d):
+    """The maxima of (N, C, H, W) input's output_size windows."""
 
 
-class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
-    def forward(self, input):
-        return P.adaptive_avg_pool2d(input, self.output_size)
+class AdaptiveMaxPool3d(AdaptiveMaxPool1d, fn=P.adaptive_max_pool3d):
+    """The maxima of (N, C, D, H, W) input's output_size windows."""
 
 
-class AdaptiveAvgPool3d(AdaptiveAvgPool1d):
-    def forward(self, input):
-        return P.adaptive_avg_pool3d(input, self.output_size)
-
-
-class AdaptiveMaxPool3d(_AdaptivePool):
-    def forward(self, input):
-        return P.adaptive_max_pool3d(input, self.output_size, self.return_indices)
-
-
-class AdaptiveMaxPool1d(_AdaptivePool):
-    def forward(self, input):
-        return P.adaptive_max_pool1d(input, self.output_size, self.return_indices)
-
-
-class AdaptiveMaxPool2d(_AdaptivePool):
-    def forward(self, input):
-        return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
-
-
-class _MaxPoolNd(Module):
-    _pool = None        # the functional form, per dimension count
-
+class _MaxPoolNd(FunctionalModule):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1,
                  return_indices: bool = False, ceil_mode: bool = False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, input):
-        return self._pool(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                          self.ceil_mode, self.return_indices)
+        super().__init__(kernel_size=kernel_size,
+                         stride=kernel_size if stride is None else stride, padding=padding,
+                         dilation=dilation, ceil_mode=ceil_mode, return_indices=return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
-class MaxPool1d(_MaxPoolNd):
-    _pool = staticmethod(P.max_pool1d)
+class MaxPool1d(_MaxPoolNd, fn=P.max_pool1d):
+    """The maxima of (N, C, L) input's windows."""
 
 
-class MaxPool2d(_MaxPoolNd):
-    _pool = staticmethod(F.max_pool2d)
+class MaxPool2d(_MaxPoolNd, fn=F.max_pool2d):
+    """The maxima of (N, C, H, W) input's windows."""
 
 
-class MaxPool3d(_MaxPoolNd):
-    _pool = staticmethod(P.max_pool3d)
+class MaxPool3d(_MaxPoolNd, fn=P.max_pool3d):
+    """The maxima of (N, C, D, H, W) input's windows."""
 
 
-class _AvgPoolNd(Module):
-    _pool = None
-
+class _AvgPoolNd(FunctionalModule):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
-    def forward(self, input):
-        return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                          self.count_include_pad, self.divisor_override)
+        super().__init__(kernel_size=kernel_size,
+                         stride=kernel_size if stride is None else stride, padding=padding,
+                         ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                         divisor_override=divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(_AvgPoolNd):
-    _pool = staticmethod(F.avg_pool2d)
+class AvgPool2d(_AvgPoolNd, fn=F.avg_pool2d):
+    """The means of (N, C, H, W) input's windows."""
 
 
-class AvgPool3d(_AvgPoolNd):
-    _pool = staticmethod(P.avg_pool3d)
+class AvgPool3d(_AvgPoolNd, fn=P.avg_pool3d):
+    """The means of (N, C, D, H, W) input's windows."""
 
 
 def _single(value) -> tuple[int]:
@@ -159,87 +132,41 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
-class LPPool1d(Module):
-    _fn = staticmethod(P.lp_pool1d)
-
+class LPPool1d(FunctionalModule, fn=P.lp_pool1d):
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
-        super().__init__()
-        self.norm_type, self.kernel_size = norm_type, kernel_size
-        self.stride, self.ceil_mode = stride, ceil_mode
-
-    def forward(self, input):
-        return self._fn(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
-
-    def extra_repr(self) -> str:
-        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+        super().__init__(norm_type=norm_type, kernel_size=kernel_size, stride=stride,
+                         ceil_mode=ceil_mode)
 
 
-class LPPool2d(LPPool1d):
-    _fn = staticmethod(P.lp_pool2d)
+class LPPool2d(LPPool1d, fn=P.lp_pool2d):
+    """The p-norms of (N, C, H, W) input's windows."""
 
 
-class ChannelShuffle(Module):
+class ChannelShuffle(FunctionalModule, fn=R.channel_shuffle):
     def __init__(self, groups: int):
-        super().__init__()
-        self.groups = groups
-
-    def forward(self, input):
-        return R.channel_shuffle(input, self.groups)
-
-    def extra_repr(self) -> str:
-        return f"groups={self.groups}"
+        super().__init__(groups=groups)
 
 
-class Unfold(Module):
+class Unfold(FunctionalModule, fn=P.unfold):
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
-        super().__init__()
-        self.kernel_size, self.dilation = kernel_size, dilation
-        self.padding, self.stride = padding, stride
-
-    def forward(self, input):
-        return P.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
-                f"padding={self.padding}, stride={self.stride}")
+        super().__init__(kernel_size=kernel_size, dilation=dilation, padding=padding,
+                         stride=stride)
 
 
-class Fold(Unfold):
+class Fold(FunctionalModule, fn=P.fold):
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
-        super().__init__(kernel_size, dilation, padding, stride)
-        self.output_size = output_size
-
-    def forward(self, input):
-        return P.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
-                      self.stride)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}, " + super().extra_repr()
+        super().__init__(output_size=output_size, kernel_size=kernel_size, dilation=dilation,
+                         padding=padding, stride=stride)
 
 
-class PixelShuffle(Module):
+class PixelShuffle(FunctionalModule, fn=R.pixel_shuffle):
     def __init__(self, upscale_factor: int):
-        super().__init__()
-        self.upscale_factor = upscale_factor
-
-    def forward(self, input):
-        return R.pixel_shuffle(input, self.upscale_factor)
-
-    def extra_repr(self) -> str:
-        return f"upscale_factor={self.upscale_factor}"
+        super().__init__(upscale_factor=upscale_factor)
 
 
-class PixelUnshuffle(Module):
+class PixelUnshuffle(FunctionalModule, fn=R.pixel_unshuffle):
     def __init__(self, downscale_factor: int):
-        super().__init__()
-        self.downscale_factor = downscale_factor
-
-    def forward(self, input):
-        return R.pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self) -> str:
-        return f"downscale_factor={self.downscale_factor}"
+        super().__init__(downscale_factor=downscale_factor)
 
 
 # ---- padding -----------------------------------------------------------------------------
