@@ -102,6 +102,9 @@ class MathTrait:
     def __or__(self, x):
         return ir.binary(Op.OR, self, self._lift(x))
 
+    def __xor__(self, x):
+        return ir.binary(Op.XOR, self, self._lift(x))
+
     def where(self, a, b):
         """a where this bool node holds, else b; a number takes the other branch's dtype."""
         if not isinstance(a, MathTrait):
