@@ -27,6 +27,14 @@ METHODS_AS_FUNCTIONS = (
     "sigmoid_", "relu_", "neg_", "reciprocal_", "floor_", "ceil_", "round_", "rsqrt_",
     "square_", "clamp_min_", "clamp_max_", "trunc_", "frac_", "log2_", "log10_", "log1p_",
     "expm1_", "exp2_", "nan_to_num_",
+    # math_functions.py
+    "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc",
+    "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2", "hypot",
+    "copysign", "signbit", "positive", "sgn", "deg2rad", "rad2deg", "sinc", "logaddexp",
+    "logaddexp2", "logit", "xlogy", "fmax", "fmin", "heaviside", "float_power", "ldexp",
+    "tan_", "asin_", "acos_", "atan_", "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "erf_",
+    "erfc_", "arcsin_", "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_", "deg2rad_",
+    "rad2deg_", "sinc_", "logit_",
 )
 
 

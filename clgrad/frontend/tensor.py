@@ -345,8 +345,9 @@ def compute(tensors: list[Tensor]) -> None:
 
 
 # last: inplace.py and composite_methods.py import this module
-from . import composite_methods, inplace  # noqa: E402
+from . import composite_methods, inplace, math_functions  # noqa: E402
 
 _install(METHODS)
 _install(inplace.METHODS)
 _install(composite_methods.METHODS)
+_install(math_functions.METHODS)
