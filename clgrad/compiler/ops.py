@@ -53,6 +53,8 @@ class Op(Enum):
     AND = auto()
     OR = auto()
     XOR = auto()
+    SHL = auto()         # integer shifts; the frontend keeps counts within the bit width
+    SHR = auto()
     ATAN2 = auto()       # atan2(y, x): y is the first source
     HYPOT = auto()
     COPYSIGN = auto()
@@ -81,8 +83,8 @@ UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op
                    Op.ERFC, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH, Op.COSH, Op.ASINH,
                    Op.ACOSH, Op.ATANH})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.MOD,
-                    Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.XOR, Op.ATAN2, Op.HYPOT,
-                    Op.COPYSIGN})
+                    Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.XOR, Op.SHL, Op.SHR, Op.ATAN2,
+                    Op.HYPOT, Op.COPYSIGN})
 COMPARISON = frozenset({Op.CMPLT, Op.CMPEQ})
 ELEMENTWISE = UNARY | BINARY | {Op.WHERE}
 REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})

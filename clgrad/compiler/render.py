@@ -30,7 +30,8 @@ _FLOAT_UNARY = {
 _INT_UNARY = {Op.NEG: "(-{0})", Op.ABS: "max({0},-({0}))",
               Op.FLOOR: "{0}", Op.CEIL: "{0}", Op.ROUND: "{0}"}
 _INFIX = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.CMPLT: "<", Op.CMPEQ: "==",
-          Op.AND: "&", Op.OR: "|", Op.XOR: "^"}
+          Op.AND: "&", Op.OR: "|", Op.XOR: "^",
+          Op.SHL: "<<", Op.SHR: ">>"}
 _FLOAT_CALL = {Op.POW: "pow", Op.MOD: "fmod", Op.ATAN2: "atan2", Op.HYPOT: "hypot",
                Op.COPYSIGN: "copysign"}
 _INT_CALL = {Op.MAX: "max", Op.MIN: "min"}
