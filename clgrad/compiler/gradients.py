@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import ir
+from . import ir, special
 from .ir import Node
 from .ops import Op
 
@@ -209,6 +209,7 @@ RULES = {
     Op.ASINH: lambda n, g: (g * (n.src[0] * n.src[0] + 1).sqrt().recip(),),
     Op.ACOSH: lambda n, g: (g * (n.src[0] * n.src[0] - 1).sqrt().recip(),),
     Op.ATANH: lambda n, g: (g / (1 - n.src[0] * n.src[0]),),
+    Op.LGAMMA: lambda n, g: (g * special.digamma(n.src[0]),),
     Op.ATAN2: _atan2_rule,
     Op.HYPOT: lambda n, g: (g * n.src[0] / n, g * n.src[1] / n),
     Op.COPYSIGN: _copysign_rule,

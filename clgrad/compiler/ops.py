@@ -36,6 +36,7 @@ class Op(Enum):
     ASINH = auto()
     ACOSH = auto()
     ATANH = auto()
+    LGAMMA = auto()
     NOT = auto()
     CAST = auto()        # arg = None; the node's dtype is the target
     DETACH = auto()      # the same value, opaque to autograd (detach(), no_grad results)
@@ -81,7 +82,7 @@ class Op(Enum):
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
                    Op.FLOOR, Op.CEIL, Op.ROUND, Op.ERF, Op.NOT, Op.CAST, Op.DETACH,
                    Op.ERFC, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH, Op.COSH, Op.ASINH,
-                   Op.ACOSH, Op.ATANH})
+                   Op.ACOSH, Op.ATANH, Op.LGAMMA})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.MOD,
                     Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.XOR, Op.SHL, Op.SHR, Op.ATAN2,
                     Op.HYPOT, Op.COPYSIGN})
@@ -91,6 +92,14 @@ REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.STRIDE,
                       Op.WINDOW})
 SOURCE = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
+
+def _lgamma(x: float) -> float:
+    """log|Γ(x)|, inf at the poles (0 and the negative integers), where math.lgamma raises."""
+    try:
+        return math.lgamma(x)
+    except ValueError:
+        return math.inf
+
 
 # What the math ops compute, in NumPy, for float and for integer operands. Integer division,
 # remainder and the bitwise ops follow C, as the kernels do: compiler/interpret.py has those.
@@ -102,7 +111,7 @@ FLOAT_UNARY = {
     Op.ERFC: np.vectorize(math.erfc, otypes=[np.float64]),
     Op.TAN: np.tan, Op.ASIN: np.arcsin, Op.ACOS: np.arccos, Op.ATAN: np.arctan,
     Op.SINH: np.sinh, Op.COSH: np.cosh, Op.ASINH: np.arcsinh, Op.ACOSH: np.arccosh,
-    Op.ATANH: np.arctanh,
+    Op.ATANH: np.arctanh, Op.LGAMMA: np.vectorize(_lgamma, otypes=[np.float64]),
 }
 INT_UNARY = {Op.NEG: np.negative, Op.ABS: np.abs,
              Op.FLOOR: np.positive, Op.CEIL: np.positive, Op.ROUND: np.positive}

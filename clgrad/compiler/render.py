@@ -26,6 +26,7 @@ _FLOAT_UNARY = {
     Op.ERF: "erf({0})", Op.ERFC: "erfc({0})", Op.TAN: "tan({0})", Op.ASIN: "asin({0})",
     Op.ACOS: "acos({0})", Op.ATAN: "atan({0})", Op.SINH: "sinh({0})", Op.COSH: "cosh({0})",
     Op.ASINH: "asinh({0})", Op.ACOSH: "acosh({0})", Op.ATANH: "atanh({0})",
+    Op.LGAMMA: "lgamma({0})",
 }
 _INT_UNARY = {Op.NEG: "(-{0})", Op.ABS: "max({0},-({0}))",
               Op.FLOOR: "{0}", Op.CEIL: "{0}", Op.ROUND: "{0}"}
