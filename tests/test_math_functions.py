@@ -16,7 +16,7 @@ EDGES = np.array([-3e4, -100.0, -10.0, -1.5, -1.0, -0.5, -1e-7, -0.0, 0.0, 1e-30
 WIDE = dict(low=-30.0, high=30.0)
 
 UNARY = ["tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erfc",
-         "deg2rad", "rad2deg", "sinc", "logit"]
+         "deg2rad", "rad2deg", "sinc", "logit", "lgamma", "erfinv"]
 ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
            "arccosh": "acosh", "arctanh": "atanh"}
 
@@ -112,6 +112,24 @@ def test_logit_with_and_without_eps():
     check(lambda t: t.logit(eps=1e-6), (5, 7), low=0.0, high=1.0)
 
 
+def test_digamma():
+    """Values everywhere, ∓inf at ±0 and NaN at the negative integers included; gradients
+    (trigamma, from the composition) away from the poles, where PyTorch's are inf or noise
+    (1.3e15 at -1) and clgrad's 0."""
+    out = check(lambda x: x.digamma(), EDGES, grad=False, atol=1e-6, rtol=1e-5)
+    assert out[0].numpy()[7] == INF and out[0].numpy()[8] == -INF
+    poles = np.isin(EDGES, [-3e4, -100.0, -10.0, -1.0, 0.0, -INF])
+    check(lambda x: x.digamma(), EDGES[~poles], atol=1e-6, rtol=1e-5)
+    for bounds in (WIDE, dict(low=0.01, high=3.0)):
+        check(lambda x: library(x).digamma(x), (4, 33), atol=1e-5, rtol=1e-5, **bounds)
+    check(lambda x: x.digamma(), (3, 4), dtype=np.int64, low=1, high=9)
+
+
+def test_erfinv_precision_across_its_domain():
+    x = np.concatenate([np.linspace(-1, 1, 401), 1 - np.geomspace(1e-7, 1e-1, 50)])
+    check(lambda t: t.erfinv(), x.astype(np.float32), atol=1e-6, rtol=1e-5)
+
+
 def test_domain_edges_as_pytorch():
     assert math.isnan(cg.tensor(1.5).asin().item())
     assert cg.tensor(1.0).atanh().item() == math.inf
@@ -153,7 +171,7 @@ def test_float_only_functions_reject_integers(name):
 
 
 @pytest.mark.parametrize("name", ["tan", "asin", "atanh", "erfc", "sinc", "arcsinh",
-                                  "deg2rad", "logit"])
+                                  "deg2rad", "logit", "lgamma", "digamma", "erfinv"])
 def test_in_place(name):
     x = make((3, 4), low=-0.9, high=0.9)
     t = cg.tensor(x)

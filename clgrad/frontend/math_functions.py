@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..compiler import dtype as dt
-from ..compiler import ir
+from ..compiler import ir, special
 from ..compiler.ops import Op
 from . import elementwise as ew
 from .backward import record
@@ -19,7 +19,7 @@ _LN2 = math.log(2.0)
 # name: the C builtin it is; integer inputs are computed in float32, as in PyTorch
 _BUILTINS = {"tan": Op.TAN, "asin": Op.ASIN, "acos": Op.ACOS, "atan": Op.ATAN, "sinh": Op.SINH,
              "cosh": Op.COSH, "asinh": Op.ASINH, "acosh": Op.ACOSH, "atanh": Op.ATANH,
-             "erfc": Op.ERFC}
+             "erfc": Op.ERFC, "lgamma": Op.LGAMMA}
 
 
 def _builtin(name: str, op: Op):
@@ -65,6 +65,44 @@ def positive(self):
     if self.dtype == dt.bool_:
         raise RuntimeError("positive: the `+` operator, on a bool tensor is not supported")
     return self
+
+
+def digamma(self):
+    return record("digamma", special.digamma(as_float(self.node)), self.device, [self])
+
+
+# Giles' single-precision erfinv ("Approximating the erfinv function", 2010): polynomials in
+# w = -log(1 - x²) - 2.5 (central) and sqrt(w) - 3 (tails, w >= 5), highest degree first
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAILS = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _polynomial(coefficients, t: ir.Node) -> ir.Node:
+    p = t.const_like(coefficients[0])
+    for c in coefficients[1:]:
+        p = p * t + c
+    return p
+
+
+def erfinv(self):
+    """The inverse of erf on [-1, 1] (±inf at ±1, NaN beyond). The value is Giles'
+    approximation; the gradient sqrt(pi)/2 exp(y²) is attached to it as (x - x) * slope with
+    both parts detached, as the polynomial's own derivative is less accurate. At ±1 it is
+    y * (1 + (x - x) x), whose value y and slope |y| = inf are PyTorch's."""
+    x = as_float(self.node)
+    held = x.detach()
+    w = -((1 - held) * (1 + held)).log()
+    tails = w >= 5
+    t = tails.where(w.sqrt() - 3, w - 2.5)
+    y = tails.where(_polynomial(_ERFINV_TAILS, t), _polynomial(_ERFINV_CENTRAL, t)) * held
+    edge = held.abs().eq(1)
+    y = edge.where(held * math.inf, y)
+    moved = x - held                                  # 0, carrying x's gradient
+    slope = edge.where(0, (y * y).exp() * (math.sqrt(math.pi) / 2))
+    node = edge.where(y * (1 + moved * held), y + moved * slope)
+    return record("erfinv", node, self.device, [self])
 
 
 def _scaled(name: str, factor: float):
@@ -165,14 +203,14 @@ _ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "as
 
 _FUNCTIONS = {
     "atan2": atan2, "hypot": hypot, "copysign": copysign, "signbit": signbit,
-    "positive": positive, "deg2rad": _scaled("deg2rad", math.pi / 180),
+    "positive": positive, "digamma": digamma, "erfinv": erfinv, "deg2rad": _scaled("deg2rad", math.pi / 180),
     "rad2deg": _scaled("rad2deg", 180 / math.pi), "sinc": sinc, "logaddexp": logaddexp,
     "logaddexp2": logaddexp2, "logit": logit, "xlogy": xlogy, "fmax": fmax, "fmin": fmin,
     "heaviside": heaviside, "float_power": float_power, "ldexp": ldexp,
 }
 
 IN_PLACE = (*_BUILTINS, *_ALIASES, "atan2", "hypot", "copysign", "deg2rad", "rad2deg",
-            "sinc", "logit", "xlogy", "heaviside", "ldexp", "erf")
+            "sinc", "logit", "xlogy", "heaviside", "ldexp", "erf", "digamma", "erfinv")
 
 METHODS = ([(name, _builtin(name, op)) for name, op in _BUILTINS.items()]
            + list(_FUNCTIONS.items())
