@@ -130,6 +130,19 @@ def test_erfinv_precision_across_its_domain():
     check(lambda t: t.erfinv(), x.astype(np.float32), atol=1e-6, rtol=1e-5)
 
 
+def test_nextafter():
+    """One float step toward other, at zeros, the largest float, infinities and NaN; float64
+    too."""
+    big = np.finfo(np.float32).max
+    x = np.array([0.0, -0.0, 1.0, 1.0, big, -big, INF, 1.0, NAN, 2.0], dtype=np.float32)
+    y = np.array([1.0, -1.0, 2.0, 0.0, INF, -INF, 0.0, NAN, 1.0, 2.0], dtype=np.float32)
+    check(lambda a, b: a.nextafter(b), x, y, grad=False, atol=0, rtol=0)
+    check(lambda a, b: library(a).nextafter(a, b), x.astype(np.float64), y.astype(np.float64),
+          grad=False, atol=0, rtol=0)
+    with pytest.raises(NotImplementedError, match="nextafter"):
+        cg.tensor([1]).nextafter(cg.tensor([2]))
+
+
 def test_domain_edges_as_pytorch():
     assert math.isnan(cg.tensor(1.5).asin().item())
     assert cg.tensor(1.0).atanh().item() == math.inf

@@ -59,6 +59,7 @@ class Op(Enum):
     ATAN2 = auto()       # atan2(y, x): y is the first source
     HYPOT = auto()
     COPYSIGN = auto()
+    NEXTAFTER = auto()
     # ternary
     WHERE = auto()
     # reductions keep reduced dims as size 1; arg = axes
@@ -85,7 +86,7 @@ UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op
                    Op.ACOSH, Op.ATANH, Op.LGAMMA})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.MOD,
                     Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.XOR, Op.SHL, Op.SHR, Op.ATAN2,
-                    Op.HYPOT, Op.COPYSIGN})
+                    Op.HYPOT, Op.COPYSIGN, Op.NEXTAFTER})
 COMPARISON = frozenset({Op.CMPLT, Op.CMPEQ})
 ELEMENTWISE = UNARY | BINARY | {Op.WHERE}
 REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})
@@ -119,4 +120,5 @@ FLOAT_BINARY = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.divide,
     Op.POW: np.power, Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: np.fmod,
     Op.ATAN2: np.arctan2, Op.HYPOT: np.hypot, Op.COPYSIGN: np.copysign,
+    Op.NEXTAFTER: np.nextafter,
 }

@@ -34,7 +34,7 @@ _INFIX = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.CMPLT: "<", Op.
           Op.AND: "&", Op.OR: "|", Op.XOR: "^",
           Op.SHL: "<<", Op.SHR: ">>"}
 _FLOAT_CALL = {Op.POW: "pow", Op.MOD: "fmod", Op.ATAN2: "atan2", Op.HYPOT: "hypot",
-               Op.COPYSIGN: "copysign"}
+               Op.COPYSIGN: "copysign", Op.NEXTAFTER: "nextafter"}
 _INT_CALL = {Op.MAX: "max", Op.MIN: "min"}
 _BOOL_AS_LOGIC = {Op.MAX: "({0}|{1})", Op.MIN: "({0}&{1})", Op.CMPLT: "({2}{0}&{1})"}
 

@@ -35,7 +35,7 @@ METHODS_AS_FUNCTIONS = (
     "tan_", "asin_", "acos_", "atan_", "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "erf_",
     "erfc_", "arcsin_", "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_", "deg2rad_",
     "rad2deg_", "sinc_", "logit_", "lgamma", "digamma", "erfinv", "lgamma_", "digamma_",
-    "erfinv_",
+    "erfinv_", "nextafter",
     # bitwise.py
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",

@@ -50,6 +50,14 @@ def copysign(self, other):
     return ew.binary("copysign", Op.COPYSIGN, self, other, float_only=True)
 
 
+def nextafter(self, other):
+    """The next float after self toward other; outside autograd (PyTorch has no derivative)."""
+    from .tensor import Tensor
+    _, device, x, y = ew.operands("nextafter", self, other)
+    _require_float("nextafter", self, other)
+    return Tensor(ir.binary(Op.NEXTAFTER, x, y), device)
+
+
 def signbit(self):
     """Whether the sign bit is set: true for -0.0, as C's signbit."""
     from .tensor import Tensor
@@ -206,11 +214,12 @@ _FUNCTIONS = {
     "positive": positive, "digamma": digamma, "erfinv": erfinv, "deg2rad": _scaled("deg2rad", math.pi / 180),
     "rad2deg": _scaled("rad2deg", 180 / math.pi), "sinc": sinc, "logaddexp": logaddexp,
     "logaddexp2": logaddexp2, "logit": logit, "xlogy": xlogy, "fmax": fmax, "fmin": fmin,
-    "heaviside": heaviside, "float_power": float_power, "ldexp": ldexp,
+    "heaviside": heaviside, "float_power": float_power, "ldexp": ldexp, "nextafter": nextafter,
 }
 
 IN_PLACE = (*_BUILTINS, *_ALIASES, "atan2", "hypot", "copysign", "deg2rad", "rad2deg",
-            "sinc", "logit", "xlogy", "heaviside", "ldexp", "erf", "digamma", "erfinv")
+            "sinc", "logit", "xlogy", "heaviside", "ldexp", "erf", "digamma", "erfinv",
+            "nextafter")
 
 METHODS = ([(name, _builtin(name, op)) for name, op in _BUILTINS.items()]
            + list(_FUNCTIONS.items())
