@@ -175,6 +175,10 @@ def test_float_power_computes_in_float64():
     assert out[0].dtype == cg.float64
     check(lambda a: a.float_power(2), (3, 4), dtype=np.int64, low=-4, high=4)
     check(lambda a: library(a).float_power(a, 0.5), (3, 4), low=0.5, high=3.0)
+    t = cg.tensor([2.0, 3.0], dtype=cg.float64)
+    assert t.float_power_(cg.tensor([3, 2])) is t and np.array_equal(t.numpy(), [8.0, 9.0])
+    with pytest.raises(RuntimeError, match="float64"):
+        cg.tensor([2.0]).float_power_(2)
 
 
 @pytest.mark.parametrize("name", ["hypot", "logaddexp", "logaddexp2"])

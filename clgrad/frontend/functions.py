@@ -34,8 +34,7 @@ METHODS_AS_FUNCTIONS = (
     "logaddexp2", "logit", "xlogy", "fmax", "fmin", "heaviside", "float_power", "ldexp",
     "tan_", "asin_", "acos_", "atan_", "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "erf_",
     "erfc_", "arcsin_", "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_", "deg2rad_",
-    "rad2deg_", "sinc_", "logit_", "lgamma", "digamma", "erfinv", "lgamma_", "digamma_",
-    "erfinv_", "nextafter",
+    "rad2deg_", "sinc_", "logit_", "lgamma", "digamma", "erfinv", "nextafter",
     # bitwise.py
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",

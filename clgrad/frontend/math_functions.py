@@ -200,6 +200,14 @@ def float_power(self, exponent):
     return ew.power(base, exponent if is_tensor(exponent) else float(exponent))
 
 
+def float_power_(self, exponent):
+    """In place, which needs self to be float64 already, as in PyTorch."""
+    if self.dtype != dt.float64:
+        raise RuntimeError(f"float_power_: the base given to float_power_ has dtype "
+                           f"{self.dtype.name} but the operation's result requires dtype float64")
+    return _in_place("float_power")(self, exponent)
+
+
 def ldexp(self, other):
     """self * 2 ** other."""
     tensors, device, x, n = ew.operands("ldexp", self, other, float_only=True)
@@ -225,4 +233,5 @@ METHODS = ([(name, _builtin(name, op)) for name, op in _BUILTINS.items()]
            + list(_FUNCTIONS.items())
            + [(alias, lambda self, *a, _to=to, **k: getattr(self, _to)(*a, **k))
               for alias, to in _ALIASES.items()]
-           + [(f"{name}_", _in_place(name)) for name in IN_PLACE])
+           + [(f"{name}_", _in_place(name)) for name in IN_PLACE]
+           + [("float_power_", float_power_)])
