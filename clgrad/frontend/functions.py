@@ -34,7 +34,8 @@ METHODS_AS_FUNCTIONS = (
     "logaddexp2", "logit", "xlogy", "fmax", "fmin", "heaviside", "float_power", "ldexp",
     "tan_", "asin_", "acos_", "atan_", "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "erf_",
     "erfc_", "arcsin_", "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_", "deg2rad_",
-    "rad2deg_", "sinc_", "logit_", "lgamma", "digamma", "erfinv", "nextafter",
+    "rad2deg_", "sinc_", "logit_", "ldexp_", "xlogy_", "lgamma", "digamma", "erfinv",
+    "nextafter",
     # bitwise.py
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",

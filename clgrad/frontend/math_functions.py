@@ -218,11 +218,12 @@ _ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "as
             "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "sgn": "sign"}
 
 _FUNCTIONS = {
-    "atan2": atan2, "hypot": hypot, "copysign": copysign, "signbit": signbit,
-    "positive": positive, "digamma": digamma, "erfinv": erfinv, "deg2rad": _scaled("deg2rad", math.pi / 180),
-    "rad2deg": _scaled("rad2deg", 180 / math.pi), "sinc": sinc, "logaddexp": logaddexp,
-    "logaddexp2": logaddexp2, "logit": logit, "xlogy": xlogy, "fmax": fmax, "fmin": fmin,
-    "heaviside": heaviside, "float_power": float_power, "ldexp": ldexp, "nextafter": nextafter,
+    "atan2": atan2, "hypot": hypot, "copysign": copysign, "nextafter": nextafter,
+    "signbit": signbit, "positive": positive, "digamma": digamma, "erfinv": erfinv,
+    "deg2rad": _scaled("deg2rad", math.pi / 180), "rad2deg": _scaled("rad2deg", 180 / math.pi),
+    "sinc": sinc, "logaddexp": logaddexp, "logaddexp2": logaddexp2, "logit": logit,
+    "xlogy": xlogy, "fmax": fmax, "fmin": fmin, "heaviside": heaviside,
+    "float_power": float_power, "ldexp": ldexp,
 }
 
 IN_PLACE = (*_BUILTINS, *_ALIASES, "atan2", "hypot", "copysign", "deg2rad", "rad2deg",
