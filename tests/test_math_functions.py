@@ -44,6 +44,13 @@ def test_integer_inputs_compute_in_float32(name):
     check(lambda x: getattr(x, name)(), (3, 4), dtype=np.float64)
 
 
+@pytest.mark.parametrize("name", UNARY + ["digamma"])
+def test_float16_stays_float16(name):
+    """Half values are computed in float registers and stored as half."""
+    check(lambda x: getattr(x, name)(), (3, 7), dtype=np.float16, low=0.05, high=0.95,
+          grad=False, atol=2e-3, rtol=2e-3)
+
+
 @pytest.mark.parametrize("alias", ALIASES)
 def test_numpy_style_aliases(alias):
     x = make((3, 5), low=-0.9, high=0.9) + (2.0 if alias == "arccosh" else 0.0)

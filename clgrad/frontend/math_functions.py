@@ -53,8 +53,8 @@ def copysign(self, other):
 def nextafter(self, other):
     """The next float after self toward other; outside autograd (PyTorch has no derivative)."""
     from .tensor import Tensor
-    _, device, x, y = ew.operands("nextafter", self, other)
     _require_float("nextafter", self, other)
+    _, device, x, y = ew.operands("nextafter", self, other)
     return Tensor(ir.binary(Op.NEXTAFTER, x, y), device)
 
 
