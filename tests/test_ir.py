@@ -75,6 +75,7 @@ def every_op_graph():
     eq = ir.binary(Op.CMPEQ, i, ir.const(3, int32, (2, 3)))
     both = ir.binary(Op.AND, lt, ir.unary(Op.NOT, eq))
     either = ir.binary(Op.OR, lt, eq)
+    roots += [ir.binary(op, i, i) for op in (Op.XOR, Op.SHL, Op.SHR)]
     roots += [ir.where(both, x, ir.const(-math.inf, float32, (2, 3))), either,
               ir.cast(x, int64), ir.cast(i, bool_), ir.cast(eq, float16), ir.detach(x),
               ir.window(x, 1, 2, 1, 1)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import ir
+from . import ir, special
 from .ir import Node
 from .ops import Op
 from .scans import scan_rule
@@ -159,6 +159,22 @@ def _abs_rule(node: Node, g: Node):
     return (g * ((0 < x).cast(g.dtype) - (x < 0).cast(g.dtype)),)
 
 
+def _atan2_rule(node: Node, g: Node):
+    """d/dy atan2(y, x) = x / (x² + y²), d/dx = -y / (x² + y²); 0 where x² + y² is 0 (as
+    PyTorch's, also where the squares underflow)."""
+    y, x = node.src
+    squares = y * y + x * x
+    recip = squares.eq(0).where(0, squares.recip())
+    return (g * x * recip, g * -y * recip)
+
+
+def _copysign_rule(node: Node, g: Node):
+    """±g (the sign copysign gave x), 0 where x is 0; none for the sign's source."""
+    x = node.src[0]
+    zero = x.eq(0)
+    return (g * zero.where(0, node / zero.where(1, x)), None)
+
+
 def _zero_rule(node: Node, g: Node):
     return (g.const_like(0),)
 
@@ -190,6 +206,20 @@ RULES = {
     Op.COS: lambda n, g: (-(g * n.src[0].sin()),),
     Op.TANH: lambda n, g: (g * (1 - n * n),),
     Op.ERF: lambda n, g: (g * (2 / math.sqrt(math.pi)) * (-(n.src[0] * n.src[0])).exp(),),
+    Op.ERFC: lambda n, g: (-(g * (2 / math.sqrt(math.pi)) * (-(n.src[0] * n.src[0])).exp()),),
+    Op.TAN: lambda n, g: (g * (1 + n * n),),
+    Op.ASIN: lambda n, g: (g * (1 - n.src[0] * n.src[0]).sqrt().recip(),),
+    Op.ACOS: lambda n, g: (-(g * (1 - n.src[0] * n.src[0]).sqrt().recip()),),
+    Op.ATAN: lambda n, g: (g / (n.src[0] * n.src[0] + 1),),
+    Op.SINH: lambda n, g: (g * ir.unary(Op.COSH, n.src[0]),),
+    Op.COSH: lambda n, g: (g * ir.unary(Op.SINH, n.src[0]),),
+    Op.ASINH: lambda n, g: (g * (n.src[0] * n.src[0] + 1).sqrt().recip(),),
+    Op.ACOSH: lambda n, g: (g * (n.src[0] * n.src[0] - 1).sqrt().recip(),),
+    Op.ATANH: lambda n, g: (g / (1 - n.src[0] * n.src[0]),),
+    Op.LGAMMA: lambda n, g: (g * special.digamma(n.src[0]),),
+    Op.ATAN2: _atan2_rule,
+    Op.HYPOT: lambda n, g: (g * n.src[0] / n, g * n.src[1] / n),
+    Op.COPYSIGN: _copysign_rule,
     Op.ABS: _abs_rule,
     Op.FLOOR: _zero_rule,
     Op.CEIL: _zero_rule,

@@ -40,7 +40,8 @@ def _c_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 _INT_BINARY = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: _c_divide,
     Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: _c_remainder,
-    Op.AND: np.bitwise_and, Op.OR: np.bitwise_or,
+    Op.AND: np.bitwise_and, Op.OR: np.bitwise_or, Op.XOR: np.bitwise_xor,
+    Op.SHL: np.left_shift, Op.SHR: np.right_shift,
 }
 
 

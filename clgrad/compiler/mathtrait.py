@@ -85,6 +85,9 @@ class MathTrait:
 
     __and__, __or__ = _binary(Op.AND), _binary(Op.OR)
 
+    def __xor__(self, x):
+        return ir.binary(Op.XOR, self, self._lift(x))
+
     def where(self, a, b):
         """a where this bool node holds, else b; a number takes the other branch's dtype."""
         if not isinstance(a, MathTrait):

@@ -26,6 +26,17 @@ class Op(Enum):
     CEIL = auto()
     ROUND = auto()
     ERF = auto()
+    ERFC = auto()
+    TAN = auto()
+    ASIN = auto()
+    ACOS = auto()
+    ATAN = auto()
+    SINH = auto()
+    COSH = auto()
+    ASINH = auto()
+    ACOSH = auto()
+    ATANH = auto()
+    LGAMMA = auto()
     NOT = auto()
     CAST = auto()        # arg = None; the node's dtype is the target
     DETACH = auto()      # the same value, opaque to autograd (detach(), no_grad results)
@@ -42,6 +53,13 @@ class Op(Enum):
     CMPEQ = auto()
     AND = auto()
     OR = auto()
+    XOR = auto()
+    SHL = auto()         # integer shifts; the frontend keeps counts within the bit width
+    SHR = auto()
+    ATAN2 = auto()       # atan2(y, x): y is the first source
+    HYPOT = auto()
+    COPYSIGN = auto()
+    NEXTAFTER = auto()
     # ternary
     WHERE = auto()
     # reductions keep reduced dims as size 1; arg = axes
@@ -67,9 +85,12 @@ class Op(Enum):
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
-                   Op.FLOOR, Op.CEIL, Op.ROUND, Op.ERF, Op.NOT, Op.CAST, Op.DETACH})
+                   Op.FLOOR, Op.CEIL, Op.ROUND, Op.ERF, Op.NOT, Op.CAST, Op.DETACH,
+                   Op.ERFC, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH, Op.COSH, Op.ASINH,
+                   Op.ACOSH, Op.ATANH, Op.LGAMMA})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.MOD,
-                    Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR})
+                    Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.XOR, Op.SHL, Op.SHR, Op.ATAN2,
+                    Op.HYPOT, Op.COPYSIGN, Op.NEXTAFTER})
 COMPARISON = frozenset({Op.CMPLT, Op.CMPEQ})
 ELEMENTWISE = UNARY | BINARY | {Op.WHERE}
 REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})
@@ -82,6 +103,15 @@ SOURCE = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
 # scatter and index_put do, and leaves 0 elsewhere).
 SCATTER_MODES = ("add", "replace", "amax", "amin", "prod")
 
+
+def _lgamma(x: float) -> float:
+    """log|Γ(x)|, inf at the poles (0 and the negative integers), where math.lgamma raises."""
+    try:
+        return math.lgamma(x)
+    except ValueError:
+        return math.inf
+
+
 # What the math ops compute, in NumPy, for float and for integer operands. Integer division,
 # remainder and the bitwise ops follow C, as the kernels do: compiler/interpret.py has those.
 FLOAT_UNARY = {
@@ -89,12 +119,18 @@ FLOAT_UNARY = {
     Op.LOG: np.log, Op.SIN: np.sin, Op.COS: np.cos, Op.TANH: np.tanh, Op.ABS: np.abs,
     Op.FLOOR: np.floor, Op.CEIL: np.ceil, Op.ROUND: np.rint,
     Op.ERF: np.vectorize(math.erf, otypes=[np.float64]),
+    Op.ERFC: np.vectorize(math.erfc, otypes=[np.float64]),
+    Op.TAN: np.tan, Op.ASIN: np.arcsin, Op.ACOS: np.arccos, Op.ATAN: np.arctan,
+    Op.SINH: np.sinh, Op.COSH: np.cosh, Op.ASINH: np.arcsinh, Op.ACOSH: np.arccosh,
+    Op.ATANH: np.arctanh, Op.LGAMMA: np.vectorize(_lgamma, otypes=[np.float64]),
 }
 INT_UNARY = {Op.NEG: np.negative, Op.ABS: np.abs,
              Op.FLOOR: np.positive, Op.CEIL: np.positive, Op.ROUND: np.positive}
 FLOAT_BINARY = {
     Op.ADD: np.add, Op.SUB: np.subtract, Op.MUL: np.multiply, Op.DIV: np.divide,
     Op.POW: np.power, Op.MAX: np.maximum, Op.MIN: np.minimum, Op.MOD: np.fmod,
+    Op.ATAN2: np.arctan2, Op.HYPOT: np.hypot, Op.COPYSIGN: np.copysign,
+    Op.NEXTAFTER: np.nextafter,
 }
 
 # What a SCAN's combine computes, in NumPy: out[i] = combine(out[i - 1], x[i]) along its axis.

@@ -23,13 +23,18 @@ _FLOAT_UNARY = {
     Op.NEG: "(-{0})", Op.RECIP: "(1/{0})", Op.SQRT: "sqrt({0})", Op.EXP: "exp({0})",
     Op.LOG: "log({0})", Op.SIN: "sin({0})", Op.COS: "cos({0})", Op.TANH: "tanh({0})",
     Op.ABS: "fabs({0})", Op.FLOOR: "floor({0})", Op.CEIL: "ceil({0})", Op.ROUND: "rint({0})",
-    Op.ERF: "erf({0})",
+    Op.ERF: "erf({0})", Op.ERFC: "erfc({0})", Op.TAN: "tan({0})", Op.ASIN: "asin({0})",
+    Op.ACOS: "acos({0})", Op.ATAN: "atan({0})", Op.SINH: "sinh({0})", Op.COSH: "cosh({0})",
+    Op.ASINH: "asinh({0})", Op.ACOSH: "acosh({0})", Op.ATANH: "atanh({0})",
+    Op.LGAMMA: "lgamma({0})",
 }
 _INT_UNARY = {Op.NEG: "(-{0})", Op.ABS: "max({0},-({0}))",
               Op.FLOOR: "{0}", Op.CEIL: "{0}", Op.ROUND: "{0}"}
 _INFIX = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.CMPLT: "<", Op.CMPEQ: "==",
-          Op.AND: "&", Op.OR: "|"}
-_FLOAT_CALL = {Op.POW: "pow", Op.MOD: "fmod"}
+          Op.AND: "&", Op.OR: "|", Op.XOR: "^",
+          Op.SHL: "<<", Op.SHR: ">>"}
+_FLOAT_CALL = {Op.POW: "pow", Op.MOD: "fmod", Op.ATAN2: "atan2", Op.HYPOT: "hypot",
+               Op.COPYSIGN: "copysign", Op.NEXTAFTER: "nextafter"}
 _INT_CALL = {Op.MAX: "max", Op.MIN: "min"}
 _BOOL_AS_LOGIC = {Op.MAX: "({0}|{1})", Op.MIN: "({0}&{1})", Op.CMPLT: "({2}{0}&{1})"}
 

@@ -18,7 +18,7 @@ def _tensors(args):
     return [a for a in args if is_tensor(a)]
 
 
-def _operands(name: str, a, b, float_only=False):
+def operands(name: str, a, b, float_only=False):
     """The tensors among a and b, their device, and a and b as nodes of the common dtype and
     the broadcast shape."""
     # the common cases first, with nothing to promote, broadcast or check: two tensors of one
@@ -47,7 +47,7 @@ def _operands(name: str, a, b, float_only=False):
 def binary(name: str, op: Op, a, b, *, float_only=False):
     """a op b with broadcasting and PyTorch promotion; a or b may be a Python number. name
     names the op in messages and its grad_fn (grad_fn_names)."""
-    tensors, device, na, nb = _operands(name, a, b, float_only)
+    tensors, device, na, nb = operands(name, a, b, float_only)
     return record(name, ir.binary(op, na, nb), device, tensors)
 
 
@@ -80,7 +80,7 @@ def power(x, exponent):
     if not dtype.is_float:
         return _int_pow(x, exponent, dtype)
     if is_tensor(exponent) or not is_tensor(x):
-        tensors, device, base, power = _operands("pow", x, exponent, float_only=True)
+        tensors, device, base, power = operands("pow", x, exponent, float_only=True)
         return record(_pow_name(x), base ** power, device, tensors)
     node = x.node.cast(dtype)
     if exponent == 2:    # exact and cheaper than pow(); same gradient
@@ -216,7 +216,7 @@ def _check_divisor(name: str, a, b, dtype: dt.DType) -> None:
 
 def floor_divide(a, b):
     """Python's // : rounds toward negative infinity."""
-    tensors, device, na, nb = _operands("floor_divide", a, b)
+    tensors, device, na, nb = operands("floor_divide", a, b)
     _check_divisor("floor_divide", a, b, na.dtype)
     q = na / nb
     if na.dtype.is_float:
@@ -229,7 +229,7 @@ def floor_divide(a, b):
 
 def remainder(a, b):
     """Python's % : the result takes the sign of the divisor."""
-    tensors, device, na, nb = _operands("remainder", a, b)
+    tensors, device, na, nb = operands("remainder", a, b)
     _check_divisor("remainder", a, b, na.dtype)
     r = na % nb
     fix = _signs_differ(r, nb) & r.ne(0)
@@ -249,7 +249,7 @@ def compare(name: str, a, b):
     promotion. A NaN compares false with everything (true for ne), as in PyTorch; the result
     is a bool tensor outside autograd."""
     from .tensor import Tensor
-    tensors, device, na, nb = _operands(name, a, b)
+    tensors, device, na, nb = operands(name, a, b)
     return Tensor(_COMPARE[name](na, nb), device)
 
 

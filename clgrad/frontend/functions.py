@@ -37,6 +37,18 @@ METHODS_AS_FUNCTIONS = (
     # writing at indices (scatter.py)
     "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
     "index_put", "index_put_", "put", "take",
+    # math_functions.py
+    "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc",
+    "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2", "hypot",
+    "copysign", "signbit", "positive", "sgn", "deg2rad", "rad2deg", "sinc", "logaddexp",
+    "logaddexp2", "logit", "xlogy", "fmax", "fmin", "heaviside", "float_power", "ldexp",
+    "tan_", "asin_", "acos_", "atan_", "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "erf_",
+    "erfc_", "arcsin_", "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_", "deg2rad_",
+    "rad2deg_", "sinc_", "logit_", "ldexp_", "xlogy_", "lgamma", "digamma", "erfinv",
+    "nextafter",
+    # bitwise.py
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
 )
 
 

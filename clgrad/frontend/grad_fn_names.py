@@ -19,8 +19,6 @@ GRAD_FN_NAMES = {
     "rpow": "PowBackward2",                 # number ** t
     "clamp": "ClampBackward1",
     # comparisons and logic
-    "and": "BitwiseAndBackward0",
-    "or": "BitwiseOrBackward0",
     "logical_not": "NotBackward0",
     # reductions: "_dim" is the overload given a dim
     "sum_dim": "SumBackward1",

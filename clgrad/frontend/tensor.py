@@ -254,7 +254,6 @@ METHODS = [
     ("__mod__", ew.remainder), ("__pow__", ew.power),
     ("__rpow__", lambda self, base: ew.power(base, self)),
     ("__abs__", lambda self: self.abs()), ("__invert__", ew.bitwise_not),
-    ("__and__", _binary("and", Op.AND)), ("__or__", _binary("or", Op.OR)),
     ("__matmul__", linalg.matmul), ("__rmatmul__", lambda self, other: linalg.matmul(other, self)),
     ("add", _with_alpha("add")), ("sub", _with_alpha("sub")),
     ("mul", lambda self, other: self * other), ("div", lambda self, other: self / other),
@@ -346,7 +345,7 @@ def compute(tensors: list[Tensor]) -> None:
 
 
 # last: inplace.py and composite_methods.py import this module
-from . import composite_methods, inplace, scatter  # noqa: E402
+from . import bitwise, composite_methods, inplace, math_functions, scatter  # noqa: E402
 
 _install(METHODS)
 _install(inplace.METHODS)
@@ -355,3 +354,5 @@ _install(scans.METHODS)
 _install(sorting.METHODS)
 _install(statistics.METHODS)
 _install(scatter.METHODS)
+_install(math_functions.METHODS)
+_install(bitwise.METHODS)

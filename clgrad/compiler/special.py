@@ -1,0 +1,31 @@
+"""Special functions composed of primitives, for the gradient rules and the frontend alike."""
+from __future__ import annotations
+
+import math
+
+from . import ir
+from .ir import Node
+from .ops import Op
+
+
+def digamma(x: Node) -> Node:
+    """ψ(x) of a float node, as PyTorch's: the asymptotic series at y + 6 less the six steps
+    of the recurrence ψ(y + 1) = ψ(y) + 1/y; below 0 the reflection ψ(1 - x) - π / tan(πx),
+    with tan taken of x's fractional part (exact, unlike πx for large x). ψ(±0) is ∓inf, ψ of
+    a negative integer or -inf NaN."""
+    negative = x < 0
+    whole = negative.where(x.ceil(), x.floor())
+    pole = x.eq(whole) & (x <= 0)
+    y = pole.where(1, negative.where(1 - x, x))     # the branches not taken stay finite
+    shift = y.recip()
+    for k in range(1, 6):
+        shift = shift + (y + k).recip()
+    z = y + 6
+    iz = z.recip()
+    iz2 = iz * iz
+    series = z.log() - 0.5 * iz - iz2 * (1 / 12 - iz2 * (1 / 120 - iz2 * (1 / 252)))
+    tan = ir.unary(Op.TAN, (pole | ~negative).where(0.25, x - whole) * math.pi)
+    reflected = negative.where(math.pi / tan, 0)
+    at_pole = x.eq(0).where(ir.binary(Op.COPYSIGN, x.const_like(math.inf), -x),
+                            x.const_like(math.nan))
+    return pole.where(at_pole, series - shift - reflected)

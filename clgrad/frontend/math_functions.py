@@ -1,0 +1,238 @@
+"""Elementwise math beyond the basics: the trigonometric and hyperbolic family and its
+inverses (C builtins, primitives of the IR), and functions composed of primitives (logaddexp,
+xlogy, sinc, logit, fmax, copysign, ...), with PyTorch's numpy-style aliases (arcsin, ...) and
+in-place forms. Installed on Tensor by tensor.py from METHODS."""
+from __future__ import annotations
+
+import math
+
+from ..compiler import dtype as dt
+from ..compiler import ir, special
+from ..compiler.ops import Op
+from . import elementwise as ew
+from .backward import record
+from .composite_methods import _in_place
+from .operands import as_float, is_tensor
+
+_LN2 = math.log(2.0)
+
+# name: the C builtin it is; integer inputs are computed in float32, as in PyTorch
+_BUILTINS = {"tan": Op.TAN, "asin": Op.ASIN, "acos": Op.ACOS, "atan": Op.ATAN, "sinh": Op.SINH,
+             "cosh": Op.COSH, "asinh": Op.ASINH, "acosh": Op.ACOSH, "atanh": Op.ATANH,
+             "erfc": Op.ERFC, "lgamma": Op.LGAMMA}
+
+
+def _builtin(name: str, op: Op):
+    return lambda self: ew.unary(name, op, self)
+
+
+def _require_float(name: str, *values) -> None:
+    """PyTorch's CPU kernels of some float functions take no integer tensors."""
+    for v in values:
+        if is_tensor(v) and not v.dtype.is_float:
+            raise NotImplementedError(f'"{name}" not implemented for {v.dtype.name} '
+                                      f"(a tensor of shape {v.shape}); pass a float tensor")
+
+
+def atan2(self, other):
+    """The angle of the point (other, self), in (-pi, pi]."""
+    return ew.binary("atan2", Op.ATAN2, self, other, float_only=True)
+
+
+def hypot(self, other):
+    """sqrt(self² + other²) without overflow or underflow in between."""
+    _require_float("hypot", self, other)
+    return ew.binary("hypot", Op.HYPOT, self, other)
+
+
+def copysign(self, other):
+    """|self| with the sign bit of other (-0.0 and -nan count as negative)."""
+    return ew.binary("copysign", Op.COPYSIGN, self, other, float_only=True)
+
+
+def nextafter(self, other):
+    """The next float after self toward other; outside autograd (PyTorch has no derivative)."""
+    from .tensor import Tensor
+    _require_float("nextafter", self, other)
+    _, device, x, y = ew.operands("nextafter", self, other)
+    return Tensor(ir.binary(Op.NEXTAFTER, x, y), device)
+
+
+def signbit(self):
+    """Whether the sign bit is set: true for -0.0, as C's signbit."""
+    from .tensor import Tensor
+    node = self.node
+    if node.dtype.is_float:
+        negative = ir.binary(Op.COPYSIGN, node.const_like(1), node) < 0
+    else:
+        negative = node < node.const_like(0)
+    return Tensor(negative, self.device)
+
+
+def positive(self):
+    if self.dtype == dt.bool_:
+        raise RuntimeError("positive: the `+` operator, on a bool tensor is not supported")
+    return self
+
+
+def digamma(self):
+    return record("digamma", special.digamma(as_float(self.node)), self.device, [self])
+
+
+# Giles' single-precision erfinv ("Approximating the erfinv function", 2010): polynomials in
+# w = -log(1 - x²) - 2.5 (central) and sqrt(w) - 3 (tails, w >= 5), highest degree first
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAILS = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _polynomial(coefficients, t: ir.Node) -> ir.Node:
+    p = t.const_like(coefficients[0])
+    for c in coefficients[1:]:
+        p = p * t + c
+    return p
+
+
+def erfinv(self):
+    """The inverse of erf on [-1, 1] (±inf at ±1, NaN beyond). The value is Giles'
+    approximation; the gradient sqrt(pi)/2 exp(y²) is attached to it as (x - x) * slope with
+    both parts detached, as the polynomial's own derivative is less accurate. At ±1 it is
+    y * (1 + (x - x) x), whose value y and slope |y| = inf are PyTorch's."""
+    x = as_float(self.node)
+    held = x.detach()
+    w = -((1 - held) * (1 + held)).log()
+    tails = w >= 5
+    t = tails.where(w.sqrt() - 3, w - 2.5)
+    y = tails.where(_polynomial(_ERFINV_TAILS, t), _polynomial(_ERFINV_CENTRAL, t)) * held
+    edge = held.abs().eq(1)
+    y = edge.where(held * math.inf, y)
+    moved = x - held                                  # 0, carrying x's gradient
+    slope = edge.where(0, (y * y).exp() * (math.sqrt(math.pi) / 2))
+    node = edge.where(y * (1 + moved * held), y + moved * slope)
+    return record("erfinv", node, self.device, [self])
+
+
+def _scaled(name: str, factor: float):
+    return lambda self: record(name, as_float(self.node) * factor, self.device, [self])
+
+
+def sinc(self):
+    """sin(pi x) / (pi x), 1 at 0 (gradient 0 there: the other branch divides by 1)."""
+    x = as_float(self.node)
+    zero = x.eq(0)
+    px = zero.where(1, x * math.pi)
+    return record("sinc", zero.where(1, px.sin() / px), self.device, [self])
+
+
+def _log_add_exp(name: str, a, b, scale: float):
+    """log(exp(a) + exp(b)) (in base 2 with scale ln 2): the larger plus log(1 + exp(-|a-b|)),
+    which cannot overflow; equal infinities are themselves."""
+    _require_float(name, a, b)
+    tensors, device, na, nb = ew.operands(name, a, b, float_only=True)
+    top = ir.binary(Op.MAX, na, nb)
+    rest = (1 + (-(na - nb).abs() * scale).exp()).log() * (1 / scale)
+    same_inf = na.eq(nb) & (na.abs().eq(math.inf))
+    return record(name, same_inf.where(na, top + rest), device, tensors)
+
+
+def logaddexp(self, other):
+    return _log_add_exp("logaddexp", self, other, 1.0)
+
+
+def logaddexp2(self, other):
+    return _log_add_exp("logaddexp2", self, other, _LN2)
+
+
+def logit(self, eps: float | None = None):
+    """log(p / (1 - p)); with eps, p is clamped to [eps, 1 - eps] first (gradient 0 beyond).
+    Without it, p outside [0, 1] gives NaN and a NaN gradient, as in PyTorch."""
+    p = as_float(self.node)
+    if eps is None:
+        p = p + ((p < 0) | (p > 1)).where(p.const_like(math.nan), 0)
+    else:
+        lo, hi = p.const_like(eps), p.const_like(1 - eps)
+        p = (p < lo).where(lo, (hi < p).where(hi, p))
+    return record("logit", p.log() - (1 - p).log(), self.device, [self])
+
+
+def xlogy(self, other):
+    """self * log(other), 0 where self is 0 (unless other is NaN). The log there is taken as
+    0 for other <= 0 or inf, so the product is 0 and self's gradient log(other) elsewhere."""
+    tensors, device, x, y = ew.operands("xlogy", self, other, float_only=True)
+    dropped = x.eq(0) & ((y <= 0) | y.eq(math.inf))
+    return record("xlogy", x * dropped.where(0, y.log()), device, tensors)
+
+
+def fmax(self, other):
+    """The larger, a NaN only where both are NaN; ties and NaNs give the gradient to self
+    where it is chosen, as PyTorch."""
+    return _nan_ignoring("fmax", self, other, lambda a, b: b <= a)
+
+
+def fmin(self, other):
+    return _nan_ignoring("fmin", self, other, lambda a, b: a <= b)
+
+
+def _nan_ignoring(name: str, a, b, keeps_a):
+    tensors, device, na, nb = ew.operands(name, a, b)
+    keep = keeps_a(na, nb)
+    if na.dtype.is_float:
+        keep = keep | nb.ne(nb)
+    return record(name, keep.where(na, nb), device, tensors)
+
+
+def heaviside(self, values):
+    """0 below 0, 1 above, values at 0; outside autograd (PyTorch has no derivative)."""
+    from .tensor import Tensor
+    if is_tensor(values) and values.dtype != self.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes "
+                           f"({self.dtype.name} and {values.dtype.name})")
+    tensors, device, x, v = ew.operands("heaviside", self, values)
+    return Tensor(x.eq(0).where(v, (x > 0).cast(x.dtype)), device)
+
+
+def float_power(self, exponent):
+    """pow computed in float64."""
+    base = ew.cast(self, dt.float64) if is_tensor(self) else float(self)
+    if is_tensor(exponent):
+        exponent = ew.cast(exponent, dt.float64)
+    return ew.power(base, exponent if is_tensor(exponent) else float(exponent))
+
+
+def float_power_(self, exponent):
+    """In place, which needs self to be float64 already, as in PyTorch."""
+    if self.dtype != dt.float64:
+        raise RuntimeError(f"float_power_: the base given to float_power_ has dtype "
+                           f"{self.dtype.name} but the operation's result requires dtype float64")
+    return _in_place("float_power")(self, exponent)
+
+
+def ldexp(self, other):
+    """self * 2 ** other."""
+    tensors, device, x, n = ew.operands("ldexp", self, other, float_only=True)
+    return record("ldexp", x * (n.const_like(2) ** n), device, tensors)
+
+
+_ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
+            "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "sgn": "sign"}
+
+_FUNCTIONS = {
+    "atan2": atan2, "hypot": hypot, "copysign": copysign, "nextafter": nextafter,
+    "signbit": signbit, "positive": positive, "digamma": digamma, "erfinv": erfinv,
+    "deg2rad": _scaled("deg2rad", math.pi / 180), "rad2deg": _scaled("rad2deg", 180 / math.pi),
+    "sinc": sinc, "logaddexp": logaddexp, "logaddexp2": logaddexp2, "logit": logit,
+    "xlogy": xlogy, "fmax": fmax, "fmin": fmin, "heaviside": heaviside,
+    "float_power": float_power, "ldexp": ldexp,
+}
+
+IN_PLACE = (*_BUILTINS, *_ALIASES, "atan2", "hypot", "copysign", "deg2rad", "rad2deg",
+            "sinc", "logit", "xlogy", "heaviside", "ldexp", "erf", "digamma", "erfinv",
+            "nextafter")
+
+METHODS = ([(name, _builtin(name, op)) for name, op in _BUILTINS.items()]
+           + list(_FUNCTIONS.items())
+           + [(alias, lambda self, *a, _to=to, **k: getattr(self, _to)(*a, **k))
+              for alias, to in _ALIASES.items()]
+           + [(f"{name}_", _in_place(name)) for name in IN_PLACE]
+           + [("float_power_", float_power_)])
