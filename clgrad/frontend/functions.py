@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 
+from . import products, shape_functions, type_functions
 from .statistics import FUNCTIONS
 from .tensor import Tensor
 
@@ -55,6 +56,8 @@ def _as_function(name: str):
 
 globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
 globals().update(FUNCTIONS)
+_COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS}
+globals().update(_COMPOSED)
 
 
 def _check_tensors(op: str, input, other) -> None:
@@ -97,4 +100,5 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool((input == other).all().item())
 
 
-__all__ = list(METHODS_AS_FUNCTIONS) + list(FUNCTIONS) + ["isclose", "allclose", "equal"]
+__all__ = list(METHODS_AS_FUNCTIONS) + list(FUNCTIONS) + list(_COMPOSED) + ["isclose", "allclose",
+                                                                     "equal"]

@@ -347,6 +347,7 @@ def compute(tensors: list[Tensor]) -> None:
 
 # last: inplace.py and composite_methods.py import this module
 from . import composite_methods, inplace  # noqa: E402
+from . import products, shape_functions, type_functions  # noqa: E402
 
 _install(METHODS)
 _install(inplace.METHODS)
@@ -354,3 +355,6 @@ _install(composite_methods.METHODS)
 _install(scans.METHODS)
 _install(sorting.METHODS)
 _install(statistics.METHODS)
+_install(shape_functions.METHODS)
+_install(products.METHODS)
+_install(type_functions.METHODS)
