@@ -3,6 +3,7 @@ of matmul, broadcasting and sums."""
 from __future__ import annotations
 
 import functools
+import math
 
 from .joining import stack
 from .operands import broadcast_shape, normalize_dim
@@ -86,11 +87,11 @@ def tensordot(a, b, dims=2):
                                f"in dim {db}")
     free_a = [d for d in range(a.ndim) if d not in dims_a]
     free_b = [d for d in range(b.ndim) if d not in dims_b]
-    size = functools.reduce(lambda x, y: x * y, (a.shape[d] for d in dims_a), 1)
-    left = a.permute(*free_a, *dims_a).reshape(-1, size)
-    right = b.permute(*dims_b, *free_b).reshape(size, -1)
-    shape = tuple(a.shape[d] for d in free_a) + tuple(b.shape[d] for d in free_b)
-    return (left @ right).reshape(shape)
+    size = math.prod(a.shape[d] for d in dims_a)
+    rows, cols = (tuple(t.shape[d] for d in free) for t, free in ((a, free_a), (b, free_b)))
+    left = a.permute(*free_a, *dims_a).reshape(math.prod(rows), size)
+    right = b.permute(*dims_b, *free_b).reshape(size, math.prod(cols))
+    return (left @ right).reshape(rows + cols)
 
 
 def chain_matmul(*matrices):
