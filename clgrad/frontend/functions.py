@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 
-from . import products, shape_functions, type_functions
+from . import host_functions, products, shape_functions, type_functions
 from .statistics import FUNCTIONS
 from .tensor import Tensor
 
@@ -56,7 +56,8 @@ def _as_function(name: str):
 
 globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
 globals().update(FUNCTIONS)
-_COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS}
+_COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
+             **host_functions.FUNCTIONS}
 globals().update(_COMPOSED)
 
 

@@ -347,7 +347,7 @@ def compute(tensors: list[Tensor]) -> None:
 
 # last: inplace.py and composite_methods.py import this module
 from . import composite_methods, inplace  # noqa: E402
-from . import products, shape_functions, type_functions  # noqa: E402
+from . import host_functions, products, shape_functions, type_functions  # noqa: E402
 
 _install(METHODS)
 _install(inplace.METHODS)
@@ -358,3 +358,4 @@ _install(statistics.METHODS)
 _install(shape_functions.METHODS)
 _install(products.METHODS)
 _install(type_functions.METHODS)
+_install(host_functions.METHODS)
