@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 
-from . import host_functions, products, shape_functions, type_functions
+from . import host_functions, more_creation, products, shape_functions, type_functions
 from .statistics import FUNCTIONS
 from .tensor import Tensor
 
@@ -57,7 +57,7 @@ def _as_function(name: str):
 globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
 globals().update(FUNCTIONS)
 _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
-             **host_functions.FUNCTIONS}
+             **host_functions.FUNCTIONS, **more_creation.FUNCTIONS}
 globals().update(_COMPOSED)
 
 
