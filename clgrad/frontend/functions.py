@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import math
 
-from . import host_functions, more_creation, products, shape_functions, type_functions
+from . import array_functions, host_functions, more_creation, products, shape_functions
+from . import type_functions
 from .statistics import FUNCTIONS
 from .tensor import Tensor
 
@@ -57,7 +58,7 @@ def _as_function(name: str):
 globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
 globals().update(FUNCTIONS)
 _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
-             **host_functions.FUNCTIONS, **more_creation.FUNCTIONS}
+             **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS}
 globals().update(_COMPOSED)
 
 

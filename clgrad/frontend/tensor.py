@@ -347,7 +347,8 @@ def compute(tensors: list[Tensor]) -> None:
 
 # last: inplace.py and composite_methods.py import this module
 from . import composite_methods, inplace  # noqa: E402
-from . import host_functions, products, shape_functions, type_functions  # noqa: E402
+from . import array_functions, host_functions, products, shape_functions  # noqa: E402
+from . import type_functions  # noqa: E402
 
 _install(METHODS)
 _install(inplace.METHODS)
@@ -359,3 +360,4 @@ _install(shape_functions.METHODS)
 _install(products.METHODS)
 _install(type_functions.METHODS)
 _install(host_functions.METHODS)
+_install(array_functions.METHODS)
