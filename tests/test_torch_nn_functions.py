@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from helpers import check, library
+from helpers import F, check, library
 
 import clgrad as cg
 
@@ -84,3 +84,29 @@ def test_losses_take_reduction_numbers(reduction):
 def test_loss_reduction_must_be_a_number():
     with pytest.raises(TypeError, match="reduction"):
         cg.kl_div(cg.zeros(2), cg.zeros(2), "sum")
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (5, 4)), ((2, 3, 4), (2, 1, 4)), ((0, 2), (3, 2)),
+                                    ((1, 1), (1, 1)), ((2, 3, 2), (1, 4, 2))])
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, float("inf")])
+def test_cdist(shapes, p):
+    check(lambda a, b: _lib(a).cdist(a, b, p), *shapes, atol=1e-4)
+
+
+def test_cdist_at_zero_distance():
+    same = np.array([[1.0, 2.0], [1.0, 2.0]], np.float32)
+    check(lambda a, b: _lib(a).cdist(a, b), same, same)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (1, 3), (2, 0), (5, 1)])
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.5])
+def test_pdist(shape, p):
+    check(lambda x: _lib(x).pdist(x, p), shape, atol=1e-4)
+    check(lambda x: F(x).pdist(x, p=p), shape, atol=1e-4)
+
+
+def test_distance_errors():
+    with pytest.raises(RuntimeError, match="same number of columns"):
+        cg.cdist(cg.zeros(2, 3), cg.zeros(2, 4))
+    with pytest.raises(RuntimeError, match="2D"):
+        cg.pdist(cg.zeros(3))
