@@ -6,7 +6,7 @@ import functools
 import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
-from . import global_state, type_functions
+from . import copies, global_state, type_functions
 from .statistics import FUNCTIONS
 from .tensor import Tensor
 
@@ -59,7 +59,7 @@ globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
 globals().update(FUNCTIONS)
 _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
              **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
-             **global_state.FUNCTIONS}
+             **global_state.FUNCTIONS, **copies.FUNCTIONS}
 globals().update(_COMPOSED)
 
 

@@ -348,7 +348,7 @@ def compute(tensors: list[Tensor]) -> None:
 # last: inplace.py and composite_methods.py import this module
 from . import composite_methods, inplace  # noqa: E402
 from . import array_functions, host_functions, products, shape_functions  # noqa: E402
-from . import type_functions  # noqa: E402
+from . import copies, type_functions  # noqa: E402
 
 _install(METHODS)
 _install(inplace.METHODS)
@@ -361,3 +361,4 @@ _install(products.METHODS)
 _install(type_functions.METHODS)
 _install(host_functions.METHODS)
 _install(array_functions.METHODS)
+_install(copies.METHODS)
