@@ -118,3 +118,27 @@ def test_renorm(p, dim, maxnorm):
 def test_renorm_errors():
     with pytest.raises(RuntimeError, match="non-positive"):
         cg.zeros(2, 2).renorm(0, 0, 1.0)
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (1, 2)), ((2, 2), (), (3,)), ((0, 2), (2, 0)),
+                                    ((1, 1),)])
+def test_block_diag(shapes):
+    check(lambda *ts: _lib(ts[0]).block_diag(*ts), *shapes)
+
+
+def test_block_diag_errors():
+    with pytest.raises(RuntimeError, match="2 or fewer"):
+        cg.block_diag(cg.zeros(2, 2, 2))
+
+
+@pytest.mark.parametrize("indices,shape", [(np.array([0, 5, 11, 7], np.int64), (3, 4)),
+                                           (np.array(13, np.int64), (2, 3, 4)),
+                                           (np.array([[1, 2]], np.int64), 5),
+                                           (np.zeros(0, np.int64), (2, 2))])
+def test_unravel_index(indices, shape):
+    check(lambda i: _lib(i).unravel_index(i, shape), indices, grad=False)
+
+
+def test_unravel_index_errors():
+    with pytest.raises(TypeError, match="integer"):
+        cg.unravel_index(cg.zeros(2), (2, 2))

@@ -10,6 +10,7 @@ from ..compiler import dtype as dt
 from . import creation
 from .elementwise import where
 from .joining import cat
+from .movement import pad
 from .operands import is_tensor, normalize_dim
 
 
@@ -174,6 +175,41 @@ def renorm(input, p: float, dim: int, maxnorm: float):
     return input * factor
 
 
+def block_diag(*tensors):
+    """The matrices (scalars and vectors as 1-row matrices) along the diagonal of one matrix,
+    zeros elsewhere: each padded to the full width, then stacked by rows."""
+    mats = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
+    for k, m in enumerate(mats):
+        if m.ndim != 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {k} has {m.ndim} dimensions")
+    if not mats:
+        return creation.zeros(1, 0)
+    width, left = sum(m.shape[1] for m in mats), 0
+    rows = []
+    for m in mats:
+        rows.append(pad(m, (left, width - left - m.shape[1])))
+        left += m.shape[1]
+    return cat(rows, 0)
+
+
+def unravel_index(indices, shape):
+    """The coordinates in shape of each flat index, one tensor per dim."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if not is_tensor(indices):
+        indices = creation.tensor(indices)
+    if indices.dtype.is_float or indices.dtype == dt.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype.name}")
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got "
+                         f"{tuple(shape)}")
+    coords, rest = [], indices
+    for size in reversed(shape):
+        coords.append(rest % size if size else rest)
+        rest = rest // size if size else rest
+    return tuple(reversed(coords))
+
+
 METHODS = [
     ("repeat_interleave", repeat_interleave), ("sum_to_size", sum_to_size),
     ("unfold", unfold), ("cov", cov), ("corrcoef", corrcoef), ("renorm", renorm),
@@ -182,4 +218,5 @@ METHODS = [
 FUNCTIONS = {
     "vander": vander, "trapezoid": trapezoid, "trapz": trapz, "combinations": combinations,
     "repeat_interleave": repeat_interleave, "cov": cov, "corrcoef": corrcoef, "renorm": renorm,
+    "block_diag": block_diag, "unravel_index": unravel_index,
 }
