@@ -347,18 +347,15 @@ def compute(tensors: list[Tensor]) -> None:
 
 # last: inplace.py and composite_methods.py import this module
 from . import composite_methods, inplace  # noqa: E402
-from . import array_functions, host_functions, products, shape_functions  # noqa: E402
-from . import copies, type_functions  # noqa: E402
 
 _install(METHODS)
 _install(inplace.METHODS)
 _install(composite_methods.METHODS)
+from . import array_functions, copies, host_functions, products, shape_functions  # noqa: E402
+from . import type_functions  # noqa: E402
+for _module in (shape_functions, products, type_functions, host_functions, array_functions,
+                copies):
+    _install(_module.METHODS)
 _install(scans.METHODS)
 _install(sorting.METHODS)
 _install(statistics.METHODS)
-_install(shape_functions.METHODS)
-_install(products.METHODS)
-_install(type_functions.METHODS)
-_install(host_functions.METHODS)
-_install(array_functions.METHODS)
-_install(copies.METHODS)
