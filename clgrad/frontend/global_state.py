@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import os
 
 import numpy as np
 
@@ -30,15 +31,13 @@ def set_rng_state(new_state: dict) -> None:
     creation.generator().bit_generator.state = copy.deepcopy(new_state)
 
 
-_STARTUP_DEVICE = config.DEVICE
-
-
 def set_default_device(device) -> None:
     """The device of tensors made without one (None: back to CLGRAD_DEVICE's, else the
     preferred one)."""
     if device is not None:
         get_device(device)          # fails here, on an unknown spec, not at the next tensor
-    config.DEVICE = _STARTUP_DEVICE if device is None else getattr(device, "spec", device)
+    config.DEVICE = (os.environ.get("CLGRAD_DEVICE") or None) if device is None else \
+        getattr(device, "spec", device)
 
 
 def get_default_device():
