@@ -52,4 +52,7 @@ from . import nn, optim, utils  # noqa: E402  (from clgrad import nn, optim, uti
 from .frontend.generator import Generator  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
-__all__ += ["nn", "optim", "utils", "Generator", "save", "load"]
+from .nn.torch_functions import FUNCTIONS as _nn_functions  # noqa: E402  (cg.conv2d, ...)
+
+globals().update(_nn_functions)
+__all__ += ["nn", "optim", "utils", "Generator", "save", "load"] + list(_nn_functions)

@@ -10,13 +10,20 @@ from ..runtime import get_device
 from . import jit_protocol
 from .tensor import Tensor
 
-_rng = np.random.default_rng()
+_initial_seed = int(np.random.SeedSequence().entropy) % 2**63
+_rng = np.random.default_rng(_initial_seed)
 
 
 def manual_seed(seed: int) -> None:
     """Seeds every random op (randn, rand, dropout, init)."""
-    global _rng
-    _rng = np.random.default_rng(seed)
+    global _rng, _initial_seed
+    _initial_seed = int(seed)
+    _rng = np.random.default_rng(_initial_seed)
+
+
+def initial_seed() -> int:
+    """The seed of the random ops' stream: manual_seed's, or the one drawn at import."""
+    return _initial_seed
 
 
 def generator() -> np.random.Generator:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import math
 
+from . import array_functions, host_functions, more_creation, products, shape_functions
+from . import copies, global_state, type_functions
 from .statistics import FUNCTIONS
 from .tensor import Tensor
 
@@ -70,6 +72,10 @@ def _as_function(name: str):
 
 globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
 globals().update(FUNCTIONS)
+_COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
+             **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
+             **global_state.FUNCTIONS, **copies.FUNCTIONS}
+globals().update(_COMPOSED)
 
 
 def _check_tensors(op: str, input, other) -> None:
@@ -112,4 +118,5 @@ def equal(input: Tensor, other: Tensor) -> bool:
     return input.shape == other.shape and bool((input == other).all().item())
 
 
-__all__ = list(METHODS_AS_FUNCTIONS) + list(FUNCTIONS) + ["isclose", "allclose", "equal"]
+__all__ = list(METHODS_AS_FUNCTIONS) + list(FUNCTIONS) + list(_COMPOSED) + ["isclose", "allclose",
+                                                                     "equal"]

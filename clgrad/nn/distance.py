@@ -1,8 +1,11 @@
-"""Norms and distances of torch.nn.functional: normalize, cosine_similarity and
-pairwise_distance, recorded under PyTorch's grad_fn names."""
+"""Norms and distances of torch.nn.functional: normalize, cosine_similarity,
+pairwise_distance, cdist and pdist, recorded under PyTorch's grad_fn names."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..compiler import ir
+from ..frontend import creation
 from ..frontend.backward import record
 from ..frontend.statistics import vector_norm_node as _vector_norm
 from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
@@ -62,4 +65,32 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     return record("norm", norm, device, [x1, x2])
 
 
-__all__ = ["normalize", "cosine_similarity", "pairwise_distance"]
+def cdist(x1, x2, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between each row of x1 and each row of x2 (batched over the leading
+    dims): (..., P, M) and (..., R, M) give (..., P, R)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D"
+                           if x1.ndim < 2 else
+                           f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    return (x1.unsqueeze(-2) - x2.unsqueeze(-3)).norm(p, -1)
+
+
+def pdist(input, p: float = 2.0):
+    """The p-norm distance between each pair of rows i < j of a matrix, row-major."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    rows, cols = np.triu_indices(input.shape[0], 1)
+    first, second = (creation.tensor(i.astype(np.int64), device=input.device)
+                     for i in (rows, cols))
+    return (input[first] - input[second]).norm(p, -1)
+
+
+__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]  # (cdist: torch.* only)
