@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 import clgrad as cg  # noqa: E402
 import fuzzing  # noqa: E402
 from fuzz_gen import Choices, SeededChoices  # noqa: E402
-from fuzz_harness import Result, judge  # noqa: E402
+from fuzz_harness import Result, judge, reference  # noqa: E402
 
 
 class DrawnChoices(Choices):
@@ -90,6 +90,18 @@ def test_judge_skips_what_float32_cannot_answer():
     two = _result([[1.0, 2.0], [5.0]], [])
     assert judge(_result([[1.0, 2.0], [5.5]], []), two, _result([[1.0, 2.5], [5.0]], []),
                  edges=False)[0] == "wrong forward"
+
+
+def test_reference_is_what_pytorch_gives_a_user():
+    # the reach tracker's dispatch mode sends PyTorch's prod backward down its zero-safe path
+    # (the product of the others: 6 for the inf), not the inf / inf = NaN a user gets
+    import torch
+
+    def program(fw, x):
+        return [x.prod()]
+    ref = reference(torch, program, [np.array([np.inf, 2.0, 3.0], np.float32)], [True])
+    np.testing.assert_array_equal(ref.grads[0], [np.nan, np.inf, np.inf])
+    assert ref.output_reach == [3.0]
 
 
 def test_runner_records_a_hung_child_and_goes_on(tmp_path):
