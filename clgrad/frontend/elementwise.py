@@ -123,10 +123,12 @@ def rsqrt(x):
 
 
 def sign(x):
+    """-1 below 0, else whether above 0. As a select, not (0 < x) - (x < 0): Intel's compiler
+    folds that of a negation (-x) to 0 for the most negative integer (-x wraps to itself)."""
     node = x.node
     zero = node.const_like(0)
-    return record("sign", (zero < node).cast(x.dtype) - (node < zero).cast(x.dtype), x.device,
-                  [x])
+    above = (zero < node).cast(x.dtype)
+    return record("sign", (node < zero).where(node.const_like(-1), above), x.device, [x])
 
 
 def clamp(x, min=None, max=None):
