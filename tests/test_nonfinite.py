@@ -235,3 +235,14 @@ def test_relu_keeps_negative_zero():
     x = np.array([-0.0, 0.0, -5.0, nan, 3.0, -inf, inf], np.float32)
     check(lambda t: 1 / t.relu(), x)             # relu(-0.0) is -0.0
     check(lambda t: t.relu(), x)
+
+
+def test_var_gradient_with_an_infinite_element():
+    # PyTorch's rule is 2 / (n - 1) * g * (x - mean): a row with one inf gives inf to its
+    # finite elements and NaN to the inf itself; the mean's gradient would make it all NaN
+    x = np.array([[1.0, 2.0, -inf, 0.5], [0.3, 0.1, 2.0, 4.0], [nan, 1.0, 2.0, 3.0]],
+                 np.float32)
+    check(lambda t: t.var(1), x)
+    check(lambda t: t.var(1).max(), x)
+    check(lambda t: t.std(0, correction=0), x)
+    check(lambda t: t.var(), x[1:2])

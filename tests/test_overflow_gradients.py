@@ -58,3 +58,13 @@ def test_power_gradient_at_zero_is_not_nan_in_long_rows():
     x[:, ::4] = 0
     check(lambda t: t ** 3.0, x)
     check(lambda t: 0 ** t.abs(), x)
+
+
+def test_std_gradient_where_the_std_is_zero():
+    # PyTorch's std gradient is 0 there, not g / (2 * 0) * 0
+    x = np.array([[1.0, 1.0, 1.0], [0.3, 0.1, 2.0], [0.0, 0.0, 0.0], [2.0, nan, 1.0]],
+                 np.float32)
+    check(lambda t: t.std(1), x)
+    check(lambda t: t.std(1, keepdim=True) * 3, x)
+    check(lambda t: t.std(), np.full((5,), 0.25, np.float32))
+    check(lambda t: t.std(0), x[:1])        # one element: NaN, and a NaN gradient

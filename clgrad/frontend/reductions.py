@@ -270,7 +270,9 @@ def var(x, dim, unbiased, keepdim, correction):
     node = as_float(x.node)
     count = math.prod(x.shape[a] for a in axes)
     correction = (1 if unbiased else 0) if correction is None else correction
-    mean = reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)
+    # detached as in PyTorch's rule, 2 / (n - correction) * g * (x - mean): the mean's own
+    # gradient sums to zero, but through a NaN or inf deviation it made the whole row NaN
+    mean = (reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)).detach()
     centered = node - mean.expand(node.shape)
     squares = reduce_node(Op.SUM, centered * centered, axes)
     denom = max(count - correction, 0)
@@ -279,8 +281,10 @@ def var(x, dim, unbiased, keepdim, correction):
 
 
 def std(x, dim, unbiased, keepdim, correction):
-    v = var(x, dim, unbiased, keepdim, correction)
-    return record("std", v.node.sqrt(), x.device, [x])
+    """sqrt of var, with PyTorch's gradient of 0 where the std is 0 (not g / 0 * 0): the
+    sqrt reads a detached var there, which the kernel compiler folds away."""
+    v = var(x, dim, unbiased, keepdim, correction).node
+    return record("std", v.eq(0).where(v.detach(), v).sqrt(), x.device, [x])
 
 
 def _row_max(node: ir.Node, axis: int) -> ir.Node:
