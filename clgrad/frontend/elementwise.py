@@ -109,13 +109,23 @@ def relu(x):
     return record("relu", (node < zero).where(zero, kept), x.device, [x])
 
 
+# Below this, sigmoid(x) is exp(x) once rounded (exp(x) is under half an ulp of 1)
+_SIGMOID_IS_EXP = {4: -17.0, 8: -37.0}
+
+
 def sigmoid(x):
-    """1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below: exp(-|x|) never overflows,
-    so the gradient far below zero is 0 as PyTorch's, not 0 * inf."""
+    """1 / (1 + t) with t = exp(-|x|) for x >= 0, 1 / (1 + 1 / t) below, t itself far below.
+    t never overflows, so the gradient far below zero is 0 as PyTorch's, not 0 * inf. Each
+    form reads x along one path: its gradient is one product, g * sigmoid'(x), so an
+    infinite g stays infinite (t / (1 + t) reads t twice: inf - inf = NaN)."""
     node = as_float(x.node)
     below = node < 0
     t = below.where(node, -node).exp()
-    return record("sigmoid", below.where(t, 1) / (1 + t), x.device, [x])
+    far = node < _SIGMOID_IS_EXP[8 if node.dtype.itemsize == 8 else 4]
+    # 1 / t overflows far below and above zero, where this form is not taken: there it reads
+    # 1, so that its gradient (0) is no 0 * inf
+    negative = 1 / (1 + 1 / (below & ~far).where(t, 1))
+    return record("sigmoid", below.where(far.where(t, negative), 1 / (1 + t)), x.device, [x])
 
 
 def rsqrt(x):
