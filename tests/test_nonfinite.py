@@ -246,3 +246,21 @@ def test_var_gradient_with_an_infinite_element():
     check(lambda t: t.var(1).max(), x)
     check(lambda t: t.std(0, correction=0), x)
     check(lambda t: t.var(), x[1:2])
+
+
+@pytest.mark.parametrize("rows", [
+    [[inf, 2.0, 3.0], [1.0, 0.0, 2.0]],         # a zero elsewhere: the product of the others
+    [[inf, 2.0, 3.0], [1.0, 4.0, 2.0]],         # no zero at all: prod / x, inf / inf = NaN
+    [[inf, 2.0, 0.0], [1.0, 0.0, 0.0]],
+    [[nan, 2.0, 3.0], [1.0, 0.0, 2.0]],
+    [[inf, 0.0, 3.0], [-inf, 5.0, -2.0]],
+    [[-inf, -inf, 0.5], [0.0, -inf, 2.0]],
+])
+def test_prod_gradient_with_zeros_and_infinities(rows):
+    # PyTorch divides the product by each element unless the input holds a zero anywhere;
+    # then it multiplies out the product of the others
+    x = np.array(rows, np.float32)
+    check(lambda t: t.prod(1), x)
+    check(lambda t: t.prod(0, keepdim=True), x)
+    check(lambda t: t[0].prod(), x)
+    check(lambda t: t.prod(1) * inf, x)
