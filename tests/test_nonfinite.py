@@ -264,3 +264,13 @@ def test_prod_gradient_with_zeros_and_infinities(rows):
     check(lambda t: t.prod(0, keepdim=True), x)
     check(lambda t: t[0].prod(), x)
     check(lambda t: t.prod(1) * inf, x)
+
+
+def test_prod_gradient_over_dims_of_size_one():
+    # one element per product, but the gradient is still prod / x: NaN at an inf, unless the
+    # input holds a zero
+    x = np.array([[inf], [inf], [-0.3], [nan], [1.5]], np.float32)
+    check(lambda t: t.prod(1, keepdim=True), x)
+    check(lambda t: t.prod(1), np.concatenate([x, [[0.0]]]).astype(np.float32))
+    check(lambda t: t[:1].prod(), x)
+    check(lambda t: t[0, 0].prod(), x)

@@ -261,6 +261,11 @@ def argmin(x, dim, keepdim):
 def prod(x, dim, keepdim):
     axes = normalize_dims("prod", dim, x.ndim)
     node = x.node.cast(x.dtype if x.dtype.is_float else dt.int64)
+    if axes and node.dtype.is_float and math.prod(node.shape[a] for a in axes) == 1:
+        # one element per product, no product to build, but PyTorch's gradient is still
+        # prod / x where x holds no zero (NaN at an inf): reduced beside a 1, so that it is
+        node = node.pad(tuple((0, 1) if a == axes[0] else (0, 0)
+                              for a in range(len(node.shape))), fill=1.0)
     out = _drop(reduce_node(Op.PROD, node, axes), axes, keepdim)
     return record("prod" if dim is None else "prod_dim", out, x.device, [x])
 
