@@ -274,3 +274,22 @@ def test_prod_gradient_over_dims_of_size_one():
     check(lambda t: t.prod(1), np.concatenate([x, [[0.0]]]).astype(np.float32))
     check(lambda t: t[:1].prod(), x)
     check(lambda t: t[0, 0].prod(), x)
+
+
+def test_prod_of_everything_with_two_zeros_has_no_gradient():
+    # PyTorch's prod() returns zeros for two zeros or more, where prod(dim) multiplies out
+    # the others (NaN beside a NaN or inf)
+    for row in ([0.0, nan, 0.0, 2.0], [inf, 0.0, -0.0], [0.0, 0.0], [0.0, inf, 3.0]):
+        x = np.array(row, np.float32)
+        check(lambda t: t.prod(), x)
+        check(lambda t: t.prod(0), x)
+        check(lambda t: t.reshape(2, -1).prod() * inf if t.shape[0] % 2 == 0 else t.prod(), x)
+
+
+def test_sign_gradient_is_zeros_that_flow_on():
+    # PyTorch's sign passes on zeros, not nothing: 0 * inf before it is NaN; sign(-0.0) is +0
+    x = np.array([1.0, 0.0, -2.0, -0.0, nan, inf], np.float32)
+    check(lambda t: (t * inf).sign(), x)
+    check(lambda t: t.softmax(0).sign(), x)
+    check(lambda t: 1 / t.sign(), x)
+    check(lambda t: t.sign(), x)

@@ -266,6 +266,12 @@ def prod(x, dim, keepdim):
         # prod / x where x holds no zero (NaN at an inf): reduced beside a 1, so that it is
         node = node.pad(tuple((0, 1) if a == axes[0] else (0, 0)
                               for a in range(len(node.shape))), fill=1.0)
+    if dim is None and x.ndim and x.requires_grad and node.dtype.is_float:
+        # PyTorch's prod() (not prod(dim)) has a zero gradient where two elements or more are
+        # zero, even beside a NaN or inf: its backward returns zeros, no product. The product
+        # reads a detached x there, so that its rule's 0 * NaN never reaches x.
+        zeros = reduce_node(Op.SUM, node.eq(0).cast(node.dtype), axes).expand(node.shape)
+        node = (zeros > 1).where(node.detach(), node)
     out = _drop(reduce_node(Op.PROD, node, axes), axes, keepdim)
     return record("prod" if dim is None else "prod_dim", out, x.device, [x])
 
