@@ -133,11 +133,14 @@ def rsqrt(x):
 
 
 def sign(x):
-    """-1 below 0, else whether above 0. As a select, not (0 < x) - (x < 0): Intel's compiler
-    folds that of a negation (-x) to 0 for the most negative integer (-x wraps to itself)."""
+    """-1 below 0, 1 above, else 0 (NaN too). As selects, not (0 < x) - (x < 0): Intel's
+    compiler folds that of a negation (-x) to 0 for the most negative integer (-x wraps to
+    itself). The last branch is |round(x)| (+0 there, for -0 too), so that the gradient is
+    PyTorch's: zeros that flow on (0 * inf is NaN before), not none at all."""
     node = x.node
     zero = node.const_like(0)
-    above = (zero < node).cast(x.dtype)
+    rest = node.eq(node).where(node.round().abs(), zero)
+    above = (zero < node).where(node.const_like(1), rest)
     return record("sign", (node < zero).where(node.const_like(-1), above), x.device, [x])
 
 
