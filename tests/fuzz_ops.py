@@ -200,6 +200,8 @@ def reduce_(b: Builder) -> str | None:
             return f"{x.name}.{op}({_keepdim(b, dims)}){b.ch.pick(('.values', '.indices', '[0]'))}"
     if op in ("logsumexp", "softmax", "log_softmax") and not dims:
         return None
+    if op in ("softmax", "log_softmax") and x.kind != "float":
+        return None     # PyTorch refuses integers and bools, but not empty ones: no answer
     if op == "prod" and not b.edges and math.prod(x.shape[a] for a in axes) > 24:
         return None     # a product of many elements under- or overflows
     if op in ("var", "std") and math.prod(x.shape[a] for a in axes) < 2 and not b.edges:
