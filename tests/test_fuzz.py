@@ -31,11 +31,24 @@ def programs(draw, edges: bool) -> str:
     return fuzzing.generate(DrawnChoices(draw), edges)
 
 
+# edge graphs every run, beside --fuzz-budget ordinary ones (--fuzz-edges gives those edges too)
+EDGE_BUDGET = 30
+
+
 def test_random_graphs_match_torch(pytestconfig, tmp_path):
+    _match_torch(pytestconfig.getoption("--fuzz-budget"), pytestconfig.getoption("--fuzz-edges"),
+                 tmp_path)
+
+
+def test_random_graphs_with_edges_match_torch(tmp_path):
+    _match_torch(EDGE_BUDGET, True, tmp_path)
+
+
+def _match_torch(budget: int, edges: bool, tmp_path):
     # derandomized: the same graphs every run, so their kernels come from the disk cache
-    @settings(max_examples=pytestconfig.getoption("--fuzz-budget"), derandomize=True,
-              deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(programs(pytestconfig.getoption("--fuzz-edges")))
+    @settings(max_examples=budget, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(programs(edges))
     def graph(source):
         status, detail = fuzzing.check(source)
         assume(status != "skipped")
