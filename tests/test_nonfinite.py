@@ -293,3 +293,12 @@ def test_sign_gradient_is_zeros_that_flow_on():
     check(lambda t: t.softmax(0).sign(), x)
     check(lambda t: 1 / t.sign(), x)
     check(lambda t: t.sign(), x)
+
+
+def test_square_root_powers_at_infinities():
+    # PyTorch computes x ** 0.5 as sqrt and x ** -0.5 as rsqrt (NaN at -inf, where pow gives
+    # inf and 0), and x ** 1.5's gradient with x ** 0.5
+    x = np.array([-inf, -1.0, 0.0, 0.25, 4.0, inf, nan], np.float32)
+    for exponent in (0.5, -0.5, 1.5, 2.5):
+        check(lambda t: t ** exponent, x)
+    check(lambda t: (t.abs() + 1) ** 0.5, x)

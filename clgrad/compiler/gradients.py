@@ -103,7 +103,9 @@ def _pow_rule(node: Node, g: Node):
     NaN), none to the exponent where the base is 0 and the exponent >= 0 (0 * log 0). A
     constant side is decided here, not in the kernel."""
     a, b = node.src
-    to_base = g * (b * a ** (b - 1))
+    # PyTorch's x ** 0.5 is sqrt (NaN at -inf, where pow gives inf), in x ** 1.5's rule too
+    lower = a.sqrt() if b.op is Op.CONST and b.arg == 1.5 else a ** (b - 1)
+    to_base = g * (b * lower)
     if b.op is not Op.CONST:
         to_base = b.eq(0).where(0, to_base)
     elif b.arg == 0:

@@ -1,6 +1,7 @@
 """Elementwise ops: arithmetic, comparisons, math functions, where, clamp."""
 from __future__ import annotations
 
+import math
 import weakref
 
 from ..compiler import dtype as dt
@@ -68,6 +69,12 @@ def power(x, exponent):
     node = x.node.cast(dtype)
     if exponent == 2:    # exact and cheaper than pow(); same gradient
         return record("pow", node * node, x.device, [x])
+    # PyTorch computes these as sqrt and rsqrt, which are NaN at -inf (pow gives inf and 0);
+    # x ** -0.5's gradient stays pow's, -0.5 * x ** -1.5, as PyTorch's (0 at -inf)
+    if exponent == 0.5:
+        return record("pow", node.sqrt(), x.device, [x])
+    if exponent == -0.5:
+        return record("pow", node.eq(-math.inf).where(math.nan, node ** exponent), x.device, [x])
     return record("pow", node ** exponent, x.device, [x])
 
 
