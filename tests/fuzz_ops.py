@@ -150,6 +150,9 @@ def cast(b: Builder) -> str | None:
         jump = "zero" if target == "bool" else "integer"
         if not b.clear(_distance(x.t, jump), x.scale):
             return None
+        limit = 2.0 ** (31 if target == "int32" else 63)
+        if target != "bool" and not bool((x.t.double().abs() < limit).all()):
+            return None     # NaN, inf or out of range: undefined in C, the CPU's in PyTorch
     return x.name + CASTS[target]
 
 
