@@ -301,4 +301,5 @@ def test_square_root_powers_at_infinities():
     x = np.array([-inf, -1.0, 0.0, 0.25, 4.0, inf, nan], np.float32)
     for exponent in (0.5, -0.5, 1.5, 2.5):
         check(lambda t: t ** exponent, x)
+    check(lambda t: t.round() ** -0.5, np.array([-0.2, 0.2, -inf], np.float32))  # -0.0: -inf
     check(lambda t: (t.abs() + 1) ** 0.5, x)

@@ -69,12 +69,15 @@ def power(x, exponent):
     node = x.node.cast(dtype)
     if exponent == 2:    # exact and cheaper than pow(); same gradient
         return record("pow", node * node, x.device, [x])
-    # PyTorch computes these as sqrt and rsqrt, which are NaN at -inf (pow gives inf and 0);
-    # x ** -0.5's gradient stays pow's, -0.5 * x ** -1.5, as PyTorch's (0 at -inf)
+    # PyTorch computes these as sqrt and rsqrt, which are NaN at -inf (pow gives inf and 0)
+    # and -inf at -0.0 (pow: inf); x ** -0.5's gradient stays pow's, -0.5 * x ** -1.5, as
+    # PyTorch's (0 at -inf)
     if exponent == 0.5:
         return record("pow", node.sqrt(), x.device, [x])
     if exponent == -0.5:
-        return record("pow", node.eq(-math.inf).where(math.nan, node ** exponent), x.device, [x])
+        zero = node.eq(0)     # each form reads 1 where it is not taken: no 0 * inf gradient
+        rsqrt = zero.where(zero.where(node, 1).sqrt().recip(), zero.where(1, node) ** exponent)
+        return record("pow", node.eq(-math.inf).where(math.nan, rsqrt), x.device, [x])
     return record("pow", node ** exponent, x.device, [x])
 
 
