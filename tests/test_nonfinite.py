@@ -303,3 +303,13 @@ def test_square_root_powers_at_infinities():
         check(lambda t: t ** exponent, x)
     check(lambda t: t.round() ** -0.5, np.array([-0.2, 0.2, -inf], np.float32))  # -0.0: -inf
     check(lambda t: (t.abs() + 1) ** 0.5, x)
+
+
+def test_var_of_everything_without_degrees_of_freedom():
+    # PyTorch's var() gradient is g * inf where x is not the mean (a NaN), else NaN
+    for x in ([nan], [1.5], [inf], [nan, 2.0]):
+        check(lambda t: t.var(), np.array(x, np.float32))
+        check(lambda t: t.var(correction=len(x)), np.array(x, np.float32))
+        check(lambda t: t.std(correction=len(x)), np.array(x, np.float32))
+    check(lambda t: t[0].var(), np.array([nan, 1.0], np.float32))
+    check(lambda t: t.var(0), np.array([nan], np.float32))

@@ -284,9 +284,15 @@ def var(x, dim, unbiased, keepdim, correction):
     # detached as in PyTorch's rule, 2 / (n - correction) * g * (x - mean): the mean's own
     # gradient sums to zero, but through a NaN or inf deviation it made the whole row NaN
     mean = (reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)).detach()
+    denom = max(count - correction, 0)
+    if dim is None and not denom and count:
+        # NaN, whose gradient is PyTorch's for var() without degrees of freedom: g * inf where
+        # x is not the mean (a NaN is not), NaN where it is (its 2 / 0 * (x - mean) reads so)
+        slope = node.eq(mean.expand(node.shape)).where(math.nan, node.const_like(math.inf))
+        out = _drop(reduce_node(Op.SUM, node * slope, axes) + math.nan, axes, keepdim)
+        return record("var", out, x.device, [x])
     centered = node - mean.expand(node.shape)
     squares = reduce_node(Op.SUM, centered * centered, axes)
-    denom = max(count - correction, 0)
     out = _drop(squares * (1 / denom if denom else math.nan), axes, keepdim)
     return record("var", out, x.device, [x])
 
