@@ -57,14 +57,26 @@ class Result(NamedTuple):
     grad_reach: list
 
 
-def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32) -> Result:
+def reference(torch, program, arrays: list, requires_grad: list,
+              float_dtype=np.float32) -> Result:
+    """run() on torch, with the reach of each value. The values come from a run of their own:
+    under a dispatch mode PyTorch takes other backward formulas (prod's product of the others
+    even where no element is zero: no NaN from inf / inf), which are not the answer a user
+    gets."""
+    values = run(torch, program, arrays, requires_grad, float_dtype)
+    tracked = run(torch, program, arrays, requires_grad, float_dtype, _reach_tracker(torch))
+    return values._replace(output_reach=tracked.output_reach, grad_reach=tracked.grad_reach)
+
+
+def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32,
+        tracking=None) -> Result:
     """program's outputs and each input's gradient. The gradients are of the sum of each float
     output times a random cotangent. (clgrad marks some outputs as requiring grad that torch
     does not: the int and bool results of float tensors, and what they select through where.
     Each output's cotangent depends on its position alone, so such an extra output changes
     nothing where its gradient is zero.) Everything is computed in one go (clgrad.realize)
-    where the framework can."""
-    tracking = _reach_tracker(fw) if fw.__name__ == "torch" else contextlib.nullcontext()
+    where the framework can. tracking: a _reach_tracker to run torch under."""
+    tracking = tracking or contextlib.nullcontext()
     leaves = [fw.tensor(a.astype(float_dtype) if a.dtype.kind == "f" else a, requires_grad=g)
               for a, g in zip(arrays, requires_grad)]
     with tracking:
@@ -217,7 +229,7 @@ def main(program, inputs: list, data_seed: int, edges: bool) -> None:
     import torch
     arrays = make_inputs(data_seed, inputs, edges)
     flags = [g for _, _, g in inputs]
-    ref = run(torch, program, arrays, flags)
-    ref64 = run(torch, program, arrays, flags, np.float64)
+    ref = reference(torch, program, arrays, flags)
+    ref64 = reference(torch, program, arrays, flags, np.float64)
     got = run(clgrad, program, arrays, flags)
     print(f"device {clgrad.device()}:", *judge(got, ref, ref64, edges))

@@ -150,6 +150,9 @@ def cast(b: Builder) -> str | None:
         jump = "zero" if target == "bool" else "integer"
         if not b.clear(_distance(x.t, jump), x.scale):
             return None
+        limit = 2.0 ** (31 if target == "int32" else 63)
+        if target != "bool" and not bool((x.t.double().abs() < limit).all()):
+            return None     # NaN, inf or out of range: undefined in C, the CPU's in PyTorch
     return x.name + CASTS[target]
 
 
@@ -200,6 +203,8 @@ def reduce_(b: Builder) -> str | None:
             return f"{x.name}.{op}({_keepdim(b, dims)}){b.ch.pick(('.values', '.indices', '[0]'))}"
     if op in ("logsumexp", "softmax", "log_softmax") and not dims:
         return None
+    if op in ("softmax", "log_softmax") and x.kind != "float":
+        return None     # PyTorch refuses integers and bools, but not empty ones: no answer
     if op == "prod" and not b.edges and math.prod(x.shape[a] for a in axes) > 24:
         return None     # a product of many elements under- or overflows
     if op in ("var", "std") and math.prod(x.shape[a] for a in axes) < 2 and not b.edges:

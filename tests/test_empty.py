@@ -88,3 +88,10 @@ def test_gradient_of_an_empty_selection():
     mask = np.array([False, False])
     check(lambda x: x[library(x).tensor(mask)], (2, 2))
     check(lambda x: x[library(x).tensor(np.zeros(0, np.int64))], (3, 2))
+
+
+def test_cat_of_only_one_dimensional_empty_tensors():
+    # every part skipped as PyTorch skips (0,)-shaped ones: clgrad had no part left (edge seed
+    # 10228 on edges + scatter)
+    check(lambda a, b: library(a).cat([a, b]), np.zeros(0, np.float32), np.zeros(0, np.float32))
+    check(lambda a: library(a).cat([a.round(), a], dim=0), np.zeros(0, np.float32))

@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 import clgrad as cg  # noqa: E402
 import fuzzing  # noqa: E402
 from fuzz_gen import Choices, SeededChoices  # noqa: E402
-from fuzz_harness import Result, judge  # noqa: E402
+from fuzz_harness import Result, judge, reference  # noqa: E402
 
 
 class DrawnChoices(Choices):
@@ -31,11 +31,24 @@ def programs(draw, edges: bool) -> str:
     return fuzzing.generate(DrawnChoices(draw), edges)
 
 
+# edge graphs every run, beside --fuzz-budget ordinary ones (--fuzz-edges gives those edges too)
+EDGE_BUDGET = 30
+
+
 def test_random_graphs_match_torch(pytestconfig, tmp_path):
+    _match_torch(pytestconfig.getoption("--fuzz-budget"), pytestconfig.getoption("--fuzz-edges"),
+                 tmp_path)
+
+
+def test_random_graphs_with_edges_match_torch(tmp_path):
+    _match_torch(EDGE_BUDGET, True, tmp_path)
+
+
+def _match_torch(budget: int, edges: bool, tmp_path):
     # derandomized: the same graphs every run, so their kernels come from the disk cache
-    @settings(max_examples=pytestconfig.getoption("--fuzz-budget"), derandomize=True,
-              deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(programs(pytestconfig.getoption("--fuzz-edges")))
+    @settings(max_examples=budget, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(programs(edges))
     def graph(source):
         status, detail = fuzzing.check(source)
         assume(status != "skipped")
@@ -90,6 +103,18 @@ def test_judge_skips_what_float32_cannot_answer():
     two = _result([[1.0, 2.0], [5.0]], [])
     assert judge(_result([[1.0, 2.0], [5.5]], []), two, _result([[1.0, 2.5], [5.0]], []),
                  edges=False)[0] == "wrong forward"
+
+
+def test_reference_is_what_pytorch_gives_a_user():
+    # the reach tracker's dispatch mode sends PyTorch's prod backward down its zero-safe path
+    # (the product of the others: 6 for the inf), not the inf / inf = NaN a user gets
+    import torch
+
+    def program(fw, x):
+        return [x.prod()]
+    ref = reference(torch, program, [np.array([np.inf, 2.0, 3.0], np.float32)], [True])
+    np.testing.assert_array_equal(ref.grads[0], [np.nan, np.inf, np.inf])
+    assert ref.output_reach == [3.0]
 
 
 def test_runner_records_a_hung_child_and_goes_on(tmp_path):

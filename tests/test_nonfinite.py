@@ -235,3 +235,81 @@ def test_relu_keeps_negative_zero():
     x = np.array([-0.0, 0.0, -5.0, nan, 3.0, -inf, inf], np.float32)
     check(lambda t: 1 / t.relu(), x)             # relu(-0.0) is -0.0
     check(lambda t: t.relu(), x)
+
+
+def test_var_gradient_with_an_infinite_element():
+    # PyTorch's rule is 2 / (n - 1) * g * (x - mean): a row with one inf gives inf to its
+    # finite elements and NaN to the inf itself; the mean's gradient would make it all NaN
+    x = np.array([[1.0, 2.0, -inf, 0.5], [0.3, 0.1, 2.0, 4.0], [nan, 1.0, 2.0, 3.0]],
+                 np.float32)
+    check(lambda t: t.var(1), x)
+    check(lambda t: t.var(1).max(), x)
+    check(lambda t: t.std(0, correction=0), x)
+    check(lambda t: t.var(), x[1:2])
+
+
+@pytest.mark.parametrize("rows", [
+    [[inf, 2.0, 3.0], [1.0, 0.0, 2.0]],         # a zero elsewhere: the product of the others
+    [[inf, 2.0, 3.0], [1.0, 4.0, 2.0]],         # no zero at all: prod / x, inf / inf = NaN
+    [[inf, 2.0, 0.0], [1.0, 0.0, 0.0]],
+    [[nan, 2.0, 3.0], [1.0, 0.0, 2.0]],
+    [[inf, 0.0, 3.0], [-inf, 5.0, -2.0]],
+    [[-inf, -inf, 0.5], [0.0, -inf, 2.0]],
+])
+def test_prod_gradient_with_zeros_and_infinities(rows):
+    # PyTorch divides the product by each element unless the input holds a zero anywhere;
+    # then it multiplies out the product of the others
+    x = np.array(rows, np.float32)
+    check(lambda t: t.prod(1), x)
+    check(lambda t: t.prod(0, keepdim=True), x)
+    check(lambda t: t[0].prod(), x)
+    check(lambda t: t.prod(1) * inf, x)
+
+
+def test_prod_gradient_over_dims_of_size_one():
+    # one element per product, but the gradient is still prod / x: NaN at an inf, unless the
+    # input holds a zero
+    x = np.array([[inf], [inf], [-0.3], [nan], [1.5]], np.float32)
+    check(lambda t: t.prod(1, keepdim=True), x)
+    check(lambda t: t.prod(1), np.concatenate([x, [[0.0]]]).astype(np.float32))
+    check(lambda t: t[:1].prod(), x)
+    check(lambda t: t[0, 0].prod(), x)
+
+
+def test_prod_of_everything_with_two_zeros_has_no_gradient():
+    # PyTorch's prod() returns zeros for two zeros or more, where prod(dim) multiplies out
+    # the others (NaN beside a NaN or inf)
+    for row in ([0.0, nan, 0.0, 2.0], [inf, 0.0, -0.0], [0.0, 0.0], [0.0, inf, 3.0]):
+        x = np.array(row, np.float32)
+        check(lambda t: t.prod(), x)
+        check(lambda t: t.prod(0), x)
+        check(lambda t: t.reshape(2, -1).prod() * inf if t.shape[0] % 2 == 0 else t.prod(), x)
+
+
+def test_sign_gradient_is_zeros_that_flow_on():
+    # PyTorch's sign passes on zeros, not nothing: 0 * inf before it is NaN; sign(-0.0) is +0
+    x = np.array([1.0, 0.0, -2.0, -0.0, nan, inf], np.float32)
+    check(lambda t: (t * inf).sign(), x)
+    check(lambda t: t.softmax(0).sign(), x)
+    check(lambda t: 1 / t.sign(), x)
+    check(lambda t: t.sign(), x)
+
+
+def test_square_root_powers_at_infinities():
+    # PyTorch computes x ** 0.5 as sqrt and x ** -0.5 as rsqrt (NaN at -inf, where pow gives
+    # inf and 0), and x ** 1.5's gradient with x ** 0.5
+    x = np.array([-inf, -1.0, 0.0, 0.25, 4.0, inf, nan], np.float32)
+    for exponent in (0.5, -0.5, 1.5, 2.5):
+        check(lambda t: t ** exponent, x)
+    check(lambda t: t.round() ** -0.5, np.array([-0.2, 0.2, -inf], np.float32))  # -0.0: -inf
+    check(lambda t: (t.abs() + 1) ** 0.5, x)
+
+
+def test_var_of_everything_without_degrees_of_freedom():
+    # PyTorch's var() gradient is g * inf where x is not the mean (a NaN), else NaN
+    for x in ([nan], [1.5], [inf], [nan, 2.0]):
+        check(lambda t: t.var(), np.array(x, np.float32))
+        check(lambda t: t.var(correction=len(x)), np.array(x, np.float32))
+        check(lambda t: t.std(correction=len(x)), np.array(x, np.float32))
+    check(lambda t: t[0].var(), np.array([nan, 1.0], np.float32))
+    check(lambda t: t.var(0), np.array([nan], np.float32))

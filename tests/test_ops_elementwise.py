@@ -154,6 +154,24 @@ def test_integer_unary_stays_integer():
         check(fn, a)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("n", [1, 15], ids=["scalar", "vector"])
+def test_integer_arithmetic_wraps_at_the_extremes(dtype, n):
+    # signed overflow is undefined in OpenCL C: compilers folded (x - 1 > x) to False and
+    # abs(x) < 0 to False, and sign(-x) gave 1 at the most negative value (fuzz seed 1063)
+    info = np.iinfo(dtype)
+    a = np.resize(np.array([info.min, info.max, 3, -4, 0], dtype), n)
+    for fn in (lambda x: -x, lambda x: x.abs(), lambda x: x.abs() < 0, lambda x: x - 1 > x,
+               lambda x: x + 1 < x, lambda x: x * 2 // 2, lambda x: (x + 5) - 5 > x - 1,
+               lambda x: x // -1):
+        check(fn, a)
+    if dtype == np.int32 or n == 1:
+        # Intel's compiler miscompiles a long8 comparison of a negation that was named first
+        # (0 < -x and -x < 0 both false for x = INT64_MIN), whatever the C spelling
+        check(lambda x: (-x).sign(), a)
+        check(lambda x: (x * -1).sign(), a)
+
+
 def test_integer_pow_tensor():
     check(lambda x, y: x ** y, make(A, np.int64, -3, 4), make(A, np.int64, 0, 4))
     check(lambda y: 2 ** y, make(A, np.int64, 0, 10))

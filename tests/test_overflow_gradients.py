@@ -7,7 +7,7 @@ import numpy as np
 
 from helpers import check, library, make
 
-nan = math.nan
+nan, inf = math.nan, math.inf
 
 
 def F(t):
@@ -58,3 +58,24 @@ def test_power_gradient_at_zero_is_not_nan_in_long_rows():
     x[:, ::4] = 0
     check(lambda t: t ** 3.0, x)
     check(lambda t: 0 ** t.abs(), x)
+
+
+def test_std_gradient_where_the_std_is_zero():
+    # PyTorch's std gradient is 0 there, not g / (2 * 0) * 0
+    x = np.array([[1.0, 1.0, 1.0], [0.3, 0.1, 2.0], [0.0, 0.0, 0.0], [2.0, nan, 1.0]],
+                 np.float32)
+    check(lambda t: t.std(1), x)
+    check(lambda t: t.std(1, keepdim=True) * 3, x)
+    check(lambda t: t.std(), np.full((5,), 0.25, np.float32))
+    check(lambda t: t.std(0), x[:1])        # one element: NaN, and a NaN gradient
+
+
+def test_sigmoid_passes_an_infinite_gradient_on():
+    # exp(x) / (1 + exp(x)) read x twice below zero: g * a - g * b was inf - inf = NaN
+    x = np.array([-30.0, -17.5, -16.0, -5.0, -1.0, -0.0, 0.0, 1.0, 5.0, -inf, nan], np.float32)
+    for g in (inf, -inf):
+        check(lambda t: t.sigmoid() * g, x)
+    check(lambda t: (t.sigmoid().logsumexp(0, keepdim=True) * t.sum()).sum(),
+          np.array([-1.0, 0.5, inf, 2.0], np.float32))
+    # the far form (exp(x) below -37) in float64; above 25 PyTorch's 1 - s cancels
+    check(lambda t: t.sigmoid(), np.linspace(-40, 25, 131), dtype=np.float64, atol=1e-300)

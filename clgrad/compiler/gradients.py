@@ -105,7 +105,9 @@ def _pow_rule(node: Node, g: Node):
     NaN), none to the exponent where the base is 0 and the exponent >= 0 (0 * log 0). A
     constant side is decided here, not in the kernel."""
     a, b = node.src
-    to_base = g * (b * a ** (b - 1))
+    # PyTorch's x ** 0.5 is sqrt (NaN at -inf, where pow gives inf), in x ** 1.5's rule too
+    lower = a.sqrt() if b.op is Op.CONST and b.arg == 1.5 else a ** (b - 1)
+    to_base = g * (b * lower)
     if b.op is not Op.CONST:
         to_base = b.eq(0).where(0, to_base)
     elif b.arg == 0:
@@ -143,15 +145,29 @@ def _scatter_rule(node: Node, g: Node):
 
 
 def _prod_rule(node: Node, g: Node):
-    """d prod / d x_i is the product of the others; zeros are handled without dividing."""
+    """PyTorch's: g * prod / x where x has no zero at all, else g times the product of the
+    others, which it multiplies out (an inf is not inf / inf = NaN there, and a zero or a NaN
+    among the others makes it 0 or NaN). Built here without a division by a special value:
+    the product of the others' finite nonzero values times what their zeros, infinities
+    and NaNs make of it."""
     (x,) = node.src
     axes = node.arg
-    zero = x.eq(0)
-    nonzero_prod = zero.where(1, x).prod(axes).expand(x.shape)
-    zeros = zero.cast(x.dtype).sum(axes).expand(x.shape)
-    no_zero = node.expand(x.shape) / x
-    only_this = (zero & zeros.eq(1)).where(nonzero_prod, 0)
-    return (g.expand(x.shape) * zeros.eq(0).where(no_zero, only_this),)
+
+    def others(mask: Node) -> Node:
+        """How many of the others in x's row hold mask."""
+        count = mask.cast(x.dtype)
+        return count.sum(axes).expand(x.shape) - count
+
+    zero, nan, inf = x.eq(0), x.ne(x), x.abs().eq(math.inf)
+    finite = (zero | nan | inf).where(1, x)
+    rest = finite.prod(axes).expand(x.shape) / finite
+    zeros, nans, infs = others(zero), others(nan), others(inf)
+    one, nan_ = x.const_like(1), x.const_like(math.nan)
+    infinity = (others(x.eq(-math.inf)) % 2).eq(1).where(-math.inf, x.const_like(math.inf))
+    special = (nans > 0).where(nan_, (zeros > 0).where((infs > 0).where(nan_, 0),
+                                                       (infs > 0).where(infinity, one)))
+    any_zero = zero.cast(x.dtype).sum(tuple(range(len(x.shape)))).expand(x.shape) > 0
+    return (g.expand(x.shape) * any_zero.where(rest * special, node.expand(x.shape) / x),)
 
 
 def _abs_rule(node: Node, g: Node):

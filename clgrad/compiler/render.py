@@ -28,7 +28,7 @@ _FLOAT_UNARY = {
     Op.ASINH: "asinh({0})", Op.ACOSH: "acosh({0})", Op.ATANH: "atanh({0})",
     Op.LGAMMA: "lgamma({0})",
 }
-_INT_UNARY = {Op.NEG: "(-{0})", Op.ABS: "max({0},-({0}))",
+_INT_UNARY = {Op.NEG: None, Op.ABS: None,    # wrapping: Renderer._wrapping
               Op.FLOOR: "{0}", Op.CEIL: "{0}", Op.ROUND: "{0}"}
 _INFIX = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.CMPLT: "<", Op.CMPEQ: "==",
           Op.AND: "&", Op.OR: "|", Op.XOR: "^",
@@ -137,7 +137,18 @@ class Renderer:
         table = _FLOAT_UNARY if a.dtype.is_float else _INT_UNARY
         if op not in table:
             raise TypeError(f"{op.name.lower()} is not defined for {a.dtype.name}")
+        if op in (Op.NEG, Op.ABS) and not a.dtype.is_float:
+            negated = self._wrapping("(0-{0})", a.dtype, a.vec, a.code)
+            return negated if op is Op.NEG else f"max({a.code},{negated})"
         return table[op].format(a.code)
+
+    def _wrapping(self, template: str, dtype: DType, vec: bool, *operands: str) -> str:
+        """Signed integer arithmetic that wraps around, as PyTorch's, done on the unsigned
+        type: signed overflow is undefined in OpenCL C and compilers use it (Intel's folded
+        sign(-x) to -sign(x), 1 for x = INT_MIN, whose negation wraps to itself)."""
+        width = str(self.width) if vec else ""
+        unsigned = (f"as_u{dtype.ctype}{width}({x})" for x in operands)
+        return f"as_{dtype.ctype}{width}({template.format(*unsigned)})"
 
     def _tanh(self, a: Value) -> str:
         x = a.code
@@ -179,6 +190,8 @@ class Renderer:
             return _BOOL_AS_LOGIC[op].format(x, y, "~" if vec else "!")
         if op in (Op.DIV, Op.MOD) and a.dtype != bool_ and not a.dtype.is_float:
             return self._int_divide(op, x, y)
+        if op in (Op.ADD, Op.SUB, Op.MUL) and not a.dtype.is_float and a.dtype != bool_:
+            return self._wrapping(f"({{0}}{_INFIX[op]}{{1}})", a.dtype, vec, x, y)
         if op in _INFIX and not (op is Op.DIV and a.dtype == bool_):
             code = f"({x}{_INFIX[op]}{y})"
             if vec and op in (Op.CMPLT, Op.CMPEQ):

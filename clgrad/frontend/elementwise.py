@@ -1,6 +1,7 @@
 """Elementwise ops: arithmetic, comparisons, math functions, where, clamp."""
 from __future__ import annotations
 
+import math
 import weakref
 
 from ..compiler import dtype as dt
@@ -85,6 +86,15 @@ def power(x, exponent):
     node = x.node.cast(dtype)
     if exponent == 2:    # exact and cheaper than pow(); same gradient
         return record("pow", node * node, x.device, [x])
+    # PyTorch computes these as sqrt and rsqrt, which are NaN at -inf (pow gives inf and 0)
+    # and -inf at -0.0 (pow: inf); x ** -0.5's gradient stays pow's, -0.5 * x ** -1.5, as
+    # PyTorch's (0 at -inf)
+    if exponent == 0.5:
+        return record("pow", node.sqrt(), x.device, [x])
+    if exponent == -0.5:
+        zero = node.eq(0)     # each form reads 1 where it is not taken: no 0 * inf gradient
+        rsqrt = zero.where(zero.where(node, 1).sqrt().recip(), zero.where(1, node) ** exponent)
+        return record("pow", node.eq(-math.inf).where(math.nan, rsqrt), x.device, [x])
     return record("pow", node ** exponent, x.device, [x])
 
 
@@ -126,13 +136,23 @@ def relu(x):
     return record("relu", (node < zero).where(zero, kept), x.device, [x])
 
 
+# Below this, sigmoid(x) is exp(x) once rounded (exp(x) is under half an ulp of 1)
+_SIGMOID_IS_EXP = {4: -17.0, 8: -37.0}
+
+
 def sigmoid(x):
-    """1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) below: exp(-|x|) never overflows,
-    so the gradient far below zero is 0 as PyTorch's, not 0 * inf."""
+    """1 / (1 + t) with t = exp(-|x|) for x >= 0, 1 / (1 + 1 / t) below, t itself far below.
+    t never overflows, so the gradient far below zero is 0 as PyTorch's, not 0 * inf. Each
+    form reads x along one path: its gradient is one product, g * sigmoid'(x), so an
+    infinite g stays infinite (t / (1 + t) reads t twice: inf - inf = NaN)."""
     node = as_float(x.node)
     below = node < 0
     t = below.where(node, -node).exp()
-    return record("sigmoid", below.where(t, 1) / (1 + t), x.device, [x])
+    far = node < _SIGMOID_IS_EXP[8 if node.dtype.itemsize == 8 else 4]
+    # 1 / t overflows far below and above zero, where this form is not taken: there it reads
+    # 1, so that its gradient (0) is no 0 * inf
+    negative = 1 / (1 + 1 / (below & ~far).where(t, 1))
+    return record("sigmoid", below.where(far.where(t, negative), 1 / (1 + t)), x.device, [x])
 
 
 def rsqrt(x):
@@ -140,10 +160,15 @@ def rsqrt(x):
 
 
 def sign(x):
+    """-1 below 0, 1 above, else 0 (NaN too). As selects, not (0 < x) - (x < 0): Intel's
+    compiler folds that of a negation (-x) to 0 for the most negative integer (-x wraps to
+    itself). The last branch is |round(x)| (+0 there, for -0 too), so that the gradient is
+    PyTorch's: zeros that flow on (0 * inf is NaN before), not none at all."""
     node = x.node
     zero = node.const_like(0)
-    return record("sign", (zero < node).cast(x.dtype) - (node < zero).cast(x.dtype), x.device,
-                  [x])
+    rest = node.eq(node).where(node.round().abs(), zero)
+    above = (zero < node).where(node.const_like(1), rest)
+    return record("sign", (node < zero).where(node.const_like(-1), above), x.device, [x])
 
 
 def clamp(x, min=None, max=None):

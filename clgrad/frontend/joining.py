@@ -15,7 +15,7 @@ def cat(tensors, dim=0):
     dtype = result_dtype("cat", tensors)
     ref = next((t for t in tensors if t.shape != (0,)), tensors[0])
     axis = normalize_dim("cat", dim, ref.ndim)
-    # legacy rule: 1-d empty tensors are skipped whatever the shapes of the others
+    # PyTorch skips 1-d empty parts, whatever the others' shapes; if all are, the result is one
     parts = [t for t in tensors if t.shape != (0,)] or tensors[:1]
     for t in parts:
         if t.ndim != ref.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, ref.shape))

@@ -261,6 +261,17 @@ def argmin(x, dim, keepdim):
 def prod(x, dim, keepdim):
     axes = normalize_dims("prod", dim, x.ndim)
     node = x.node.cast(x.dtype if x.dtype.is_float else dt.int64)
+    if axes and node.dtype.is_float and math.prod(node.shape[a] for a in axes) == 1:
+        # one element per product, no product to build, but PyTorch's gradient is still
+        # prod / x where x holds no zero (NaN at an inf): reduced beside a 1, so that it is
+        node = node.pad(tuple((0, 1) if a == axes[0] else (0, 0)
+                              for a in range(len(node.shape))), fill=1.0)
+    if dim is None and x.ndim and x.requires_grad and node.dtype.is_float:
+        # PyTorch's prod() (not prod(dim)) has a zero gradient where two elements or more are
+        # zero, even beside a NaN or inf: its backward returns zeros, no product. The product
+        # reads a detached x there, so that its rule's 0 * NaN never reaches x.
+        zeros = reduce_node(Op.SUM, node.eq(0).cast(node.dtype), axes).expand(node.shape)
+        node = (zeros > 1).where(node.detach(), node)
     out = _drop(reduce_node(Op.PROD, node, axes), axes, keepdim)
     return record("prod" if dim is None else "prod_dim", out, x.device, [x])
 
@@ -270,17 +281,27 @@ def var(x, dim, unbiased, keepdim, correction):
     node = as_float(x.node)
     count = math.prod(x.shape[a] for a in axes)
     correction = (1 if unbiased else 0) if correction is None else correction
-    mean = reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)
+    # detached as in PyTorch's rule, 2 / (n - correction) * g * (x - mean): the mean's own
+    # gradient sums to zero, but through a NaN or inf deviation it made the whole row NaN
+    mean = (reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)).detach()
+    denom = max(count - correction, 0)
+    if dim is None and not denom and count:
+        # NaN, whose gradient is PyTorch's for var() without degrees of freedom: g * inf where
+        # x is not the mean (a NaN is not), NaN where it is (its 2 / 0 * (x - mean) reads so)
+        slope = node.eq(mean.expand(node.shape)).where(math.nan, node.const_like(math.inf))
+        out = _drop(reduce_node(Op.SUM, node * slope, axes) + math.nan, axes, keepdim)
+        return record("var", out, x.device, [x])
     centered = node - mean.expand(node.shape)
     squares = reduce_node(Op.SUM, centered * centered, axes)
-    denom = max(count - correction, 0)
     out = _drop(squares * (1 / denom if denom else math.nan), axes, keepdim)
     return record("var", out, x.device, [x])
 
 
 def std(x, dim, unbiased, keepdim, correction):
-    v = var(x, dim, unbiased, keepdim, correction)
-    return record("std", v.node.sqrt(), x.device, [x])
+    """sqrt of var, with PyTorch's gradient of 0 where the std is 0 (not g / 0 * 0): the
+    sqrt reads a detached var there, which the kernel compiler folds away."""
+    v = var(x, dim, unbiased, keepdim, correction).node
+    return record("std", v.eq(0).where(v.detach(), v).sqrt(), x.device, [x])
 
 
 def _row_max(node: ir.Node, axis: int) -> ir.Node:
