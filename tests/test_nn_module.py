@@ -107,7 +107,7 @@ def test_layer_reprs():
         "BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"
     assert repr(nn.Dropout(0.2)) == "Dropout(p=0.2, inplace=False)"
     assert repr(nn.ReLU()) == "ReLU()"
-    assert repr(nn.LayerNorm(10)) == "LayerNorm((10,), eps=1e-05, elementwise_affine=True)"
+    assert repr(nn.LayerNorm(10)) == "LayerNorm((10,), eps=1e-05, elementwise_affine=True, bias=True)"
 
 
 def test_batchnorm_module_running_stats_and_eval():

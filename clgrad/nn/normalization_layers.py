@@ -8,6 +8,7 @@ import warnings
 from ..compiler import dtype as dt
 from ..frontend import creation
 from ..frontend.tensor import realize
+from . import functional as F
 from . import init
 from . import normalization as N
 from .functional_module import FunctionalModule
@@ -16,16 +17,18 @@ from .module import Module, place
 from .parameter import Parameter, register_affine, register_bias
 
 
-class GroupNorm(Module):
-    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
-                 affine: bool = True, device=None, dtype=None, *, bias: bool = True):
-        super().__init__()
-        if num_groups <= 0 or num_channels % num_groups:
-            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
-                             f"({num_groups})")
-        self.num_groups, self.num_channels = num_groups, num_channels
-        self.eps, self.affine = eps, affine
-        register_affine(self, (num_channels,), affine, bias)
+class _AffineNorm(Module):
+    """A normalisation whose functional takes, after the input, a layout (LayerNorm's
+    normalized_shape, GroupNorm's num_groups), then an optional learned scale and shift and
+    eps."""
+    _layout = ""    # the attribute the functional takes as its layout
+
+    def __init_subclass__(cls, fn, layout: str, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._fn, cls._layout = staticmethod(fn), layout
+
+    def _affine(self, shape: tuple[int, ...], affine: bool, bias: bool, device, dtype) -> None:
+        register_affine(self, shape, affine, bias)
         place(self, device, dtype)
 
     def reset_parameters(self) -> None:
@@ -35,7 +38,33 @@ class GroupNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input):
-        return N.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+        return self._fn(input, getattr(self, self._layout), self.weight, self.bias, self.eps)
+
+
+class LayerNorm(_AffineNorm, fn=F.layer_norm, layout="normalized_shape"):
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+            tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        self._affine(self.normalized_shape, elementwise_affine, bias, device, dtype)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class GroupNorm(_AffineNorm, fn=N.group_norm, layout="num_groups"):
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device=None, dtype=None, *, bias: bool = True):
+        super().__init__()
+        if num_groups <= 0 or num_channels % num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups "
+                             f"({num_groups})")
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        self._affine((num_channels,), affine, bias, device, dtype)
 
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
