@@ -28,3 +28,6 @@ from .pooling_layers import *  # noqa: E402,F401,F403
 
 __all__ += _activation_layers.__all__ + _loss.LOSSES_MORE + _normalization_layers.__all__ + \
     _pooling_layers.__all__ + ["ModuleDict", "ParameterList", "ParameterDict"]
+from . import recurrent as _recurrent  # noqa: E402
+from .recurrent import *  # noqa: E402,F401,F403
+__all__ += _recurrent.__all__
