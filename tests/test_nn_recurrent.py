@@ -1,0 +1,117 @@
+"""Recurrent layers and cells against PyTorch: outputs, final states, every gradient."""
+import numpy as np
+import pytest
+
+import clgrad as cg
+import clgrad.nn as cnn
+from helpers import check, library, make, torch
+
+needs_torch = pytest.mark.skipif(torch is None, reason="copies PyTorch's parameters")
+
+
+def check_module(kind, args, kwargs, *inputs, call=None, **tolerances):
+    """Builds torch.nn.kind and cnn.kind, copies torch's parameters into ours, runs both on the
+    same inputs through check, then compares every parameter's gradient."""
+    torch.manual_seed(0)
+    ref = getattr(torch.nn, kind)(*args, **kwargs)
+    ours = getattr(cnn, kind)(*args, **kwargs)
+    assert repr(ours) == repr(ref)
+    assert list(ours.state_dict()) == list(ref.state_dict())
+    ours.load_state_dict({k: cg.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
+    modules = {"clgrad": ours, "torch": ref}
+    call = call or (lambda m, *xs: m(*xs))
+    check(lambda *xs: call(modules[library(xs[0]).__name__], *xs), *inputs, **tolerances)
+    grad_atol = tolerances.get("atol", 1e-5) * 10
+    for (name, p), (_, q) in zip(ours.named_parameters(), ref.named_parameters()):
+        assert (p.grad is None) == (q.grad is None), name
+        if q.grad is not None:
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=grad_atol,
+                                       rtol=1e-3, err_msg=name)
+    return ours, ref
+
+
+def _flat(out):
+    """(output, h_n) or (output, (h_n, c_n)) as a flat tuple of tensors."""
+    output, state = out
+    return (output, *state) if isinstance(state, tuple) else (output, state)
+
+
+@needs_torch
+@pytest.mark.parametrize("kind", ["RNNCell", "LSTMCell", "GRUCell"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_cells(kind, bias):
+    flat = lambda out: out if isinstance(out, tuple) else (out,)  # noqa: E731
+    check_module(kind, (3, 5), dict(bias=bias), (4, 3), call=lambda m, x: flat(m(x)), atol=1e-5)
+    check_module(kind, (3, 5), dict(bias=bias), (3,), call=lambda m, x: flat(m(x)))
+    states = ((2, 5), (2, 5)) if kind == "LSTMCell" else ((2, 5),)
+    check_module(kind, (3, 5), dict(bias=bias), (2, 3), *states,
+                 call=lambda m, x, *h: flat(m(x, tuple(h) if len(h) > 1 else h[0])))
+
+
+@needs_torch
+def test_rnn_cell_relu():
+    check_module("RNNCell", (3, 4), dict(nonlinearity="relu"), (5, 3))
+
+
+CONFIGS = [dict(), dict(num_layers=2), dict(bidirectional=True), dict(batch_first=True),
+           dict(num_layers=2, bidirectional=True, bias=False)]
+
+
+@needs_torch
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("config", CONFIGS, ids=str)
+def test_sequence_layers(kind, config):
+    check_module(kind, (3, 4), config, (5, 2, 3), call=lambda m, x: _flat(m(x)), atol=1e-5)
+
+
+@needs_torch
+@pytest.mark.parametrize("kind", ["RNN", "GRU"])
+def test_initial_state_and_unbatched(kind):
+    check_module(kind, (3, 4), dict(num_layers=2), (5, 2, 3), (2, 2, 4),
+                 call=lambda m, x, h: _flat(m(x, h)))
+    check_module(kind, (3, 4), dict(bidirectional=True), (6, 3), (2, 4),
+                 call=lambda m, x, h: _flat(m(x, h)))
+
+
+@needs_torch
+def test_lstm_initial_states_projection_and_relu_rnn():
+    check_module("LSTM", (3, 4), dict(num_layers=2, bidirectional=True), (4, 2, 3), (4, 2, 4),
+                 (4, 2, 4), call=lambda m, x, h, c: _flat(m(x, (h, c))))
+    check_module("LSTM", (3, 5), dict(proj_size=2, num_layers=2, batch_first=True), (2, 4, 3),
+                 call=lambda m, x: _flat(m(x)))
+    check_module("LSTM", (3, 4), dict(), (1, 1, 3), call=lambda m, x: _flat(m(x)))
+    check_module("RNN", (3, 4), dict(nonlinearity="relu", num_layers=2), (5, 2, 3),
+                 call=lambda m, x: _flat(m(x)))
+
+
+def test_init_range_and_names():
+    m = cnn.GRU(3, 16, num_layers=2, bidirectional=True)
+    values = np.concatenate([p.numpy().ravel() for p in m.parameters()])
+    assert np.all(np.abs(values) <= 0.25) and values.std() > 0.1
+    assert [w.shape for w in m.all_weights[1]] == [(48, 3), (48, 16), (48,), (48,)]
+    assert [tuple(w.shape) for w in m.all_weights[2]][0] == (48, 32)
+
+
+def test_dropout_between_layers_only_in_training():
+    cg.manual_seed(0)
+    m = cnn.LSTM(3, 4, num_layers=2, dropout=0.5)
+    x = cg.tensor(make((5, 2, 3)))
+    m.eval()
+    first, second = m(x)[0].numpy(), m(x)[0].numpy()
+    np.testing.assert_array_equal(first, second)
+    m.train()
+    assert not np.allclose(m(x)[0].numpy(), first)
+
+
+def test_errors():
+    with pytest.raises(RuntimeError, match="input.size\\(-1\\) must be equal to input_size. "
+                                           "Expected 3, got 4"):
+        cnn.GRU(3, 4)(cg.randn(5, 2, 4))
+    with pytest.raises(ValueError, match="Expected input to be 2D or 3D, got 4D"):
+        cnn.RNN(3, 4)(cg.randn(5, 2, 3, 1))
+    with pytest.raises(RuntimeError, match=r"Expected hidden size \(1, 2, 4\), got \(1, 3, 4\)"):
+        cnn.RNN(3, 4)(cg.randn(5, 2, 3), cg.randn(1, 3, 4))
+    with pytest.raises(ValueError, match="proj_size has to be smaller than hidden_size"):
+        cnn.LSTM(3, 4, proj_size=4)
+    with pytest.raises(ValueError, match="Unknown nonlinearity"):
+        cnn.RNN(3, 4, nonlinearity="gelu")
