@@ -176,3 +176,25 @@ device.build("again", SOURCE.replace("scale_add", "scale_add_again"))
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert len(entries(tmp_path, runtime)) == 1 + (runtime == "cpu:pocl")
+
+
+def test_a_stored_pocl_folder_with_a_path_outside_it_is_not_unpacked(tmp_path, monkeypatch):
+    """Stored PoCL folders are unpacked only when every member is a file or folder inside
+    the archive (the check tarfile's filter="data" makes, which Python 3.11.2 lacks)."""
+    import io
+    import tarfile
+    from clgrad.runtime import pocl_store
+    monkeypatch.setattr(pocl_store, "_folder", str(tmp_path / "pocl"))
+
+    def payload(member_name: str) -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            info = tarfile.TarInfo(member_name)
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"ok"))
+        return b"folder\n" + buffer.getvalue()
+
+    assert pocl_store._unpack(payload("../escaped")) is None
+    assert not (tmp_path / "escaped").exists()
+    assert pocl_store._unpack(payload("program.bc")) == ("folder", frozenset({"program.bc"}))
+    assert (tmp_path / "pocl" / "folder" / "program.bc").read_bytes() == b"ok"

@@ -97,11 +97,21 @@ def _unpack(payload: bytes | None) -> tuple[str, frozenset] | None:
     try:
         folder = name.decode()
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            names = frozenset(tar.getnames())
-            tar.extractall(os.path.join(_folder, folder), filter="data")
+            members = tar.getmembers()
+            if not all(_plain(m) for m in members):
+                return None
+            tar.extractall(os.path.join(_folder, folder), members)
     except (tarfile.TarError, OSError, UnicodeDecodeError):    # unusable: build afresh
         return None
-    return folder, names
+    return folder, frozenset(m.name for m in members)
+
+
+def _plain(member: tarfile.TarInfo) -> bool:
+    """Whether an archive member is what _pack writes: a file or folder inside the archive's
+    own folder (tarfile's filter="data" does this check, but only from Python 3.11.4 on)."""
+    parts = member.name.split("/")
+    return (member.isfile() or member.isdir()) and not os.path.isabs(member.name) \
+        and ".." not in parts
 
 
 def _pack_all() -> None:
