@@ -28,7 +28,11 @@ _REDUCTIONS = ("none", "mean", "sum")
 # ---- activations ----------------------------------------------------------------------------
 
 def relu(input, inplace: bool = False):
-    return input.relu()
+    return input.relu_() if inplace else input.relu()
+
+
+def relu_(input):
+    return input.relu_()
 
 
 def sigmoid(input):
@@ -424,7 +428,7 @@ def one_hot(tensor, num_classes: int = -1):
     return ew.cast(classes == arange(num_classes, device=tensor.device), dt.int64)
 
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
+__all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
            "embedding", "pad", "layer_norm", "batch_norm", "mse_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
            "conv_transpose1d", "conv_transpose2d", "max_pool2d",
@@ -432,10 +436,15 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear"
 
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
 from . import (activation as _activation, distance as _distance,  # noqa: E402
+               embedding_bag as _embedding_bag, grid_sampling as _grid_sampling,
                loss_functions as _loss_functions, normalization as _normalization,
-               pooling as _pooling, resampling as _resampling)
+               pooling as _pooling, ranking_losses as _ranking_losses,
+               resampling as _resampling)
 from .activation import *  # noqa: E402,F401,F403
 from .distance import *  # noqa: E402,F401,F403
+from .embedding_bag import *  # noqa: E402,F401,F403
+from .grid_sampling import *  # noqa: E402,F401,F403
+from .ranking_losses import *  # noqa: E402,F401,F403
 from .loss_functions import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
 from .pooling import *  # noqa: E402,F401,F403
@@ -443,5 +452,6 @@ from .resampling import *  # noqa: E402,F401,F403
 
 avg_pool2d = _pooling.avg_pool2d    # convolution.py's, and with ceil_mode
 pad = _resampling.with_modes(pad)   # the constant pad above, and reflect, replicate, circular
-__all__ += [name for module in (_activation, _distance, _loss_functions, _normalization,
-                                _pooling, _resampling) for name in module.__all__]
+__all__ += [name for module in (_activation, _distance, _embedding_bag, _grid_sampling,
+                                _loss_functions, _normalization, _pooling, _ranking_losses,
+                                _resampling) for name in module.__all__]

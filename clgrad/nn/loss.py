@@ -232,7 +232,37 @@ class MultiMarginLoss(_LegacyLoss):
                                     weight=self.weight, reduction=self.reduction)
 
 
-LOSSES_MORE = ["MultiMarginLoss", "HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+class MultiLabelMarginLoss(_LegacyLoss):
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean"):
+        super().__init__(reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's old name of NLLLoss for (N, C, H, W) input, which NLLLoss takes too."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(weight, ignore_index, LF.legacy_reduction(size_average, reduce,
+                                                                   reduction))
+
+
+LOSSES_MORE = ["MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
+               "MultiMarginLoss", "HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss",
                "MultiLabelSoftMarginLoss", "TripletMarginLoss", "L1Loss", "SmoothL1Loss",
                "HuberLoss", "SoftMarginLoss", "BCELoss", "KLDivLoss", "MarginRankingLoss",
                "CosineEmbeddingLoss", "CosineSimilarity", "PairwiseDistance"]
