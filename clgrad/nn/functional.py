@@ -19,6 +19,7 @@ from ..frontend.jit_protocol import in_jit
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device
 from ..frontend.reductions import log_softmax_node
+from .loss_functions import legacy_reduction
 from .convolution import (avg_pool2d, conv1d, conv2d, conv_transpose1d,  # noqa: F401
                           conv_transpose2d, max_pool2d)                    # (re-exported)
 
@@ -43,12 +44,12 @@ def tanh(input):
     return input.tanh()
 
 
-def softmax(input, dim=None, dtype=None):
+def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     x = input if dtype is None else input.to(dtype)
     return x.softmax(_implicit_dim(input, dim))
 
 
-def log_softmax(input, dim=None, dtype=None):
+def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     x = input if dtype is None else input.to(dtype)
     return x.log_softmax(_implicit_dim(input, dim))
 
@@ -126,10 +127,12 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     return record("dropout", x * (mask * (1 / (1 - p))), input.device, [input])
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None):
-    """Rows of weight picked by the integer tensor input; no gradient reaches padding_idx."""
-    if max_norm is not None:
-        raise NotImplementedError("embedding: max_norm is not supported")
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False):
+    """Rows of weight picked by the integer tensor input; no gradient reaches padding_idx. The
+    gradient is always dense (clgrad has no sparse tensors), so sparse=True changes nothing."""
+    if max_norm is not None or scale_grad_by_freq:
+        raise NotImplementedError("embedding: max_norm and scale_grad_by_freq are not supported")
     if input.dtype.is_float or input.dtype == dt.bool_:
         raise RuntimeError(f"embedding: expected an integer index tensor, got {input.dtype.name}")
     from ..frontend import indexing
@@ -250,20 +253,6 @@ def _check_same_shape(op: str, input, target) -> None:
                          f"size {tuple(input.shape)}")
 
 
-def mse_loss(input, target, reduction: str = "mean"):
-    device = common_device("mse_loss", [input, target])
-    if tuple(input.shape) != tuple(target.shape):
-        warnings.warn(f"Using a target size {tuple(target.shape)} that is different to the "
-                      f"input size {tuple(input.shape)}. This will likely lead to incorrect "
-                      f"results due to broadcasting. Please ensure they have the same size.",
-                      stacklevel=2)
-    from ..frontend.operands import broadcast_shape, broadcast_to
-    shape = broadcast_shape("mse_loss", input.shape, target.shape)
-    a = broadcast_to(as_float(input.node), shape)
-    d = a - broadcast_to(target.node.cast(a.dtype), shape)
-    return record("mse_loss", _reduce(d * d, reduction), device, [input, target])
-
-
 # buffer node of a target already read -> ((ignore_index, classes), no entry ignored): a training
 # loop passes the same target each step, and reading it back waits on the device (~0.3 ms). A
 # buffer node's values do not change while it lives (writes give the tensor a new node); held
@@ -346,7 +335,9 @@ def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> i
     return _reduce(loss, reduction, divisor)
 
 
-def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: str = "mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
     tensors = [t for t in (input, weight) if t is not None]
     device = common_device("nll_loss", tensors + [target])
     if input.ndim < 2:
@@ -355,15 +346,16 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: st
     return record("nll_loss", out, device, tensors)
 
 
-def cross_entropy(input, target, weight=None, ignore_index: int = -100,
-                  reduction: str = "mean", label_smoothing: float = 0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0):
     """log_softmax over dim 1 followed by nll_loss (class indices) or by the soft-label cross
     entropy (float target of input's shape), in one recorded op."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if input.ndim == 1:
-        return cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index,
-                             reduction, label_smoothing).reshape(()) if reduction == "none" \
-            else cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index,
-                               reduction, label_smoothing)
+        loss = cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight,
+                             ignore_index=ignore_index, reduction=reduction,
+                             label_smoothing=label_smoothing)
+        return loss.reshape(()) if reduction == "none" else loss
     if not 0 <= label_smoothing <= 1:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     tensors = [t for t in (input, weight) if t is not None]
@@ -429,7 +421,7 @@ def one_hot(tensor, num_classes: int = -1):
 
 
 __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
-           "embedding", "pad", "layer_norm", "batch_norm", "mse_loss", "nll_loss",
+           "embedding", "pad", "layer_norm", "batch_norm", "nll_loss",
            "cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
            "conv_transpose1d", "conv_transpose2d", "max_pool2d",
            "avg_pool2d", "one_hot"]

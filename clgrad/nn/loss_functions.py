@@ -45,7 +45,10 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    return ("mean" if size_average else "sum") if reduce else "none"
+    reduction = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", stacklevel=3)
+    return reduction
 
 
 def check_reduction(reduction: str, allowed=REDUCTIONS) -> None:
@@ -58,8 +61,8 @@ def _pair(op: str, input, target, warn: bool = True):
     warns when the shapes differ), and their device."""
     device = common_device(op, [input, target])
     if warn and tuple(target.shape) != tuple(input.shape):
-        warnings.warn(f"{op}: Using a target size {list(target.shape)} that is different to "
-                      f"the input size {list(input.shape)}. This will likely lead to "
+        warnings.warn(f"{op}: Using a target size {tuple(target.shape)} that is different to "
+                      f"the input size {tuple(input.shape)}. This will likely lead to "
                       "incorrect results due to broadcasting. Please ensure they have the same "
                       "size.", UserWarning, stacklevel=3)
     dtype = result_dtype(op, (input, target))
@@ -93,6 +96,17 @@ def _weighted_reduce(op, loss, input, target, weight, reduction, device, mean_by
     if mean_by_weight:
         return record("div", _total(loss) / _total(weight.node.cast(loss.dtype)), device, tensors)
     return record("mean", reduce_loss(loss, "mean"), device, tensors)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x, t, device = _pair("mse_loss", input, target)
+    d = x - t
+    if weight is not None:
+        return _weighted_reduce("mse_loss", d * d, input, target, weight, reduction, device, True)
+    check_reduction(reduction)
+    return record("mse_loss", reduce_loss(d * d, reduction), device, [input, target])
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
@@ -450,7 +464,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     return record("multi_margin_loss", reduce_loss(loss, reduction), device, tensors)
 
 
-__all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
+__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
            "margin_ranking_loss", "cosine_embedding_loss", "soft_margin_loss",
            "hinge_embedding_loss", "poisson_nll_loss",
            "gaussian_nll_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",
