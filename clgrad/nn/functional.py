@@ -310,28 +310,40 @@ def _count_valid(valid: ir.Node | None, onehot: ir.Node) -> ir.Node:
     return valid.reshape((valid.numel,)).sum((0,)).reshape(())
 
 
+def _class_weight(op: str, weight, input, like: ir.Node) -> ir.Node:
+    """weight (C,) as like's dtype, broadcast over like's shape (N, C, ...)."""
+    if tuple(weight.shape) != (input.shape[1],):
+        raise RuntimeError(f"{op}: weight should be a 1-D tensor of {input.shape[1]} "
+                           f"elements, got shape {tuple(weight.shape)}")
+    w = weight.node.cast(like.dtype).reshape((1, input.shape[1]) + (1,) * (input.ndim - 2))
+    return w.expand(like.shape)
+
+
+def _mean_divisor(onehot: ir.Node, valid: ir.Node | None, weighted: bool) -> ir.Node:
+    """What a mean over targets divides by: their count, or the sum of their class weights
+    (onehot then holds each target's weight)."""
+    if not weighted:
+        return _count_valid(valid, onehot)
+    picked_weight = onehot.sum((1,))                                           # (N,1,..)
+    if valid is not None:
+        picked_weight = picked_weight * valid
+    return picked_weight.reshape((picked_weight.numel,)).sum((0,)).reshape(())
+
+
+def _per_target(loss: ir.Node, valid: ir.Node | None, input) -> ir.Node:
+    """A (N, 1, ...) sum over classes as the loss of each target, zero where ignored."""
+    if valid is not None:
+        loss = loss * valid.expand(loss.shape)
+    return (-loss).reshape((input.shape[0],) + tuple(input.shape[2:]))
+
+
 def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> ir.Node:
     onehot, valid = _class_mask(input, target, op, ignore_index)     # (N,C,..), (N,1,..)
     if weight is not None:
-        if tuple(weight.shape) != (input.shape[1],):
-            raise RuntimeError(f"{op}: weight should be a 1-D tensor of {input.shape[1]} "
-                               f"elements, got shape {tuple(weight.shape)}")
-        w = weight.node.cast(logp.dtype).reshape((1, input.shape[1]) + (1,) * (input.ndim - 2))
-        onehot = onehot * w.expand(onehot.shape)
+        onehot = onehot * _class_weight(op, weight, input, onehot)
     # where, not onehot * logp: a masked (-inf) logit of another class would make 0 * -inf
-    picked = onehot.ne(0).where(onehot * logp, 0).sum((1,))
-    if valid is not None:
-        picked = picked * valid.expand(picked.shape)
-    loss = (-picked).reshape((input.shape[0],) + tuple(input.shape[2:]))
-    divisor = None
-    if reduction == "mean":
-        if weight is None:
-            divisor = _count_valid(valid, onehot)
-        else:
-            picked_weight = onehot.sum((1,))                                   # (N,1,..)
-            if valid is not None:
-                picked_weight = picked_weight * valid
-            divisor = picked_weight.reshape((picked_weight.numel,)).sum((0,)).reshape(())
+    loss = _per_target(onehot.ne(0).where(onehot * logp, 0).sum((1,)), valid, input)
+    divisor = _mean_divisor(onehot, valid, weight is not None) if reduction == "mean" else None
     return _reduce(loss, reduction, divisor)
 
 
@@ -377,15 +389,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         return record("div_scalar" if reduction == "mean" else "sum_dim", out, device,
                       tensors + ([target] if target.requires_grad else []))
     out = _nll(logp, input, target, weight, ignore_index, reduction, "cross_entropy")
-    if label_smoothing:
-        if weight is not None:
-            raise NotImplementedError("cross_entropy: label_smoothing with weight is not supported")
+    if label_smoothing:     # PyTorch's: the uniform part weighted by class, as the nll is
         onehot, valid = _class_mask(input, target, "cross_entropy", ignore_index)
-        smooth = logp.sum((1,))
-        if valid is not None:
-            smooth = smooth * valid
-        smooth = -(smooth.reshape((x.shape[0],) + x.shape[2:]))
-        divisor = _count_valid(valid, onehot) if reduction == "mean" else None
+        terms = logp
+        if weight is not None:
+            w = _class_weight("cross_entropy", weight, input, logp)
+            terms, onehot = logp * w, onehot * w
+        smooth = _per_target(terms.sum((1,)), valid, input)
+        divisor = (_mean_divisor(onehot, valid, weight is not None) if reduction == "mean"
+                   else None)
         smooth = _reduce(smooth, reduction, divisor)
         eps = label_smoothing
         out = out * (1 - eps) + smooth * (eps / x.shape[1])
