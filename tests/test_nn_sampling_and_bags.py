@@ -122,3 +122,21 @@ def test_relu_inplace_and_channel_shuffle_alias():
     y = cg.tensor([-3.0, 1.0])
     assert cnn.functional.relu_(y) is y and y.tolist() == [0.0, 1.0]
     check(lambda x: F(x).native_channel_shuffle(x, 2), (1, 4, 2), grad=False)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0])
+def test_embedding_max_norm_renormalises_picked_rows_in_place(norm_type):
+    table = make((6, 3), low=-3, high=3)
+    indices = np.array([[0, 2], [2, 5]])
+    results = []
+    for lib in (cg, torch):
+        weight = lib.tensor(table.copy(), requires_grad=True)
+        out = library(weight).nn.functional.embedding(lib.tensor(indices), weight, max_norm=1.5,
+                                                      norm_type=norm_type)
+        (out * out).sum().backward()
+        bag = library(weight).nn.functional.embedding_bag(lib.tensor(indices), lib.tensor(table),
+                                                          max_norm=1.0, mode="sum")
+        results.append([out.detach().numpy(), weight.detach().numpy(), weight.grad.numpy(),
+                        bag.numpy()])
+    for ours, ref in zip(*results):
+        np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-6)

@@ -8,9 +8,21 @@ from __future__ import annotations
 from ..compiler import dtype as dt
 from ..frontend import creation, indexing
 from ..frontend.elementwise import where
+from ..frontend.grad_mode import no_grad
 from ..frontend.joining import cat
 
 _MODES = ("sum", "mean", "max")
+
+
+def renorm_rows_(weight, input, max_norm: float, norm_type: float = 2.0) -> None:
+    """Scales in place, without recording a gradient, each row of weight that input picks and
+    whose norm_type-norm exceeds max_norm, to that norm (PyTorch's embedding_renorm_)."""
+    with no_grad():
+        norms = weight.norm(p=norm_type, dim=1, keepdim=True)
+        picked = creation.zeros(weight.shape[0], dtype=dt.bool_, device=weight.device)
+        picked = picked.index_fill(0, input.reshape(-1), True).reshape(-1, 1)
+        scale = where(picked & (norms > max_norm), max_norm / (norms + 1e-7), 1.0)
+        weight.mul_(scale)
 
 
 def _check(input, weight, offsets, mode, per_sample_weights, scale_grad_by_freq, max_norm):
@@ -44,9 +56,8 @@ def _check(input, weight, offsets, mode, per_sample_weights, scale_grad_by_freq,
                                   f"per_sample_weights is only supported for mode='sum' "
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   f"GitHub.")
-    if max_norm is not None or scale_grad_by_freq:
-        raise NotImplementedError("embedding_bag: max_norm and scale_grad_by_freq are not "
-                                  "supported")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq is not supported")
 
 
 def _bags(input, offsets, include_last_offset: bool):
@@ -70,6 +81,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     """(bags, embedding_dim): each bag's rows of weight reduced by mode ('sum', 'mean', 'max');
     rows equal to padding_idx take no part, and an empty bag gives zeros."""
     _check(input, weight, offsets, mode, per_sample_weights, scale_grad_by_freq, max_norm)
+    if max_norm is not None:
+        renorm_rows_(weight, input, max_norm, norm_type)
     indices, held = _bags(input, offsets, include_last_offset)
     if padding_idx is not None:
         held = held & (indices != padding_idx % weight.shape[0])

@@ -19,6 +19,7 @@ from ..frontend.jit_protocol import in_jit
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device
 from ..frontend.reductions import log_softmax_node
+from .embedding_bag import renorm_rows_
 from .loss_functions import legacy_reduction
 from .convolution import (avg_pool2d, conv1d, conv2d, conv_transpose1d,  # noqa: F401
                           conv_transpose2d, max_pool2d)                    # (re-exported)
@@ -131,10 +132,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
               scale_grad_by_freq: bool = False, sparse: bool = False):
     """Rows of weight picked by the integer tensor input; no gradient reaches padding_idx. The
     gradient is always dense (clgrad has no sparse tensors), so sparse=True changes nothing."""
-    if max_norm is not None or scale_grad_by_freq:
-        raise NotImplementedError("embedding: max_norm and scale_grad_by_freq are not supported")
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq is not supported")
     if input.dtype.is_float or input.dtype == dt.bool_:
         raise RuntimeError(f"embedding: expected an integer index tensor, got {input.dtype.name}")
+    if max_norm is not None:
+        renorm_rows_(weight, input, max_norm, norm_type)
     from ..frontend import indexing
     picked = indexing.getitem(weight, input).node
     if padding_idx is None:
