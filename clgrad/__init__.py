@@ -27,16 +27,16 @@ def where(condition, input, other):
     return _ew.where(condition, input, other)
 
 
-def maximum(a, b):
-    return a.maximum(b)
+def maximum(input, other):
+    return input.maximum(other)
 
 
-def minimum(a, b):
-    return a.minimum(b)
+def minimum(input, other):
+    return input.minimum(other)
 
 
-def matmul(a, b):
-    return a.matmul(b)
+def matmul(input, other):
+    return input.matmul(other)
 
 
 def is_tensor(x) -> bool:
