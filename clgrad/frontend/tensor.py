@@ -334,7 +334,7 @@ METHODS = [
     # conversions
     ("float", _cast(dt.float32)), ("double", _cast(dt.float64)), ("half", _cast(dt.float16)),
     ("int", _cast(dt.int32)), ("long", _cast(dt.int64)), ("bool", _cast(dt.bool_)),
-    ("type", ew.cast), ("cpu", lambda self: self.to("cpu")),
+    ("cpu", lambda self: self.to("cpu")),
 ]
 
 
@@ -383,3 +383,5 @@ _install(statistics.METHODS)
 _install(scatter.METHODS)
 _install(math_functions.METHODS)
 _install(bitwise.METHODS)
+from . import legacy_types  # noqa: E402
+_install(legacy_types.METHODS)
