@@ -7,7 +7,7 @@ import inspect
 import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
-from . import copies, global_state, type_functions
+from . import copies, global_state, random_fills, type_functions
 from .statistics import FUNCTIONS
 from .tensor import Tensor
 
@@ -52,6 +52,8 @@ METHODS_AS_FUNCTIONS = (
     # bitwise.py
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
+    # queries of real, non-negated tensors (composite_methods.py)
+    "isreal", "adjoint", "get_device", "is_neg", "resolve_neg", "is_conj", "resolve_conj",
 )
 
 
@@ -84,7 +86,7 @@ globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
 globals().update(FUNCTIONS)
 _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
              **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
-             **global_state.FUNCTIONS, **copies.FUNCTIONS}
+             **global_state.FUNCTIONS, **copies.FUNCTIONS, **random_fills.FUNCTIONS}
 globals().update(_COMPOSED)
 
 
@@ -127,6 +129,9 @@ def equal(input: Tensor, other: Tensor) -> bool:
     _check_tensors("equal", input, other)
     return input.shape == other.shape and bool((input == other).all().item())
 
+
+# whole-tensor comparisons are Tensor methods too (x.allclose(y))
+Tensor.isclose, Tensor.allclose, Tensor.equal = isclose, allclose, equal
 
 __all__ = list(METHODS_AS_FUNCTIONS) + list(FUNCTIONS) + list(_COMPOSED) + ["isclose", "allclose",
                                                                      "equal"]

@@ -383,5 +383,6 @@ _install(statistics.METHODS)
 _install(scatter.METHODS)
 _install(math_functions.METHODS)
 _install(bitwise.METHODS)
-from . import legacy_types  # noqa: E402
+from . import legacy_types, random_fills  # noqa: E402
 _install(legacy_types.METHODS)
+_install(random_fills.METHODS)
