@@ -12,21 +12,21 @@ from ..frontend.tensor import Tensor
 from ..frontend.tensor import realize
 from . import functional as F
 from . import init
-from .convolution import pair
 from .functional_module import FunctionalModule
 from .module import Module, place
 from .parameter import Parameter, register_affine, register_bias
 
 
-class _WeightedLayer(Module):
+class WeightedLayer(Module):
     """Linear's and Conv2d's parameters: a weight and an optional bias of weight.shape[0],
     initialised as PyTorch's are (the weight kaiming-uniform with a=sqrt(5), the bias uniform
     in +-1/sqrt(fan_in)) and put on the constructor's device and dtype."""
 
     def _create_parameters(self, weight_shape: tuple[int, ...], bias: bool, device,
-                           dtype) -> None:
+                           dtype, out_features: int | None = None) -> None:
+        """out_features: the bias's size, when not weight_shape[0] (transposed convolutions)."""
         self.weight = Parameter(creation.zeros(*weight_shape))
-        register_bias(self, weight_shape[0], bias)
+        register_bias(self, weight_shape[0] if out_features is None else out_features, bias)
         self.reset_parameters()
         place(self, device, dtype)
 
@@ -48,7 +48,7 @@ class Identity(Module):
         return input
 
 
-class Linear(_WeightedLayer):
+class Linear(WeightedLayer):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):
         super().__init__()
@@ -61,43 +61,6 @@ class Linear(_WeightedLayer):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
-
-
-class Conv2d(_WeightedLayer):
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None):
-        super().__init__()
-        if groups <= 0 or in_channels % groups or out_channels % groups:
-            raise ValueError(f"Conv2d: in_channels ({in_channels}) and out_channels "
-                             f"({out_channels}) must be divisible by groups ({groups})")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"Conv2d: padding_mode {padding_mode!r} is not supported")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = pair(kernel_size, "kernel_size")
-        self.stride, self.dilation = pair(stride, "stride"), pair(dilation, "dilation")
-        self.padding = padding if isinstance(padding, str) else pair(padding, "padding")
-        self.padding_mode = padding_mode
-        self._create_parameters((out_channels, in_channels // groups, *self.kernel_size), bias,
-                                device, dtype)
-
-    def forward(self, input):
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
-
-    def extra_repr(self) -> str:
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0, 0):
-            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else \
-                f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
 
 
 class _BatchNorm(Module):
