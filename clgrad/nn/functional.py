@@ -431,10 +431,11 @@ __all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear"
            "avg_pool2d", "one_hot"]
 
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
-from . import (activation as _activation, distance as _distance,  # noqa: E402
-               loss_functions as _loss_functions, normalization as _normalization,
-               pooling as _pooling, resampling as _resampling)
+from . import (activation as _activation, attention as _attention,  # noqa: E402
+               distance as _distance, loss_functions as _loss_functions,
+               normalization as _normalization, pooling as _pooling, resampling as _resampling)
 from .activation import *  # noqa: E402,F401,F403
+from .attention import *  # noqa: E402,F401,F403
 from .distance import *  # noqa: E402,F401,F403
 from .loss_functions import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
@@ -443,5 +444,5 @@ from .resampling import *  # noqa: E402,F401,F403
 
 avg_pool2d = _pooling.avg_pool2d    # convolution.py's, and with ceil_mode
 pad = _resampling.with_modes(pad)   # the constant pad above, and reflect, replicate, circular
-__all__ += [name for module in (_activation, _distance, _loss_functions, _normalization,
+__all__ += [name for module in (_activation, _attention, _distance, _loss_functions, _normalization,
                                 _pooling, _resampling) for name in module.__all__]
