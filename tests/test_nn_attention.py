@@ -63,6 +63,9 @@ def test_sdpa_edges_match_torch():
     minus_inf[0, 1] = 0.0            # a float mask hiding all but one key of row 0, all of 1
     check(lambda q, k, v, m: F(q).scaled_dot_product_attention(q, k, v, attn_mask=m),
           (2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), minus_inf)
+    # a float32 mask added to float64 scores
+    check(lambda q, m: F(q).scaled_dot_product_attention(q, q, q, attn_mask=m),
+          make((2, 3, 4), np.float64), make((3, 3), np.float32))
     # no keys at all: zeros; dropout_p=1 drops every weight: zeros
     check(lambda q, k, v: (F(q).scaled_dot_product_attention(q, k, v),
                            F(q).scaled_dot_product_attention(q, q, q, dropout_p=1.0)),
@@ -75,7 +78,7 @@ def test_sdpa_errors():
     cases = [
         (dict(attn_mask=cg.ones(3, 5, dtype=cg.bool), is_causal=True), "should not be set"),
         (dict(attn_mask=cg.zeros(3, 4)), r"shapes \(2, 2, 3, 5\) and \(3, 4\)"),
-        (dict(attn_mask=cg.zeros(3, 5, dtype=cg.int64)), "attn_mask of dtype bool or float32"),
+        (dict(attn_mask=cg.zeros(3, 5, dtype=cg.int64)), "attn_mask of dtype bool, float32"),
     ]
     for kwargs, message in cases:
         with pytest.raises(RuntimeError, match=f"scaled_dot_product_attention: .*{message}"):
@@ -183,11 +186,13 @@ def test_multihead_attention_errors():
 
 @needs_torch
 def test_transformer_encoder_layer_matches_torch():
-    # a module as the activation is a submodule (printed, and in named_modules)
-    check_module("TransformerEncoderLayer", (4, 2, 8),
-                 lambda lib: dict(dropout=0.0, activation=lib.nn.GELU()), (3, 2, 4),
-                 PADDING[:, :3], call=lambda m, x, p: m(x, src_mask=_causal(library(x), 3),
-                                                        src_key_padding_mask=p))
+    # a module as the activation is a submodule (printed, and in named_modules); a float
+    # src_mask with a bool padding mask warns, as PyTorch's
+    with pytest.warns(UserWarning, match="mismatched src_key_padding_mask and src_mask"):
+        check_module("TransformerEncoderLayer", (4, 2, 8),
+                     lambda lib: dict(dropout=0.0, activation=lib.nn.GELU()), (3, 2, 4),
+                     PADDING[:, :3], call=lambda m, x, p: m(x, src_mask=_causal(library(x), 3),
+                                                            src_key_padding_mask=p))
 
 
 @needs_torch
@@ -243,6 +248,9 @@ def test_rms_norm_function_matches_torch():
                         F(x).rms_norm(x[:0], (4,))),
           (2, 3, 4), (4,))
     check(lambda x: F(x).rms_norm(x, (2,)), np.zeros((3, 2), np.float32))   # all zeros
+    # float16 is computed in float32, with float32's epsilon (float16's, 1e-3, would show)
+    check(lambda x: F(x).rms_norm(x, (4,)), (2, 4), dtype=np.float16, low=1e-3, high=3e-3,
+          atol=1e-2, rtol=1e-2)
 
 
 def test_rms_norm_errors():

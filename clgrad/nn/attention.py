@@ -63,9 +63,9 @@ def _check_sdpa(query, key, value, attn_mask, is_causal: bool, enable_gqa: bool)
         if is_causal:
             raise RuntimeError(f"{_SDPA}: Explicit attn_mask should not be set when "
                                "is_causal=True")
-        if attn_mask.dtype not in (dt.bool_, query.dtype):
-            raise RuntimeError(f"{_SDPA}: expected attn_mask of dtype bool or {query.dtype.name} "
-                               f"(the query's), got {attn_mask.dtype.name}")
+        if attn_mask.dtype not in (dt.bool_, dt.float32, query.dtype):
+            raise RuntimeError(f"{_SDPA}: expected attn_mask of dtype bool, float32 or "
+                               f"{query.dtype.name} (the query's), got {attn_mask.dtype.name}")
 
 
 def _repeat_heads(t, heads: int):
@@ -101,7 +101,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                                f"broadcast to the attention weights' shape "
                                f"{tuple(scores.shape)}")
         scores = scores.masked_fill(~attn_mask, -math.inf) if attn_mask.dtype == dt.bool_ \
-            else scores + attn_mask
+            else scores + attn_mask.to(scores.dtype)
     weights = _safe_softmax(scores)
     if dropout_p > 0:
         weights = F.dropout(weights, dropout_p)

@@ -61,7 +61,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     """input / sqrt(mean(input^2) + eps) over the last len(normalized_shape) dims, times
-    weight; eps None is the machine epsilon of input's dtype."""
+    weight; eps None is the machine epsilon of the dtype it is computed in."""
     if not isinstance(normalized_shape, (tuple, list)):
         raise TypeError(f"rms_norm: argument 'normalized_shape' must be a tuple of ints, not "
                         f"{type(normalized_shape).__name__}")
@@ -80,7 +80,8 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     device = common_device("rms_norm", tensors)
     dtype = input.dtype if weight is None else dt.promote(input.dtype, weight.dtype)
     x = input.node.cast(dtype)
-    eps = float(np.finfo(input.dtype.np).eps) if eps is None else eps
+    if eps is None:     # the epsilon of the type it is computed in: float16's is float32
+        eps = float(np.finfo(dt.promote(input.dtype, dt.float32).np).eps)
     count = math.prod(shape)
     if input.numel():       # (an empty input's output is empty: no sums over no rows)
         axes = tuple(range(input.ndim - k, input.ndim))
