@@ -253,15 +253,15 @@ def outer(self, vec2):
     return self.reshape(-1, 1) * vec2.reshape(1, -1)
 
 
-def dot(self, other):
-    _vectors("dot", self, other)
-    if self.shape != other.shape:
+def dot(self, tensor):
+    _vectors("dot", self, tensor)
+    if self.shape != tensor.shape:
         raise RuntimeError(f"dot: inconsistent tensor size, expected tensor [{self.shape[0]}] "
-                           f"and src [{other.shape[0]}] to have the same number of elements")
-    if self.dtype != other.dtype:
+                           f"and src [{tensor.shape[0]}] to have the same number of elements")
+    if self.dtype != tensor.dtype:
         raise RuntimeError(f"dot: expected both vectors to have same dtype, but found "
-                           f"{self.dtype.name} and {other.dtype.name}")
-    return (self * other).sum()
+                           f"{self.dtype.name} and {tensor.dtype.name}")
+    return (self * tensor).sum()
 
 
 def mv(self, vec):
@@ -295,7 +295,8 @@ def _along(self, op: str, dim: int, index):
     return self[tuple(items)]
 
 
-def gather(self, dim: int, index):
+def gather(self, dim: int, index, *, sparse_grad: bool = False):
+    """(sparse_grad asks for a sparse gradient; clgrad's is always dense.)"""
     return _along(self, "gather", dim, index)
 
 

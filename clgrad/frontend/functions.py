@@ -3,6 +3,7 @@ x.exp()), and the comparisons of whole tensors (isclose, allclose, equal)."""
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
@@ -67,7 +68,16 @@ def _as_function(name: str):
         return getattr(args[0], name)(*args[1:], **kwargs)
 
     function.__qualname__ = name
+    function.__signature__ = _with_input_first(inspect.signature(method))
     return function
+
+
+def _with_input_first(signature: inspect.Signature) -> inspect.Signature:
+    """A method's signature as its torch.* function's: the tensor is the parameter input."""
+    parameters = list(signature.parameters.values())
+    if parameters and parameters[0].kind is parameters[0].POSITIONAL_OR_KEYWORD:
+        parameters[0] = parameters[0].replace(name="input")
+    return signature.replace(parameters=parameters)
 
 
 globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})

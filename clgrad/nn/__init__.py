@@ -22,20 +22,21 @@ from . import (activation_layers as _activation_layers,  # noqa: E402
                recurrent as _recurrent, transformer as _transformer)
 from .activation_layers import *  # noqa: E402,F401,F403
 from .attention_layers import *  # noqa: E402,F401,F403
-from .containers import ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
+from .containers import Container, ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
 from .dropout_layers import (AlphaDropout, Dropout1d, Dropout2d,  # noqa: E402,F401
                              Dropout3d, FeatureAlphaDropout)
+from .layers import EmbeddingBag  # noqa: E402,F401
 from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402,F401
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
-                   MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-                   PairwiseDistance, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
-                   TripletMarginLoss)
+                   MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                   MultiMarginLoss, NLLLoss2d, PairwiseDistance, PoissonNLLLoss, SmoothL1Loss,
+                   SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
 from .normalization_layers import *  # noqa: E402,F401,F403
 from .pooling_layers import *  # noqa: E402,F401,F403
 from .recurrent import *  # noqa: E402,F401,F403
 from .transformer import *  # noqa: E402,F401,F403
 
 __all__ += _activation_layers.__all__ + _loss.LOSSES_MORE + _normalization_layers.__all__ + \
-    _pooling_layers.__all__ + ["ModuleDict", "ParameterList", "ParameterDict", "Dropout1d",
+    _pooling_layers.__all__ + ["Container", "EmbeddingBag", "ModuleDict", "ParameterList", "ParameterDict", "Dropout1d",
     "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"] + _recurrent.__all__ + \
     _attention_layers.__all__ + _transformer.__all__
