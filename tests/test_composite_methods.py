@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import clgrad as cg
-from helpers import check, library, torch
+from helpers import check, library, make, torch
 
 nan, inf = float("nan"), float("inf")
 
@@ -50,6 +50,10 @@ def test_method_matches_torch(name, args, others, options):
         check(lambda x: getattr(x, name), (3, 4))
     else:
         check(_method(name, *args), (3, 4), *others, **options)
+
+
+def test_tril_and_triu_of_a_bool_mask_stay_bool():
+    check(lambda m: (m.tril(), m.triu(1)), make((3, 4), np.bool_), grad=False)
 
 
 def test_indexing_along_a_dim_matches_torch():

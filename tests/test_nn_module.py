@@ -173,3 +173,25 @@ def test_assignment_to_a_registered_name_keeps_its_kind_and_none_clears_it():
 
     with pytest.raises(AttributeError, match=r"cannot assign Parameter 'weight' before"):
         Early()
+
+
+def test_deepcopy_copies_parameters_and_their_gradients():
+    import copy
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    model(cg.ones(1, 3)).sum().backward()
+    twin = copy.deepcopy(model)
+    w, w2 = model[0].weight, twin[0].weight
+    assert type(w2) is nn.Parameter and w2 is not w and w2.requires_grad
+    np.testing.assert_array_equal(w2.numpy(), w.numpy())
+    np.testing.assert_array_equal(w2.grad.numpy(), w.grad.numpy())
+    with cg.no_grad():
+        w.mul_(2)                   # the copy keeps its own value
+    np.testing.assert_array_equal(w2.numpy() * 2, w.numpy())
+    with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+        copy.deepcopy(w * 2)
+
+
+def test_modulelist_prints_a_run_of_equal_entries_once():
+    layers = nn.ModuleList([nn.ReLU(), nn.ReLU(), nn.Tanh(), nn.ReLU()])
+    assert repr(layers) == ("ModuleList(\n  (0-1): 2 x ReLU()\n  (2): Tanh()\n  (3): ReLU()\n)")
+    assert repr(nn.ModuleList()) == "ModuleList()"

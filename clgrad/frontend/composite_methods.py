@@ -197,7 +197,7 @@ def _band(self, diagonal: int, lower: bool):
     offset = creation.arange(cols, device=self.device).reshape(1, cols) - \
         creation.arange(rows, device=self.device).reshape(rows, 1)
     keep = offset <= diagonal if lower else offset >= diagonal
-    return ew.where(keep, self, 0)
+    return ew.where(keep, self, False if self.dtype == dt.bool_ else 0)     # (0 makes int64)
 
 
 def tril(self, diagonal: int = 0):

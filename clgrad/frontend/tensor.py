@@ -208,6 +208,19 @@ class Tensor:
     def clone(self) -> Tensor:
         return record("clone", self.node, self.device, [self])
 
+    def __deepcopy__(self, memo) -> Tensor:
+        """A graph leaf's copy (copy.deepcopy of a model copies its parameters): its value,
+        type (a Parameter stays one), requires_grad and gradient. As in PyTorch, only leaves."""
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment")
+        out = object.__new__(type(self))
+        Tensor.__init__(out, self.node.detach(), self.device, self.requires_grad)
+        memo[id(self)] = out
+        if self.grad is not None:
+            out.grad = self.grad.__deepcopy__(memo)
+        return out
+
     def contiguous(self) -> Tensor:
         return self     # views are index arithmetic: every tensor reads as contiguous
 

@@ -18,10 +18,12 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
 
 # ---- more of torch.nn, in modules of their own ----------------------------------------------
 from . import (activation_layers as _activation_layers,  # noqa: E402
-               conv_layers as _conv_layers, loss as _loss,
+               attention_layers as _attention_layers, conv_layers as _conv_layers,
+               loss as _loss,
                normalization_layers as _normalization_layers, pooling_layers as _pooling_layers,
-               recurrent as _recurrent)
+               recurrent as _recurrent, transformer as _transformer)
 from .activation_layers import *  # noqa: E402,F401,F403
+from .attention_layers import *  # noqa: E402,F401,F403
 from .conv_layers import *  # noqa: E402,F401,F403
 from .containers import Container, ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
 from .dropout_layers import (AlphaDropout, Dropout1d, Dropout2d,  # noqa: E402,F401
@@ -35,8 +37,10 @@ from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402
 from .normalization_layers import *  # noqa: E402,F401,F403
 from .pooling_layers import *  # noqa: E402,F401,F403
 from .recurrent import *  # noqa: E402,F401,F403
+from .transformer import *  # noqa: E402,F401,F403
 
-__all__ += _activation_layers.__all__ + _conv_layers.__all__ + _loss.LOSSES_MORE + \
-    _normalization_layers.__all__ + _pooling_layers.__all__ + _recurrent.__all__ + [
+__all__ += _activation_layers.__all__ + _attention_layers.__all__ + _conv_layers.__all__ + \
+    _loss.LOSSES_MORE + _normalization_layers.__all__ + _pooling_layers.__all__ + \
+    _recurrent.__all__ + _transformer.__all__ + [
         "Container", "EmbeddingBag", "ModuleDict", "ParameterList", "ParameterDict",
         "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]

@@ -106,6 +106,22 @@ class ModuleList(_Numbered):
         self._modules.clear()
         self.extend(items)
 
+    def __repr__(self) -> str:
+        """As PyTorch prints it: a run of entries that print alike is one line, "(0-5): 6 x"."""
+        runs: list[list] = []       # [first index, last index, repr]
+        for i, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        if not runs:
+            return "ModuleList()"
+        lines = [(f"({first}): " if first == last else
+                  f"({first}-{last}): {last - first + 1} x ") + text.replace("\n", "\n  ")
+                 for first, last, text in runs]
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+
 
 def _index(index: int, n: int) -> int:
     if not -n <= index < n:

@@ -442,12 +442,13 @@ __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "gelu",
            "avg_pool2d", "one_hot"]
 
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
-from . import (activation as _activation, distance as _distance,  # noqa: E402
-               embedding_bag as _embedding_bag, grid_sampling as _grid_sampling,
-               loss_functions as _loss_functions, normalization as _normalization,
-               pooling as _pooling, ranking_losses as _ranking_losses,
-               resampling as _resampling)
+from . import (activation as _activation, attention as _attention,  # noqa: E402
+               distance as _distance, embedding_bag as _embedding_bag,
+               grid_sampling as _grid_sampling, loss_functions as _loss_functions,
+               normalization as _normalization, pooling as _pooling,
+               ranking_losses as _ranking_losses, resampling as _resampling)
 from .activation import *  # noqa: E402,F401,F403
+from .attention import *  # noqa: E402,F401,F403
 from .distance import *  # noqa: E402,F401,F403
 from .embedding_bag import *  # noqa: E402,F401,F403
 from .grid_sampling import *  # noqa: E402,F401,F403
@@ -459,6 +460,6 @@ from .resampling import *  # noqa: E402,F401,F403
 
 avg_pool2d = _pooling.avg_pool2d    # convolution.py's, and with ceil_mode
 pad = _resampling.with_modes(pad)   # the constant pad above, and reflect, replicate, circular
-__all__ += [name for module in (_activation, _distance, _embedding_bag, _grid_sampling,
-                                _loss_functions, _normalization, _pooling, _ranking_losses,
-                                _resampling) for name in module.__all__]
+__all__ += [name for module in (_activation, _attention, _distance, _embedding_bag,
+                                _grid_sampling, _loss_functions, _normalization, _pooling,
+                                _ranking_losses, _resampling) for name in module.__all__]

@@ -1,10 +1,13 @@
-"""group_norm, instance_norm, the channel-wise dropouts (dropout1d/2d/3d), alpha_dropout and
-bilinear, as torch.nn.functional's, recorded under PyTorch's grad_fn names."""
+"""group_norm, instance_norm, rms_norm, the channel-wise dropouts (dropout1d/2d/3d),
+alpha_dropout and bilinear, as torch.nn.functional's, recorded under PyTorch's grad_fn names."""
 from __future__ import annotations
 
 import math
 import warnings
 
+import numpy as np
+
+from ..compiler import dtype as dt
 from ..compiler import ir
 from ..frontend.backward import record
 from ..frontend.grad_mode import no_grad
@@ -54,6 +57,38 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     y, _, _ = standardize(grouped, (2,), eps)
     y = affine(y.reshape(x.shape), weight, bias, (1, c) + (1,) * (input.ndim - 2))
     return record("group_norm", y, device, tensors)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
+    """input / sqrt(mean(input^2) + eps) over the last len(normalized_shape) dims, times
+    weight; eps None is the machine epsilon of the dtype it is computed in."""
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(f"rms_norm: argument 'normalized_shape' must be a tuple of ints, not "
+                        f"{type(normalized_shape).__name__}")
+    check_float("rms_norm", input)
+    shape = tuple(normalized_shape)
+    k = len(shape)
+    if tuple(input.shape[input.ndim - k:]) != shape or k > input.ndim:
+        raise RuntimeError(f"rms_norm: Given normalized_shape={list(shape)}, expected input "
+                           f"with shape [*, {', '.join(map(str, shape))}], but got input of "
+                           f"size {list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(f"rms_norm: Expected weight to be of same shape as normalized_shape, "
+                           f"but got weight of shape {list(weight.shape)} and normalized_shape = "
+                           f"{list(shape)}")
+    tensors = [t for t in (input, weight) if t is not None]
+    device = common_device("rms_norm", tensors)
+    dtype = input.dtype if weight is None else dt.promote(input.dtype, weight.dtype)
+    x = input.node.cast(dtype)
+    if eps is None:     # the epsilon of the type it is computed in: float16's is float32
+        eps = float(np.finfo(dt.promote(input.dtype, dt.float32).np).eps)
+    count = math.prod(shape)
+    if input.numel():       # (an empty input's output is empty: no sums over no rows)
+        axes = tuple(range(input.ndim - k, input.ndim))
+        mean_square = (x * x).sum(axes) * (1 / count)
+        x = x * (mean_square + eps).sqrt().recip().expand(x.shape)
+    y = affine(x, weight, None, (1,) * (input.ndim - k) + shape)
+    return record("mul", y, device, tensors)
 
 
 def _spatial_count(input) -> int:
@@ -263,5 +298,5 @@ def bilinear(input1, input2, weight, bias=None):
     return out + bias if bias is not None else out
 
 
-__all__ = ["group_norm", "instance_norm", "dropout1d", "dropout2d", "dropout3d",
+__all__ = ["group_norm", "instance_norm", "rms_norm", "dropout1d", "dropout2d", "dropout3d",
            "alpha_dropout", "feature_alpha_dropout", "local_response_norm", "bilinear"]

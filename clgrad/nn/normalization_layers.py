@@ -31,6 +31,15 @@ class _AffineNorm(Module):
         register_affine(self, shape, affine, bias)
         place(self, device, dtype)
 
+    def _over_trailing_dims(self, normalized_shape, eps, elementwise_affine: bool, bias: bool,
+                            device, dtype) -> None:
+        """LayerNorm's and RMSNorm's attributes: the trailing shape normalised over (an int is
+        one dim), eps, and the parameters of that shape."""
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
+            tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        self._affine(self.normalized_shape, elementwise_affine, bias, device, dtype)
+
     def reset_parameters(self) -> None:
         if self.weight is not None:
             init.ones_(self.weight)
@@ -40,19 +49,29 @@ class _AffineNorm(Module):
     def forward(self, input):
         return self._fn(input, getattr(self, self._layout), self.weight, self.bias, self.eps)
 
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
 
 class LayerNorm(_AffineNorm, fn=F.layer_norm, layout="normalized_shape"):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device=None, dtype=None):
         super().__init__()
-        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
-            tuple(normalized_shape)
-        self.eps, self.elementwise_affine = eps, elementwise_affine
-        self._affine(self.normalized_shape, elementwise_affine, bias, device, dtype)
+        self._over_trailing_dims(normalized_shape, eps, elementwise_affine, bias, device, dtype)
 
     def extra_repr(self) -> str:
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+        return super().extra_repr() + f", bias={self.bias is not None}"
+
+
+class RMSNorm(_AffineNorm, fn=N.rms_norm, layout="normalized_shape"):
+    def __init__(self, normalized_shape, eps: float | None = None,
+                 elementwise_affine: bool = True, device=None, dtype=None):
+        super().__init__()
+        self._over_trailing_dims(normalized_shape, eps, elementwise_affine, False, device, dtype)
+
+    def forward(self, input):       # a scale and no shift: rms_norm takes no bias
+        return self._fn(input, self.normalized_shape, self.weight, self.eps)
 
 
 class GroupNorm(_AffineNorm, fn=N.group_norm, layout="num_groups"):
@@ -220,5 +239,5 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-__all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+__all__ = ["RMSNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
            "LocalResponseNorm", "BatchNorm3d", "Unflatten", "Bilinear"]
