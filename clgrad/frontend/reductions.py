@@ -242,11 +242,12 @@ def _read_at(node: ir.Node, hit: ir.Node, axis: int) -> ir.Node:
     return hit.where(node, 0).sum((axis,))
 
 
-def max_at_first(node: ir.Node, axis: int) -> ir.Node:
+def max_at_first(node: ir.Node, axis: int) -> tuple[ir.Node, ir.Node]:
     """The max of each row of a float node along axis (kept as size 1), whose gradient goes to
     the row's first largest element alone (max pooling's, as in PyTorch; a row with NaNs
-    gives its last NaN, as PyTorch's pooling does)."""
-    return _read_at(node, _first_largest(node, axis, nan_last=True)[1], axis)
+    gives its last NaN, as PyTorch's pooling does), and that element's position (int64)."""
+    position, hit = _first_largest(node, axis, nan_last=True)
+    return _read_at(node, hit, axis), position
 
 
 def _indices(first: ir.Node, axis: int, keepdim: bool, device):

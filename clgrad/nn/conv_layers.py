@@ -3,17 +3,10 @@ padding modes and reprs around nn/convolution.py's functionals."""
 from __future__ import annotations
 
 from . import functional as F
+from .convolution import ntuple
 from .layers import WeightedLayer
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
-
-
-def _tuple(value, dims: int, name: str) -> tuple[int, ...]:
-    if isinstance(value, (tuple, list)):
-        if len(value) != dims:
-            raise ValueError(f"{name} must be an int or a tuple of {dims} ints, got {value}")
-        return tuple(int(v) for v in value)
-    return (int(value),) * dims
 
 
 class _ConvNd(WeightedLayer):
@@ -40,14 +33,15 @@ class _ConvNd(WeightedLayer):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string '{padding}', should be one of "
                                  "['valid', 'same']")
-            if padding == "same" and any(s != 1 for s in _tuple(stride, dims, "stride")):
+            if padding == "same" and any(s != 1 for s in ntuple(stride, dims, "stride")):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _tuple(kernel_size, dims, "kernel_size")
-        self.stride = _tuple(stride, dims, "stride")
-        self.dilation = _tuple(dilation, dims, "dilation")
-        self.padding = padding if isinstance(padding, str) else _tuple(padding, dims, "padding")
-        self.output_padding = _tuple(output_padding, dims, "output_padding")
+        self.kernel_size = ntuple(kernel_size, dims, "kernel_size")
+        self.stride = ntuple(stride, dims, "stride")
+        self.dilation = ntuple(dilation, dims, "dilation")
+        self.padding = padding if isinstance(padding, str) else \
+            ntuple(padding, dims, "padding")
+        self.output_padding = ntuple(output_padding, dims, "output_padding")
         self.padding_mode = padding_mode
         channels = (in_channels, out_channels // groups) if self._transposed else \
             (out_channels, in_channels // groups)

@@ -23,6 +23,15 @@ def pair(value, name: str = "value") -> tuple[int, int]:
     return int(value), int(value)
 
 
+def ntuple(value, dims: int, name: str = "value") -> tuple[int, ...]:
+    """An int, or a sequence of dims ints, as a tuple of dims ints (a layer's kernel_size)."""
+    if isinstance(value, (tuple, list)):
+        if len(value) != dims:
+            raise ValueError(f"{name} must be an int or a tuple of {dims} ints, got {value}")
+        return tuple(int(v) for v in value)
+    return (int(value),) * dims
+
+
 def out_size(i: int, k: int, s: int, d: int, p: int, op: str) -> int:
     o = (i + 2 * p - d * (k - 1) - 1) // s + 1
     if o < 1:
@@ -161,6 +170,17 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _convolve("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+def conv_tbc(input, weight, bias, pad: int = 0):
+    """A 1-D convolution of (time, batch, channels) input with (kernel, in, out) weight,
+    padded by pad steps at both ends of time; (time', batch, out) comes out."""
+    if input.ndim != 3 or weight.ndim != 3 or bias.ndim != 1:
+        raise RuntimeError(f"conv_tbc: expected 3-D input and weight and a 1-D bias, got "
+                           f"shapes {tuple(input.shape)}, {tuple(weight.shape)} and "
+                           f"{tuple(bias.shape)}")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
 def _transposed(op, input, weight, bias, stride, padding, output_padding, groups, dilation,
                 dims):
     """conv_transpose1d and conv_transpose2d: the gradient of a convolution with respect to its
@@ -262,8 +282,8 @@ def _ceil_extra(i, k, s, d, p) -> int:
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    if return_indices:
-        raise NotImplementedError("max_pool2d: return_indices=True is not supported")
+    """The max of each window; with return_indices also its position in the input's plane
+    (row * width + column, int64), PyTorch's indices for max_unpool2d."""
     kernel, stride, padding, dilation = _pool_args("max_pool2d", kernel_size, stride, padding,
                                                    dilation)
     x, unbatched = _batched(input, "max_pool2d")
@@ -280,13 +300,30 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         win = windows(padded, kernel, stride, dilation)
     n, c, ho, kh, wo, kw = win.shape
     if kh * kw <= _MAX_SELECTS:
-        out = _max_select(win)
+        out, slot = _max_select(win)
     else:   # a reduction (the chain's backward would grow with the square of the window)
         rows = win.permute((0, 1, 2, 4, 3, 5)).reshape((n, c, ho, wo, kh * kw))
-        out = max_at_first(rows, 4).reshape((n, c, ho, wo))
+        out, slot = (node.reshape((n, c, ho, wo)) for node in max_at_first(rows, 4))
     if unbatched:
         out = out.reshape(out.shape[1:])
-    return record("max_pool2d", out, input.device, [input])
+    values = record("max_pool2d", out, input.device, [input])
+    if not return_indices:
+        return values
+    index = _plane_index(slot, (kh, kw), stride, padding, dilation, x.shape[3])
+    from ..frontend.tensor import Tensor
+    return values, Tensor(index.reshape(out.shape), input.device)
+
+
+def _plane_index(slot: ir.Node, kernel, stride, padding, dilation, width: int) -> ir.Node:
+    """Where in the input plane each window's element number slot (row-major in the window)
+    lies, as row * width + column."""
+    n, c, ho, wo = slot.shape
+    slot = slot.cast(dtypes.int64)
+    rows = ir.iota(ho, dtypes.int64).reshape((1, 1, ho, 1)).expand(slot.shape)
+    cols = ir.iota(wo, dtypes.int64).reshape((1, 1, 1, wo)).expand(slot.shape)
+    row = rows * stride[0] - padding[0] + (slot / kernel[1]) * dilation[0]
+    col = cols * stride[1] - padding[1] + (slot % kernel[1]) * dilation[1]
+    return row * width + col
 
 
 def _blocks(node: ir.Node, kernel) -> ir.Node:
@@ -302,9 +339,9 @@ def _blocks(node: ir.Node, kernel) -> ir.Node:
 _MAX_SELECTS = 16
 
 
-def _max_select(win: ir.Node) -> ir.Node:
-    """The max of each (kh, kw) window of (N, C, Ho, kh, Wo, kw), picked by the position of
-    its first largest element (row-major), so the derived gradient goes to that one element as
+def _max_select(win: ir.Node) -> tuple[ir.Node, ir.Node]:
+    """The max of each (kh, kw) window of (N, C, Ho, kh, Wo, kw), and the position of its
+    first largest element (row-major) by which it is picked, so the derived gradient goes to that one element as
     PyTorch's does. Both are elementwise over the window's elements (views, no reduction
     loop): scanning from the last, an element wins if it is at least the max of those after
     it. The position gets a buffer of its own (one kernel with the max), so the backward
@@ -327,7 +364,7 @@ def _max_select(win: ir.Node) -> ir.Node:
     out = slots[-1]
     for j in reversed(range(len(slots) - 1)):
         out = first.eq(j).where(slots[j], out)
-    return out
+    return out, first
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,

@@ -21,8 +21,8 @@ from ..frontend.operands import as_float, common_device
 from ..frontend.reductions import log_softmax_node
 from .embedding_bag import renorm_rows_
 from .loss_functions import legacy_reduction
-from .convolution import (avg_pool2d, conv1d, conv2d, conv_transpose1d,  # noqa: F401
-                          conv_transpose2d, max_pool2d)                    # (re-exported)
+from .convolution import (avg_pool2d, conv1d, conv2d, conv_tbc,  # noqa: F401
+                          conv_transpose1d, conv_transpose2d, max_pool2d)  # (re-exported)
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -438,7 +438,7 @@ def one_hot(tensor, num_classes: int = -1):
 __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
            "embedding", "pad", "layer_norm", "batch_norm", "nll_loss",
            "cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
-           "conv_transpose1d", "conv_transpose2d", "max_pool2d",
+           "conv_tbc", "conv_transpose1d", "conv_transpose2d", "max_pool2d",
            "avg_pool2d", "one_hot"]
 
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
@@ -446,13 +446,15 @@ from . import (activation as _activation, attention as _attention,  # noqa: E402
                distance as _distance, embedding_bag as _embedding_bag,
                grid_sampling as _grid_sampling, loss_functions as _loss_functions,
                normalization as _normalization, pooling as _pooling,
-               ranking_losses as _ranking_losses, resampling as _resampling)
+               ranking_losses as _ranking_losses, resampling as _resampling,
+               unpooling as _unpooling)
 from .activation import *  # noqa: E402,F401,F403
 from .attention import *  # noqa: E402,F401,F403
 from .distance import *  # noqa: E402,F401,F403
 from .embedding_bag import *  # noqa: E402,F401,F403
 from .grid_sampling import *  # noqa: E402,F401,F403
 from .ranking_losses import *  # noqa: E402,F401,F403
+from .unpooling import *  # noqa: E402,F401,F403
 from .loss_functions import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
 from .pooling import *  # noqa: E402,F401,F403
@@ -462,4 +464,5 @@ avg_pool2d = _pooling.avg_pool2d    # convolution.py's, and with ceil_mode
 pad = _resampling.with_modes(pad)   # the constant pad above, and reflect, replicate, circular
 __all__ += [name for module in (_activation, _attention, _distance, _embedding_bag,
                                 _grid_sampling, _loss_functions, _normalization, _pooling,
-                                _ranking_losses, _resampling) for name in module.__all__]
+                                _ranking_losses, _resampling, _unpooling)
+           for name in module.__all__]

@@ -209,13 +209,13 @@ def _as_2d(op: str, input):
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
-    if return_indices:
-        raise NotImplementedError("max_pool1d: return_indices=True is not supported")
     k = _single(kernel_size, "kernel_size")
     s = k if stride is None or stride == [] or stride == () else _single(stride, "stride")
     out = conv.max_pool2d(_as_2d("max_pool1d", input), (1, k), (1, s),
                           (0, _single(padding, "padding")), (1, _single(dilation, "dilation")),
-                          ceil_mode)
+                          ceil_mode, return_indices)
+    if return_indices:     # (a plane of one row: the position along the row)
+        return out[0].squeeze(-2), out[1].squeeze(-2)
     return out.squeeze(-2)
 
 
@@ -350,17 +350,14 @@ def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, dims):
     """(sum over each window of x^p)^(1/p), as PyTorch computes it: an average pool of x^p
     times the window size (p = inf: the max of |x|)."""
     from . import functional as F
-    max_pool = F.max_pool2d if dims == 2 else max_pool1d
-    avg_pool = avg_pool2d if dims == 2 else avg_pool1d
+    max_pool = {1: max_pool1d, 2: F.max_pool2d, 3: max_pool3d}[dims]
+    avg_pool = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}[dims]
     if norm_type == math.inf:
         return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
     if norm_type == -math.inf:
         return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if dims == 2:
-        kh, kw = conv.pair(kernel_size, "kernel_size")
-        count = kh * kw
-    else:
-        count = _single(kernel_size, "kernel_size")
+    window = {1: lambda k, name: (_single(k, name),), 2: conv.pair, 3: _triple}[dims]
+    count = math.prod(window(kernel_size, "kernel_size"))
     out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return (out.sign() * out.abs().relu() * count).pow(1.0 / norm_type)
 
@@ -371,6 +368,10 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = Fals
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = False):
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
 # ---- unfold and fold: sliding blocks as columns, and back -----------------------------------
@@ -442,7 +443,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                   [input])
 
 
-__all__ = ["max_pool3d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "unfold", "fold",
+__all__ = ["max_pool3d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "unfold", "fold",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool3d",
            "adaptive_max_pool3d"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from . import functional as F
 from . import pooling as P
 from . import resampling as R
+from . import unpooling as U
+from .convolution import ntuple
 from .functional_module import FunctionalModule
 from .module import Module
 
@@ -142,6 +144,38 @@ class LPPool2d(LPPool1d, fn=P.lp_pool2d):
     """The p-norms of (N, C, H, W) input's windows."""
 
 
+class LPPool3d(LPPool1d, fn=P.lp_pool3d):
+    """The p-norms of (N, C, D, H, W) input's windows."""
+
+
+class _MaxUnpoolNd(FunctionalModule):
+    """Pooled values back at their indices' positions; hyperparameters as tuples of the
+    layer's rank (stride defaults to the kernel), as PyTorch stores them."""
+    _dims = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        kernel = ntuple(kernel_size, self._dims, "kernel_size")
+        super().__init__(kernel_size=kernel,
+                         stride=kernel if stride is None else
+                         ntuple(stride, self._dims, "stride"),
+                         padding=ntuple(padding, self._dims, "padding"))
+
+    def forward(self, input, indices, output_size=None):
+        return self._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool1d(_MaxUnpoolNd, fn=U.max_unpool1d):
+    _dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd, fn=U.max_unpool2d):
+    _dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd, fn=U.max_unpool3d):
+    _dims = 3
+
+
 class ChannelShuffle(FunctionalModule, fn=R.channel_shuffle):
     def __init__(self, groups: int):
         super().__init__(groups=groups)
@@ -240,7 +274,7 @@ __all__ = ["MaxPool2d", "AvgPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3
            "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool1d", "AvgPool1d",
            "Upsample", "PixelShuffle", "PixelUnshuffle", "Unfold", "Fold", "LPPool1d",
-           "LPPool2d", "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+           "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "ChannelShuffle", "UpsamplingNearest2d", "UpsamplingBilinear2d",
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
            "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
            "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",

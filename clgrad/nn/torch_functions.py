@@ -11,7 +11,8 @@ SAME = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "pixel_shuff
         "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "celu", "celu_", "selu",
         "selu_", "rrelu", "rrelu_", "threshold", "threshold_", "prelu", "hardshrink",
         "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d",
-        "bilinear", "channel_shuffle", "native_channel_shuffle", "pdist", "rms_norm")
+        "bilinear", "channel_shuffle", "native_channel_shuffle", "pdist", "rms_norm",
+        "conv_tbc", "max_pool1d_with_indices")
 
 _REDUCTION_NAMES = ("none", "mean", "sum")    # torch.* losses' enum: 0, 1, 2
 
