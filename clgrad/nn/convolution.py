@@ -341,10 +341,10 @@ _MAX_SELECTS = 16
 
 def _max_select(win: ir.Node) -> tuple[ir.Node, ir.Node]:
     """The max of each (kh, kw) window of (N, C, Ho, kh, Wo, kw), and the position of its
-    first largest element (row-major) by which it is picked, so the derived gradient goes to that one element as
-    PyTorch's does. Both are elementwise over the window's elements (views, no reduction
-    loop): scanning from the last, an element wins if it is at least the max of those after
-    it. The position gets a buffer of its own (one kernel with the max), so the backward
+    first largest element (row-major) by which it is picked, so the derived gradient goes to
+    that one element as PyTorch's does. Both are elementwise over the window's elements
+    (views, no reduction loop): scanning from the last, an element wins if it is at least the
+    max of those after it. The position gets a buffer of its own (one kernel with the max), so the backward
     reads it instead of comparing the window again."""
     n, c, ho, kh, wo, kw = win.shape
 
