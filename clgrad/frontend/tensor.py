@@ -105,21 +105,18 @@ class Tensor:
         return self
 
     def numpy(self) -> np.ndarray:
-        self.realize()
-        out = np.empty(self.shape, dtype=np.uint8 if self.dtype == dt.bool_ else self.dtype.np)
-        if out.size:
-            engine.storage(self.node.arg).read(out)
-            jit_protocol.downloaded()
-        return out.view(np.bool_) if self.dtype == dt.bool_ else out
+        if self.dtype == dt.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16")    # NumPy has no bfloat16
+        return host_values(self)
 
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"item: a Tensor with {self.numel()} elements cannot be converted "
                                "to a Python scalar")
-        return self.numpy().reshape(()).item()
+        return host_values(self).reshape(()).item()
 
     def tolist(self):
-        return self.numpy().tolist()
+        return host_values(self).tolist()
 
     def __float__(self) -> float:
         return float(self.item())
@@ -312,6 +309,8 @@ METHODS = [
     # conversions
     ("float", _cast(dt.float32)), ("double", _cast(dt.float64)), ("half", _cast(dt.float16)),
     ("int", _cast(dt.int32)), ("long", _cast(dt.int64)), ("bool", _cast(dt.bool_)),
+    ("byte", _cast(dt.uint8)), ("char", _cast(dt.int8)), ("short", _cast(dt.int16)),
+    ("bfloat16", _cast(dt.bfloat16)),
     ("type", ew.cast), ("cpu", lambda self: self.to("cpu")),
 ]
 
@@ -323,6 +322,16 @@ def _install(methods) -> None:
         if getattr(fn, "__name__", None) == "<lambda>":     # (properties have no name)
             fn.__name__, fn.__qualname__ = name, f"Tensor.{name}"
         setattr(Tensor, name, fn)
+
+
+def host_values(t: Tensor) -> np.ndarray:
+    """t's value as a NumPy array of t.dtype.np (float32 for bfloat16, which NumPy lacks)."""
+    t.realize()
+    out = np.empty(t.shape, dtype=dt.storage_numpy(t.dtype))
+    if out.size:
+        engine.storage(t.node.arg).read(out)
+        jit_protocol.downloaded()
+    return dt.decode(out, t.dtype)
 
 
 def realize(*tensors: Tensor) -> None:
