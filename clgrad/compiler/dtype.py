@@ -119,6 +119,12 @@ def scalar(value, dtype: DType):
     return value
 
 
+def register_bitcast(a: DType, b: DType) -> bool:
+    """Whether a kernel can read a's bits as b's in registers: equal sizes, float16 aside
+    (its registers are float, and OpenCL C without cl_khr_fp16 has no half bits)."""
+    return a.itemsize == b.itemsize and float16 not in (a, b)
+
+
 def promote(a: DType, b: DType) -> DType:
     """The common type of two tensors of equal standing (torch.promote_types)."""
     if a == b:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtype import DType, bfloat16, bool_, decode, float16, round_bfloat16, storage_numpy
+from .dtype import (DType, bfloat16, bool_, decode, encode, float16, round_bfloat16,
+                    storage_numpy)
 from . import ir
 from .ir import BufferRef, Node, toposort
 from .ops import (COMPARISON, FLOAT_BINARY, FLOAT_UNARY, INT_UNARY, MOVEMENT, REDUCE,
@@ -115,6 +116,9 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
         return np.where(srcs[0], srcs[1], srcs[2])
     if op is Op.CAST:
         return _cast(srcs[0], node.dtype)
+    if op is Op.BITCAST:
+        bits = encode(srcs[0], node.src[0].dtype).view(storage_numpy(node.dtype))
+        return decode(bits, node.dtype)
     if op is Op.DETACH:
         return srcs[0]
     if op in UNARY:

@@ -219,6 +219,12 @@ def cast(x: Node, dtype: DType) -> Node:
     return Node(Op.CAST, dtype, x.shape, (x,))
 
 
+def bitcast(x: Node, dtype: DType) -> Node:
+    """x's bits read as dtype, of the same size (register_bitcast tells which pairs)."""
+    assert x.dtype.itemsize == dtype.itemsize, (x.dtype, dtype)
+    return x if x.dtype == dtype else Node(Op.BITCAST, dtype, x.shape, (x,))
+
+
 def binary(op: Op, a: Node, b: Node) -> Node:
     assert op in BINARY, op
     assert a.shape == b.shape, f"{op}: {a.shape} vs {b.shape}"

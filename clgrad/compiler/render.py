@@ -151,6 +151,8 @@ class Renderer:
     def unary(self, op: Op, a: Value, out: DType) -> str:
         if op is Op.CAST:
             return self.cast(a, out)
+        if op is Op.BITCAST:
+            return self.bitcast(a, out)
         code = self._unary(op, a)
         return self.narrow(code, out, a.vec) if op in _LEAVE_RANGE or out == bfloat16 else code
 
@@ -267,6 +269,18 @@ class Renderer:
             wide = self._cast(a, int32 if out.ctype == "int" else float32)
             return self.narrow(wide, out, a.vec)
         return self._cast(a, out)
+
+    def bitcast(self, a: Value, out: DType) -> str:
+        """a's stored bits read as out (dtype.register_bitcast's pairs): integers in int
+        registers are wrapped to out's width, bfloat16 is the high half of its float."""
+        if bool_ in (a.dtype, out) or a.dtype.ctype == out.ctype:
+            return self.cast(a, out) if bool_ in (a.dtype, out) else self.narrow(a.code, out, a.vec)
+        n = self.width if a.vec else ""
+        if a.dtype == bfloat16:
+            return self.narrow(f"(as_uint{n}({a.code})>>16)", out, a.vec)
+        if out == bfloat16:
+            return f"as_float{n}(as_uint{n}({a.code})<<16)"
+        return f"as_{out.ctype}{n}({a.code})"
 
     def _cast(self, a: Value, out: DType) -> str:
         if a.dtype.ctype == out.ctype and out != bool_:

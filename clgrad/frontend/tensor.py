@@ -233,6 +233,15 @@ def _cast(dtype: dt.DType):
     return lambda self: ew.cast(self, dtype)
 
 
+def _view(self, *shape_or_dtype) -> Tensor:
+    """view(*shape), or view(dtype): the bits read as another dtype."""
+    if len(shape_or_dtype) == 1 and isinstance(shape_or_dtype[0], dt.DType):
+        if shape_or_dtype[0] != self.dtype:
+            return type_functions.view_as_dtype(self, shape_or_dtype[0])
+        shape_or_dtype = self.shape
+    return movement.reshape(self, shape_or_dtype, "view")
+
+
 def _with_alpha(name: str):
     op = {"add": Op.ADD, "sub": Op.SUB}[name]
     return lambda self, other, alpha=1: ew.binary(
@@ -294,7 +303,7 @@ METHODS = [
     ("all", reductions.all_), ("any", reductions.any_),
     # movement
     ("reshape", lambda self, *shape: movement.reshape(self, shape, "reshape")),
-    ("view", lambda self, *shape: movement.reshape(self, shape, "view")),
+    ("view", _view),
     ("view_as", lambda self, other: self.view(other.shape)),
     ("reshape_as", lambda self, other: self.reshape(other.shape)),
     ("permute", lambda self, *dims: movement.permute(self, dims)),
