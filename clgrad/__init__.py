@@ -12,6 +12,7 @@ from .compiler.dtype import DType as dtype
 from .frontend import *  # noqa: F401,F403
 from .frontend import __all__ as _frontend_all
 from .frontend import elementwise as _ew
+from .frontend.size import Size
 from .frontend.tensor import Tensor
 from .runtime import devices, gpu_is_available, synchronize
 from .runtime import get_device as device
@@ -44,7 +45,7 @@ def is_tensor(x) -> bool:
 
 
 __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64", "int32",
-                                 "int64", "uint8", "int8", "int16", "bfloat16", "device", "devices", "gpu_is_available", "profile",
+                                 "int64", "uint8", "int8", "int16", "bfloat16", "short", "Size", "device", "devices", "gpu_is_available", "profile",
                                  "where", "maximum", "minimum", "matmul", "is_tensor", "compile",
                                  "viz", "ir", "synchronize", "cuda", "autograd", "linalg"]
 

@@ -15,7 +15,7 @@ from .. import engine
 from ..engine import run as run_graph
 from . import elementwise as ew
 from . import indexing, jit_protocol, linalg, movement, reductions, views
-from . import scans, sorting, statistics
+from . import scans, size, sorting, statistics
 from .backward import record, register_hook
 
 
@@ -55,8 +55,8 @@ class Tensor:
 
     # ---- metadata ----
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self.node.shape
+    def shape(self) -> size.Size:
+        return size.of(self.node.shape)
 
     @property
     def dtype(self) -> dt.DType:
@@ -75,7 +75,7 @@ class Tensor:
     def size(self, dim: int | None = None):
         if dim is None:
             return self.shape
-        return self.shape[movement.normalize_dim("size", dim, self.ndim)]
+        return self.node.shape[movement.normalize_dim("size", dim, self.ndim)]
 
     def __len__(self) -> int:
         if not self.shape:

@@ -8,6 +8,7 @@ from . import creation
 from .backward import record
 from .operands import check_scalar, is_tensor, result_dtype
 from .tensor import host_values
+from .type_info import finfo, iinfo
 
 # PyTorch's names of the dtypes in its messages (c10::ScalarType)
 _SCALAR_TYPE = {dt.bool_: "Bool", dt.uint8: "Byte", dt.int8: "Char", dt.int16: "Short",
@@ -94,5 +95,5 @@ METHODS = [("is_nonzero", is_nonzero), ("is_same_size", is_same_size)]
 FUNCTIONS = {
     "get_default_dtype": get_default_dtype, "set_default_dtype": set_default_dtype,
     "promote_types": promote_types, "result_type": result_type, "can_cast": can_cast,
-    "rsub": rsub, **{name: fn for name, fn in METHODS},
+    "rsub": rsub, "iinfo": iinfo, "finfo": finfo, **{name: fn for name, fn in METHODS},
 }
