@@ -45,7 +45,8 @@ def is_tensor(x) -> bool:
 
 
 __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64", "int32",
-                                 "int64", "uint8", "int8", "int16", "bfloat16", "short", "Size", "device", "devices", "gpu_is_available", "profile",
+                                 "int64", "uint8", "int8", "int16", "bfloat16", "short", "Size",
+                                 "device", "devices", "gpu_is_available", "profile",
                                  "where", "maximum", "minimum", "matmul", "is_tensor", "compile",
                                  "viz", "ir", "synchronize", "cuda", "autograd", "linalg"]
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers import check, library
+from helpers import check, library, make
 
 import clgrad as cg
 
@@ -39,6 +39,16 @@ def test_narrow_integer_arithmetic_wraps_and_promotes():
         d * d, d + 1, -d,
         a + c, c + d, a * d, a < b, c == d, c < -1, a < -1,     # uint8 + int8 is int16
         a / 2, c / c.clamp(min=1), d * 0.5), U8, U8_B, I8, I16)
+
+
+def test_vector_loads_and_stores():
+    """Rows long enough for the kernels' vector code: narrow loads, stores and wrapping, the
+    vector bfloat16 rounding, and bitcasts."""
+    check_packed(lambda a, c, d, x: (
+        a * 3 + c.byte(), (c >> 1) - c, c.view(library(c).uint8), d * 3 - d.abs(),
+        (x.bfloat16() * 3 + 1).exp().float(), (x * 100).bfloat16().view(library(x).int16)),
+        make((4, 64), np.uint8, 0, 256), make((4, 64), np.int8, -128, 128),
+        make((4, 64), np.int16, -32768, 32768), make((4, 64)), atol=0, rtol=1e-2)
 
 
 def test_casts_to_and_from_narrow_types():

@@ -73,14 +73,19 @@ def unaligned_typedefs(width: int) -> str:
 # Rounding a float to bfloat16 in its register: add half an ulp of bfloat16 (less when the kept
 # bits are even: ties go to even), then drop the low 16 bits. A NaN keeps its sign and gets the
 # quiet bit, so no NaN's kept bits read as an infinity.
-_BFLOAT16_ROUND = """#ifndef CLGRAD_BF16{n}
-#define CLGRAD_BF16{n}
-inline float{n} clgrad_bf16{n}(float{n} x) {{
+_BFLOAT16_ROUND = """#ifndef {guard}
+#define {guard}
+inline float{n} {name}(float{n} x) {{
   uint{n} b = as_uint{n}(x);
-  return as_float{n}((isnan(x) ? (b | 0x400000u) : (b + 0x7fffu + ((b >> 16) & 1u))) & 0xffff0000u);
+  uint{n} rounded = isnan(x) ? (b | 0x400000u) : (b + 0x7fffu + ((b >> 16) & 1u));
+  return as_float{n}(rounded & 0xffff0000u);
 }}
 #endif
 """
+
+
+def _round_bfloat16(width: int) -> str:
+    return "clgrad_round_bf16" + ("" if width == 1 else f"_x{width}")
 
 
 # NaN as a value the compiler cannot see: PoCL folds exp/tanh/exp2/floor of a NaN literal to
@@ -108,7 +113,9 @@ class Renderer:
 
     def definitions(self) -> str:
         """Functions the kernel calls, defined before it (guarded: a program joins kernels)."""
-        return "".join(_BFLOAT16_ROUND.format(n="" if width == 1 else width)
+        return "".join(_BFLOAT16_ROUND.format(n="" if width == 1 else width,
+                                              name=_round_bfloat16(width),
+                                              guard=_round_bfloat16(width).upper())
                        for width in sorted(self.bfloat16_widths))
 
     def _opaque(self, kind: str, dtype: DType) -> str:
@@ -223,7 +230,7 @@ class Renderer:
         width = self.width if vec else 1
         if dtype == bfloat16:
             self.bfloat16_widths.add(width)
-            return f"clgrad_bf16{'' if width == 1 else width}({code})"
+            return f"{_round_bfloat16(width)}({code})"
         if not dtype.is_narrow_int:
             return code
         if vec:
@@ -273,8 +280,10 @@ class Renderer:
     def bitcast(self, a: Value, out: DType) -> str:
         """a's stored bits read as out (dtype.register_bitcast's pairs): integers in int
         registers are wrapped to out's width, bfloat16 is the high half of its float."""
-        if bool_ in (a.dtype, out) or a.dtype.ctype == out.ctype:
-            return self.cast(a, out) if bool_ in (a.dtype, out) else self.narrow(a.code, out, a.vec)
+        if bool_ in (a.dtype, out):
+            return self.cast(a, out)
+        if a.dtype.ctype == out.ctype:
+            return self.narrow(a.code, out, a.vec)
         n = self.width if a.vec else ""
         if a.dtype == bfloat16:
             return self.narrow(f"(as_uint{n}({a.code})>>16)", out, a.vec)
