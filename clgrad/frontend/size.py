@@ -12,7 +12,7 @@ class Size(tuple):
     def __new__(cls, sizes=()):
         sizes = tuple(sizes)
         for i, s in enumerate(sizes):
-            if not isinstance(s, int) and not hasattr(s, "__index__"):
+            if not hasattr(s, "__index__"):
                 raise TypeError(f"clgrad.Size() takes an iterable of 'int' (item {i} is "
                                 f"'{type(s).__name__}')")
         return super().__new__(cls, (s.__index__() for s in sizes))

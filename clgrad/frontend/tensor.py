@@ -106,7 +106,8 @@ class Tensor:
 
     def numpy(self) -> np.ndarray:
         if self.dtype == dt.bfloat16:
-            raise TypeError("Got unsupported ScalarType BFloat16")    # NumPy has no bfloat16
+            raise TypeError("numpy: Got unsupported ScalarType BFloat16 (NumPy has no bfloat16; "
+                            "convert with .float() first)")
         return host_values(self)
 
     def item(self):
