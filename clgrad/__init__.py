@@ -7,11 +7,12 @@
 """
 from . import autograd, cuda, linalg  # noqa: F401  (cg.autograd, cg.cuda, cg.linalg)
 from .compiler.dtype import bool_ as bool  # noqa: A001  (cg.bool, as torch.bool)
-from .compiler.dtype import float16, float32, float64, int32, int64
+from .compiler.dtype import bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8
 from .compiler.dtype import DType as dtype
 from .frontend import *  # noqa: F401,F403
 from .frontend import __all__ as _frontend_all
 from .frontend import elementwise as _ew
+from .frontend.size import Size
 from .frontend.tensor import Tensor
 from .runtime import devices, gpu_is_available, synchronize
 from .runtime import get_device as device
@@ -19,7 +20,7 @@ from .runtime.profiler import profile
 from .frontend.inspect import compile, viz  # noqa: A004
 from .frontend import inspect as ir  # cg.ir.dump(t), cg.ir.parse(text)
 
-half, double, long = float16, float64, int64
+half, double, long, short = float16, float64, int64, int16
 float, int = float32, int32  # noqa: A001
 
 
@@ -44,7 +45,8 @@ def is_tensor(x) -> bool:
 
 
 __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64", "int32",
-                                 "int64", "device", "devices", "gpu_is_available", "profile",
+                                 "int64", "uint8", "int8", "int16", "bfloat16", "short", "Size",
+                                 "device", "devices", "gpu_is_available", "profile",
                                  "where", "maximum", "minimum", "matmul", "is_tensor", "compile",
                                  "viz", "ir", "synchronize", "cuda", "autograd", "linalg"]
 

@@ -17,7 +17,7 @@ from safetensors.numpy import load_file, save_file
 
 from .compiler import dtype as dt
 from .frontend.creation import tensor as _tensor
-from .frontend.tensor import Tensor
+from .frontend.tensor import Tensor, host_values
 
 _SEP = "/"
 _TREE_KEY = "__clgrad_tree__"
@@ -26,7 +26,7 @@ _TREE_KEY = "__clgrad_tree__"
 def _encode(obj, path: str, tensors: dict):
     """A JSON-able description of obj; its tensors go into `tensors` under their path."""
     if isinstance(obj, Tensor):
-        _store(tensors, path, obj.detach().numpy())
+        _store(tensors, path, host_values(obj.detach()))   # bfloat16 as its float32 values
         return {"t": path, "dtype": obj.dtype.name}
     if isinstance(obj, np.ndarray):
         _store(tensors, path, obj)

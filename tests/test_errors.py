@@ -9,9 +9,16 @@ b = cg.zeros(4, 1, 6)
 
 
 def raises(exc, *words):
-    """pytest.raises whose message must contain every word (regex-escaped)."""
+    """pytest.raises whose message must contain every word (regex-escaped); a shape written
+    as a tuple, "(3, 5)", may also appear as the Size a tensor's .shape is, Size([3, 5])."""
+    import ast
     import re
-    return pytest.raises(exc, match="(?s)" + "".join(f"(?=.*{re.escape(w)})" for w in words))
+
+    def pattern(word: str) -> str:
+        if not re.fullmatch(r"\((\d+, )*(\d+,?)?\)", word):
+            return re.escape(word)
+        return f"(?:{re.escape(word)}|{re.escape(f'Size({list(ast.literal_eval(word))})')})"
+    return pytest.raises(exc, match="(?s)" + "".join(f"(?=.*{pattern(w)})" for w in words))
 
 
 def test_elementwise_shape_mismatch():

@@ -15,7 +15,7 @@ INT_MIN = np.iinfo(np.int32).min
 def test_by_a_zero_number_raises(op, dtype):
     x = cg.tensor([7, -7, 3], dtype=dtype)
     fn = (lambda a, b: a // b) if op == "floordiv" else (lambda a, b: a % b)
-    with pytest.raises(RuntimeError, match=r"ZeroDivisionError.*\(3,\)"):
+    with pytest.raises(RuntimeError, match=r"ZeroDivisionError.*Size\(\[3\]\)"):
         fn(x, 0)
     with pytest.raises(ZeroDivisionError):
         fn(x, 0)
@@ -30,7 +30,7 @@ def test_by_a_tensor_holding_zero_raises(op):
     realized = cg.tensor([2, 0, 1, 5], dtype=cg.int32)
     lazy = cg.tensor([3, 1, 2, 4], dtype=cg.int32) - 1            # (2, 0, 1, 3), not computed
     for divisor in (realized, lazy, cg.zeros(4, dtype=cg.int32)):
-        with pytest.raises(ZeroDivisionError, match="int32 tensor of shape \\(4,\\)"):
+        with pytest.raises(ZeroDivisionError, match=r"int32 tensor of shape clgrad.Size\(\[4\]\)"):
             fn(x, divisor)
     assert (lazy.numpy() == [2, 0, 1, 3]).all()     # computed for the check, still right
 

@@ -5,7 +5,8 @@ import pytest
 import clgrad as cg
 from helpers import torch
 
-TYPES = ["FloatTensor", "DoubleTensor", "HalfTensor", "IntTensor", "LongTensor", "BoolTensor"]
+TYPES = ["FloatTensor", "DoubleTensor", "HalfTensor", "IntTensor", "LongTensor", "BoolTensor",
+         "ByteTensor", "CharTensor", "ShortTensor"]
 
 
 @pytest.mark.parametrize("name", TYPES)

@@ -7,8 +7,9 @@ from helpers import check, library
 
 import clgrad as cg
 
-PAIRS = [(a, b) for a in ("bool", "int32", "int64", "float16", "float32", "float64")
-         for b in ("bool", "int32", "int64", "float16", "float32", "float64")]
+DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64")
+PAIRS = [(a, b) for a in DTYPES for b in DTYPES]
 
 
 @pytest.fixture
@@ -50,7 +51,9 @@ def test_promote_types_and_can_cast(a, b):
 @pytest.mark.parametrize("operands", [
     (("t", "int32", (2,)), ("t", "float16", ())), (("t", "int64", (2,)), 2.5),
     (("t", "bool", ()), 3), (("t", "float16", (2,)), ("t", "float64", (3,))),
-    (("t", "int32", (2,)), ("t", "int64", ()))])
+    (("t", "int32", (2,)), ("t", "int64", ())), (("t", "uint8", (2,)), ("t", "int8", (2,))),
+    (("t", "uint8", (2,)), -1), (("t", "int8", (2,)), 2.5), (("t", "bfloat16", (2,)), 1.5),
+    (("t", "int16", ()), ("t", "uint8", (2,))), (("t", "bfloat16", ()), ("t", "float16", ()))])
 def test_result_type(operands):
     def make(lib, spec):
         return lib.zeros(spec[2], dtype=getattr(lib, spec[1])) if isinstance(spec, tuple) else spec

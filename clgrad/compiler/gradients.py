@@ -241,6 +241,7 @@ RULES = {
     Op.CEIL: _zero_rule,
     Op.ROUND: _zero_rule,
     Op.CAST: lambda n, g: (g.cast(n.src[0].dtype) if n.src[0].dtype.is_float else None,),
+    Op.BITCAST: lambda n, g: (None,),       # reinterpreted bits carry no gradient (PyTorch's)
     Op.WHERE: lambda n, g: (None, n.src[0].where(g, 0), n.src[0].where(0, g)),
     Op.SUM: lambda n, g: (g.expand(n.src[0].shape),),
     Op.RMAX: _rmax_rule,

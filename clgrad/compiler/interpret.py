@@ -3,14 +3,16 @@
 It follows the semantics of the generated OpenCL C (render.py, lower.py), not NumPy's:
 integer division and modulo truncate toward zero, float modulo is fmod, a NaN wins in float
 max/min (PyTorch's maximum/minimum), float-to-int casts truncate, ROUND rounds half to even, and
-half-precision values are computed in float32 registers and rounded when a node is done.
+half-precision values are computed in float32 registers and rounded when a node is done
+(bfloat16 to nearest even, narrow integers wrapped).
 Ops the renderer rejects for a dtype (exp of an int, pow of ints) raise TypeError here too.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .dtype import DType, bool_, float16
+from .dtype import (DType, bfloat16, bool_, decode, encode, float16, round_bfloat16,
+                    storage_numpy)
 from . import ir
 from .ir import BufferRef, Node, toposort
 from .ops import (COMPARISON, FLOAT_BINARY, FLOAT_UNARY, INT_UNARY, MOVEMENT, REDUCE,
@@ -68,7 +70,7 @@ def _settle(value: np.ndarray, node: Node) -> np.ndarray:
     assert value.shape == node.shape, f"interpreter bug: {node} computed {value.shape}"
     if value.dtype != node.dtype.np:
         value = value.astype(node.dtype.np)
-    return value
+    return decode(round_bfloat16(value), bfloat16) if node.dtype == bfloat16 else value
 
 
 def _load(node: Node, buffers: dict[BufferRef, np.ndarray]) -> np.ndarray:
@@ -80,10 +82,7 @@ def _load(node: Node, buffers: dict[BufferRef, np.ndarray]) -> np.ndarray:
     if ref.buffer is None:
         raise ValueError(f"buffer @{ref.id} ({dtype.short}{list(node.shape)}) holds no data: "
                          f"pass its contents in `buffers`")
-    if dtype == bool_:
-        raw = ref.buffer.read(np.empty(node.shape, np.uint8))
-        return raw.view(np.bool_)
-    return ref.buffer.read(np.empty(node.shape, dtype.np))
+    return decode(ref.buffer.read(np.empty(node.shape, storage_numpy(dtype))), dtype)
 
 
 def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
@@ -117,6 +116,9 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
         return np.where(srcs[0], srcs[1], srcs[2])
     if op is Op.CAST:
         return _cast(srcs[0], node.dtype)
+    if op is Op.BITCAST:
+        bits = encode(srcs[0], node.src[0].dtype).view(storage_numpy(node.dtype))
+        return decode(bits, node.dtype)
     if op is Op.DETACH:
         return srcs[0]
     if op in UNARY:
@@ -155,7 +157,7 @@ def _cast(x: np.ndarray, dtype: DType) -> np.ndarray:
     if dtype == bool_:
         return x != 0
     if not dtype.is_float and x.dtype.kind == "f":
-        return np.trunc(x).astype(dtype.np)
+        return np.trunc(x).astype(np.int64).astype(dtype.np)   # wrapped, as the kernels
     return x.astype(dtype.np)
 
 

@@ -10,7 +10,7 @@ import math
 import weakref
 from typing import Any
 
-from .dtype import DType, bool_, float16, float32, int32, int64
+from .dtype import DType, bool_, float32, int32, int64, scalar
 from .mathtrait import MathTrait
 from .ops import (BINARY, COMPARISON, ELEMENTWISE, MOVEMENT, REDUCE, SCAN_COMBINES,
                   SCATTER_MODES, UNARY, Op)
@@ -191,8 +191,7 @@ def buffer(ref: BufferRef, dtype: DType, shape: Shape) -> Node:
 
 
 def const(value, dtype: DType, shape: Shape = ()) -> Node:
-    value = bool(value) if dtype == bool_ else (float(value) if dtype.is_float else int(value))
-    return Node(Op.CONST, dtype, tuple(shape), (), value)
+    return Node(Op.CONST, dtype, tuple(shape), (), scalar(value, dtype))
 
 
 def iota(n: int, dtype: DType) -> Node:
@@ -218,6 +217,12 @@ def cast(x: Node, dtype: DType) -> Node:
     if x.op is Op.CONST:
         return const(x.arg, dtype, x.shape)
     return Node(Op.CAST, dtype, x.shape, (x,))
+
+
+def bitcast(x: Node, dtype: DType) -> Node:
+    """x's bits read as dtype, of the same size (register_bitcast tells which pairs)."""
+    assert x.dtype.itemsize == dtype.itemsize, (x.dtype, dtype)
+    return x if x.dtype == dtype else Node(Op.BITCAST, dtype, x.shape, (x,))
 
 
 def binary(op: Op, a: Node, b: Node) -> Node:
@@ -276,8 +281,9 @@ def scatter(index: Node, src: Node, rows: int, mode: str) -> Node:
     replace, -inf/+inf for amax/amin, 1 for prod)."""
     assert mode in SCATTER_MODES and not index.dtype.is_float, (mode, index.dtype)
     assert src.shape[:-1] == index.shape, (index.shape, src.shape)
-    if mode != "replace" and src.dtype in (float16, bool_):
-        # no atomics this narrow: combined in float32 (int32 for a bool "add", an any)
+    if mode != "replace" and src.dtype.itemsize < 4:
+        # no atomics this narrow: combined in float32 (int32 for integers; a bool "add" is
+        # an any)
         wide = float32 if src.dtype.is_float else int32
         return cast(scatter(index, cast(src, wide), rows, mode), src.dtype)
     return Node(Op.SCATTER, src.dtype, (rows, src.shape[-1]), (index, src), mode)
@@ -293,8 +299,8 @@ def scatter_identity(dtype: DType, mode: str):
         return -math.inf if mode == "amax" else math.inf
     if dtype == bool_:
         return mode == "amin"
-    info = {4: (-2 ** 31, 2 ** 31 - 1), 8: (-2 ** 63, 2 ** 63 - 1)}[dtype.itemsize]
-    return info[0] if mode == "amax" else info[1]
+    bits = 8 * dtype.itemsize
+    return -2 ** (bits - 1) if mode == "amax" else 2 ** (bits - 1) - 1
 
 
 def contiguous(x: Node) -> Node:

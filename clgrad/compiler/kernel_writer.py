@@ -305,7 +305,7 @@ class KernelWriter:
         header = f"__kernel {hint}void {name}({', '.join(params)}) {{"
         prologue = ["  " + line for line in self.r.prologue()]
         body = [header, *prologue, *self.lines, "}"]
-        return unaligned_typedefs(self.width) + "\n".join(body) + "\n"
+        return unaligned_typedefs(self.width) + self.r.definitions() + "\n".join(body) + "\n"
 
 
 _INT_MAX = 2 ** 31 - 1

@@ -104,6 +104,9 @@ class MathTrait:
     def cast(self, dtype):
         return ir.cast(self, dtype)
 
+    def bitcast(self, dtype):
+        return ir.bitcast(self, dtype)
+
     def detach(self):
         return ir.detach(self)
 

@@ -39,6 +39,7 @@ class Op(Enum):
     LGAMMA = auto()
     NOT = auto()
     CAST = auto()        # arg = None; the node's dtype is the target
+    BITCAST = auto()     # the same bits read as the node's dtype, of the source's size
     DETACH = auto()      # the same value, opaque to autograd (detach(), no_grad results)
     # binary
     ADD = auto()
@@ -85,7 +86,7 @@ class Op(Enum):
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
-                   Op.FLOOR, Op.CEIL, Op.ROUND, Op.ERF, Op.NOT, Op.CAST, Op.DETACH,
+                   Op.FLOOR, Op.CEIL, Op.ROUND, Op.ERF, Op.NOT, Op.CAST, Op.BITCAST, Op.DETACH,
                    Op.ERFC, Op.TAN, Op.ASIN, Op.ACOS, Op.ATAN, Op.SINH, Op.COSH, Op.ASINH,
                    Op.ACOSH, Op.ATANH, Op.LGAMMA})
 BINARY = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.POW, Op.MAX, Op.MIN, Op.MOD,

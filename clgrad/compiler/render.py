@@ -2,13 +2,16 @@
 
 Booleans live in registers as int: 0/1 in scalar code and 0/-1 masks in vector code, the
 forms that OpenCL's own comparisons produce, so comparisons and `select` need no fix-ups.
+The narrow integers (int8, uint8, int16) live in int registers too and are wrapped back to
+their width after each op that can leave it; bfloat16 lives in float registers, rounded to
+bfloat16 (to nearest, ties to even) after each op, as PyTorch rounds each op's result.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from .dtype import DType, bool_, float16
+from .dtype import DType, bfloat16, bool_, float16, float32, int32
 from .ops import Op
 
 
@@ -36,6 +39,7 @@ _INFIX = {Op.ADD: "+", Op.SUB: "-", Op.MUL: "*", Op.DIV: "/", Op.CMPLT: "<", Op.
 _FLOAT_CALL = {Op.POW: "pow", Op.MOD: "fmod", Op.ATAN2: "atan2", Op.HYPOT: "hypot",
                Op.COPYSIGN: "copysign", Op.NEXTAFTER: "nextafter"}
 _INT_CALL = {Op.MAX: "max", Op.MIN: "min"}
+_LEAVE_RANGE = frozenset({Op.NEG, Op.ABS, Op.NOT, Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.SHL})
 _BOOL_AS_LOGIC = {Op.MAX: "({0}|{1})", Op.MIN: "({0}&{1})", Op.CMPLT: "({2}{0}&{1})"}
 
 
@@ -48,7 +52,7 @@ _TANH_SATURATES = {4: "9.0109f", 8: "19.0615"}
 # Vector loads and stores go through pointers to these element-aligned vector types, not
 # vloadN/vstoreN: PoCL does not inline its builtins, and a call per vector costs more than the
 # arithmetic it feeds (matmul 4x, elementwise ~1.5x). Guarded, since a program joins kernels.
-_UNALIGNED_TYPES = ("uchar", "int", "long", "float", "double")
+_UNALIGNED_TYPES = ("char", "uchar", "short", "ushort", "int", "long", "float", "double")
 
 
 def unaligned(storage: str, width: int) -> str:
@@ -64,6 +68,24 @@ def unaligned_typedefs(width: int) -> str:
                      f"{unaligned(t, width)};")
     lines.append("#endif")
     return "\n".join(lines) + "\n"
+
+
+# Rounding a float to bfloat16 in its register: add half an ulp of bfloat16 (less when the kept
+# bits are even: ties go to even), then drop the low 16 bits. A NaN keeps its sign and gets the
+# quiet bit, so no NaN's kept bits read as an infinity.
+_BFLOAT16_ROUND = """#ifndef {guard}
+#define {guard}
+inline float{n} {name}(float{n} x) {{
+  uint{n} b = as_uint{n}(x);
+  uint{n} rounded = isnan(x) ? (b | 0x400000u) : (b + 0x7fffu + ((b >> 16) & 1u));
+  return as_float{n}(rounded & 0xffff0000u);
+}}
+#endif
+"""
+
+
+def _round_bfloat16(width: int) -> str:
+    return "clgrad_round_bf16" + ("" if width == 1 else f"_x{width}")
 
 
 # NaN as a value the compiler cannot see: PoCL folds exp/tanh/exp2/floor of a NaN literal to
@@ -83,10 +105,18 @@ class Renderer:
     def __init__(self, width: int):
         self.width = width
         self.opaque: set[tuple[str, int]] = set()   # NaN and inf constants used, by float size
+        self.bfloat16_widths: set[int] = set()      # vector widths that round to bfloat16
 
     def prologue(self) -> list[str]:
         """Declarations the kernel body needs before its first line."""
         return [_OPAQUE_DECLARATIONS[key] for key in sorted(self.opaque)]
+
+    def definitions(self) -> str:
+        """Functions the kernel calls, defined before it (guarded: a program joins kernels)."""
+        return "".join(_BFLOAT16_ROUND.format(n="" if width == 1 else width,
+                                              name=_round_bfloat16(width),
+                                              guard=_round_bfloat16(width).upper())
+                       for width in sorted(self.bfloat16_widths))
 
     def _opaque(self, kind: str, dtype: DType) -> str:
         size = 8 if dtype.itemsize == 8 else 4      # half is computed as float
@@ -122,12 +152,18 @@ class Renderer:
 
     def _mask(self, code: str, operand_dtype: DType) -> str:
         """A vector comparison of 64-bit lanes yields longN; bring it to the int mask form."""
-        return f"convert_int{self.width}({code})" if operand_dtype.itemsize == 8 else code
+        return f"convert_int{self.width}({code})" if operand_dtype.register_size == 8 else code
 
     # ---- operations ----
     def unary(self, op: Op, a: Value, out: DType) -> str:
         if op is Op.CAST:
             return self.cast(a, out)
+        if op is Op.BITCAST:
+            return self.bitcast(a, out)
+        code = self._unary(op, a)
+        return self.narrow(code, out, a.vec) if op in _LEAVE_RANGE or out == bfloat16 else code
+
+    def _unary(self, op: Op, a: Value) -> str:
         if op is Op.DETACH:
             return a.code
         if op is Op.NOT:     # logical on bools (0/1 scalars, 0/-1 masks), bitwise on ints
@@ -183,6 +219,25 @@ class Renderer:
         return f"(({y}==-1)?(-{x}):({x}/{safe}))"
 
     def binary(self, op: Op, a: Value, b: Value) -> str:
+        code = self._binary(op, a, b)
+        if op in _LEAVE_RANGE or (a.dtype == bfloat16 and op not in (Op.CMPLT, Op.CMPEQ)):
+            return self.narrow(code, a.dtype, a.vec or b.vec)
+        return code
+
+    def narrow(self, code: str, dtype: DType, vec: bool) -> str:
+        """A register value brought back to what dtype holds: a narrow integer wrapped to its
+        width (the int arithmetic under it cannot overflow), a float rounded to bfloat16."""
+        width = self.width if vec else 1
+        if dtype == bfloat16:
+            self.bfloat16_widths.add(width)
+            return f"{_round_bfloat16(width)}({code})"
+        if not dtype.is_narrow_int:
+            return code
+        if vec:
+            return f"convert_int{width}(convert_{dtype.storage}{width}({code}))"
+        return f"((int)({dtype.storage})({code}))"
+
+    def _binary(self, op: Op, a: Value, b: Value) -> str:
         vec = a.vec or b.vec
         x, y = (self.splat(a), self.splat(b)) if vec else (a.code, b.code)
         if a.dtype == bool_ and op in _BOOL_AS_LOGIC:
@@ -208,13 +263,37 @@ class Renderer:
         if not (c.vec or a.vec or b.vec):
             return f"({c.code}?{a.code}:{b.code})"
         mask = self.splat(c)
-        if a.dtype.itemsize == 8:
+        if a.dtype.register_size == 8:
             mask = f"convert_long{self.width}({mask})"
         return self._select(self.splat(b), self.splat(a), mask)
 
     def cast(self, a: Value, out: DType) -> str:
         if a.dtype == out:
             return a.code
+        if out.is_narrow_int or out == bfloat16:
+            # through the register type: a float is truncated to int, then wrapped (-1.0 is
+            # 255 as uint8, as in PyTorch)
+            wide = self._cast(a, int32 if out.ctype == "int" else float32)
+            return self.narrow(wide, out, a.vec)
+        return self._cast(a, out)
+
+    def bitcast(self, a: Value, out: DType) -> str:
+        """a's stored bits read as out (dtype.register_bitcast's pairs): integers in int
+        registers are wrapped to out's width, bfloat16 is the high half of its float."""
+        if bool_ in (a.dtype, out):
+            return self.cast(a, out)
+        if a.dtype.ctype == out.ctype:
+            return self.narrow(a.code, out, a.vec)
+        n = self.width if a.vec else ""
+        if a.dtype == bfloat16:
+            return self.narrow(f"(as_uint{n}({a.code})>>16)", out, a.vec)
+        if out == bfloat16:
+            return f"as_float{n}(as_uint{n}({a.code})<<16)"
+        return f"as_{out.ctype}{n}({a.code})"
+
+    def _cast(self, a: Value, out: DType) -> str:
+        if a.dtype.ctype == out.ctype and out != bool_:
+            return a.code if a.dtype != bool_ or not a.vec else f"(-{a.code})"
         if out == bool_:
             code = f"({a.code}!=0)"
             return self._mask(code, a.dtype) if a.vec else code
@@ -231,16 +310,24 @@ class Renderer:
     # ---- memory ----
     # float16 is stored as half and computed as float: vload_half/vstore_half are core OpenCL,
     # so it works on devices without cl_khr_fp16 (PoCL's CPU device among them)
+    # bfloat16 is stored as the high 16 bits of its float
     def load(self, buf: str, index: str, dtype: DType) -> str:
         if dtype == float16:
             return f"vload_half({index},{buf})"
-        return f"{buf}[{index}]" if dtype != bool_ else f"((int){buf}[{index}])"
+        if dtype == bfloat16:
+            return f"as_float((uint){buf}[{index}]<<16)"
+        return f"{buf}[{index}]" if dtype.storage == dtype.ctype else f"((int){buf}[{index}])"
 
     def vload(self, buf: str, base: str, dtype: DType) -> str:
+        n = self.width
         if dtype == float16:
-            return f"vload_half{self.width}(0,{buf}+{base})"
-        code = f"*(__global const {unaligned(dtype.storage, self.width)}*)({buf}+{base})"
-        return f"(-convert_int{self.width}({code}))" if dtype == bool_ else code
+            return f"vload_half{n}(0,{buf}+{base})"
+        code = f"*(__global const {unaligned(dtype.storage, n)}*)({buf}+{base})"
+        if dtype == bfloat16:
+            return f"as_float{n}(convert_uint{n}({code})<<16)"
+        if dtype == bool_:
+            return f"(-convert_int{n}({code}))"
+        return code if dtype.storage == dtype.ctype else f"convert_int{n}({code})"
 
     def pack(self, lanes: list[Value], dtype: DType) -> str:
         body = ",".join(v.code for v in lanes)
@@ -251,7 +338,11 @@ class Renderer:
     def store(self, buf: str, index: str, v: Value) -> str:
         if v.dtype == float16:
             return f"vstore_half({v.code},{index},{buf});"
-        code = f"(uchar)({v.code})" if v.dtype == bool_ else v.code
+        if v.dtype == bfloat16:
+            code = f"(ushort)(as_uint({self.narrow(v.code, bfloat16, False)})>>16)"
+        else:
+            code = v.code if v.dtype.storage == v.dtype.ctype else \
+                f"({v.dtype.storage})({v.code})"
         return f"{buf}[{index}] = {code};"
 
     def store_lane(self, buf: str, index: str, v: Value, k: int) -> str:
@@ -268,6 +359,11 @@ class Renderer:
             return f"vstore_half{self.width}({code},0,{buf}+{base});"
         if v.dtype == bool_:
             code = f"convert_uchar{self.width}(-{code})"
+        elif v.dtype == bfloat16:
+            bits = f"as_uint{self.width}({self.narrow(code, bfloat16, True)})>>16"
+            code = f"convert_ushort{self.width}({bits})"
+        elif v.dtype.storage != v.dtype.ctype:
+            code = f"convert_{v.dtype.storage}{self.width}({code})"
         return f"*(__global {unaligned(v.dtype.storage, self.width)}*)({buf}+{base}) = {code};"
 
     # ---- reductions ----
@@ -278,7 +374,7 @@ class Renderer:
             return self.literal(1, dtype)
         if dtype.is_float:
             return self.literal(-math.inf, dtype)
-        return {4: "INT_MIN", 8: "LONG_MIN"}.get(dtype.itemsize, "0") if dtype != bool_ else "0"
+        return {4: "INT_MIN", 8: "LONG_MIN"}[dtype.register_size] if dtype != bool_ else "0"
 
     def reduce_step(self, op: Op, acc: str, v: Value) -> str:
         if op is Op.SUM:

@@ -11,6 +11,7 @@ from ..compiler import dtype as dt
 from . import creation, inplace, joining
 from . import elementwise as ew
 from .operands import normalize_dim
+from .type_info import finfo
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
@@ -44,7 +45,7 @@ def isfinite(self):
 def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
     if not self.dtype.is_float:
         return self.clone()
-    largest = float(np.finfo(self.dtype.np).max)
+    largest = finfo(self.dtype).max
     out = ew.where(self != self, nan, self)
     out = ew.where(out == math.inf, largest if posinf is None else posinf, out)
     return ew.where(out == -math.inf, -largest if neginf is None else neginf, out)

@@ -8,7 +8,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..runtime import get_device
 from . import jit_protocol
-from .tensor import Tensor
+from .tensor import Tensor, host_values
 
 _initial_seed = int(np.random.SeedSequence().entropy) % 2**63
 _rng = np.random.default_rng(_initial_seed)
@@ -55,7 +55,7 @@ def from_numpy(array: np.ndarray, device=None, requires_grad: bool = False) -> T
 def overwrite(t: Tensor, array: np.ndarray) -> None:
     """Writes host values into t's buffer in place, on the device's queue after the kernels
     launched before (an optimizer's per-step scalars). t must hold a buffer of its own."""
-    engine.storage(t.node.arg).write(np.asarray(array, dtype=t.dtype.np))
+    engine.storage(t.node.arg).write(dt.encode(array, t.dtype))
     jit_protocol.uploaded(t.node.arg)
 
 
@@ -72,8 +72,7 @@ def _upload(array: np.ndarray, dtype: dt.DType, device, requires_grad: bool) -> 
     device = get_device(device)
     if dtype == dt.float64 and not device.has_fp64:
         raise TypeError(f"float64 is not supported by {device.name} ({device.spec})")
-    storage = np.uint8 if dtype == dt.bool_ else dtype.np
-    array = np.asarray(array, dtype=storage, order="C")   # ascontiguousarray would make 0-d 1-d
+    array = np.asarray(dt.encode(array, dtype), order="C")  # ascontiguousarray makes 0-d 1-d
     ref = ir.BufferRef(device, max(array.nbytes, dtype.itemsize))
     if array.size:
         engine.storage(ref).write(array)
@@ -86,7 +85,7 @@ def _upload(array: np.ndarray, dtype: dt.DType, device, requires_grad: bool) -> 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     if isinstance(data, Tensor):
-        data = data.detach().numpy()
+        data = host_values(data.detach())
     array = np.asarray(data)
     dtype = _resolve_dtype(dtype) or _infer_dtype(data, array)
     return _upload(array, dtype, device, requires_grad)
@@ -266,7 +265,7 @@ def to(t: Tensor, *args, **kwargs) -> Tensor:
     out = t
     if device is not None and get_device(device) != t.device:
         from .backward import record
-        moved = _upload(t.detach().numpy(), t.dtype, get_device(device), False)
+        moved = _upload(host_values(t.detach()), t.dtype, get_device(device), False)
         out = record("to", moved.node, moved.device, [t])
     if dtype is not None:
         out = ew.cast(out, _resolve_dtype(dtype))

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..compiler import dtype as dt
+from .tensor import host_values
 
 _DEFAULT_DTYPES = (dt.float32, dt.int64, dt.bool_)
 PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
@@ -83,7 +84,7 @@ def _body(values: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> 
 
 
 def tensor_repr(t) -> str:
-    values = t.detach().numpy()
+    values = host_values(t.detach())
     prefix = "tensor("
     indent = len(prefix)
     summarize = values.size > THRESHOLD

@@ -15,7 +15,7 @@ from .. import engine
 from ..engine import run as run_graph
 from . import elementwise as ew
 from . import indexing, jit_protocol, linalg, movement, reductions, views
-from . import scans, sorting, statistics
+from . import scans, size, sorting, statistics
 from .backward import record, register_hook
 
 
@@ -55,8 +55,8 @@ class Tensor:
 
     # ---- metadata ----
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self.node.shape
+    def shape(self) -> size.Size:
+        return size.of(self.node.shape)
 
     @property
     def dtype(self) -> dt.DType:
@@ -75,7 +75,7 @@ class Tensor:
     def size(self, dim: int | None = None):
         if dim is None:
             return self.shape
-        return self.shape[movement.normalize_dim("size", dim, self.ndim)]
+        return self.node.shape[movement.normalize_dim("size", dim, self.ndim)]
 
     def __len__(self) -> int:
         if not self.shape:
@@ -105,21 +105,19 @@ class Tensor:
         return self
 
     def numpy(self) -> np.ndarray:
-        self.realize()
-        out = np.empty(self.shape, dtype=np.uint8 if self.dtype == dt.bool_ else self.dtype.np)
-        if out.size:
-            engine.storage(self.node.arg).read(out)
-            jit_protocol.downloaded()
-        return out.view(np.bool_) if self.dtype == dt.bool_ else out
+        if self.dtype == dt.bfloat16:
+            raise TypeError("numpy: Got unsupported ScalarType BFloat16 (NumPy has no bfloat16; "
+                            "convert with .float() first)")
+        return host_values(self)
 
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"item: a Tensor with {self.numel()} elements cannot be converted "
                                "to a Python scalar")
-        return self.numpy().reshape(()).item()
+        return host_values(self).reshape(()).item()
 
     def tolist(self):
-        return self.numpy().tolist()
+        return host_values(self).tolist()
 
     def __float__(self) -> float:
         return float(self.item())
@@ -261,6 +259,15 @@ def _cast(dtype: dt.DType):
     return lambda self: ew.cast(self, dtype)
 
 
+def _view(self, *shape_or_dtype) -> Tensor:
+    """view(*shape), or view(dtype): the bits read as another dtype."""
+    if len(shape_or_dtype) == 1 and isinstance(shape_or_dtype[0], dt.DType):
+        if shape_or_dtype[0] != self.dtype:
+            return type_functions.view_as_dtype(self, shape_or_dtype[0])
+        shape_or_dtype = self.shape
+    return movement.reshape(self, shape_or_dtype, "view")
+
+
 def _with_alpha(name: str):
     op = {"add": Op.ADD, "sub": Op.SUB}[name]
     return lambda self, other, alpha=1: ew.binary(
@@ -332,7 +339,7 @@ METHODS = [
     ("all", reductions.all_), ("any", reductions.any_),
     # movement
     ("reshape", lambda self, *shape: movement.reshape(self, shape, "reshape")),
-    ("view", lambda self, *shape: movement.reshape(self, shape, "view")),
+    ("view", _view),
     ("view_as", lambda self, other: self.view(other.shape)),
     ("reshape_as", lambda self, other: self.reshape(other.shape)),
     ("permute", lambda self, *dims: movement.permute(self, dims)),
@@ -347,7 +354,8 @@ METHODS = [
     # conversions
     ("float", _cast(dt.float32)), ("double", _cast(dt.float64)), ("half", _cast(dt.float16)),
     ("int", _cast(dt.int32)), ("long", _cast(dt.int64)), ("bool", _cast(dt.bool_)),
-    ("cpu", lambda self: self.to("cpu")),
+    ("byte", _cast(dt.uint8)), ("char", _cast(dt.int8)), ("short", _cast(dt.int16)),
+    ("bfloat16", _cast(dt.bfloat16)), ("cpu", lambda self: self.to("cpu")),
 ]
 
 
@@ -358,6 +366,16 @@ def _install(methods) -> None:
         if getattr(fn, "__name__", None) == "<lambda>":     # (properties have no name)
             fn.__name__, fn.__qualname__ = name, f"Tensor.{name}"
         setattr(Tensor, name, fn)
+
+
+def host_values(t: Tensor) -> np.ndarray:
+    """t's value as a NumPy array of t.dtype.np (float32 for bfloat16, which NumPy lacks)."""
+    t.realize()
+    out = np.empty(t.shape, dtype=dt.storage_numpy(t.dtype))
+    if out.size:
+        engine.storage(t.node.arg).read(out)
+        jit_protocol.downloaded()
+    return dt.decode(out, t.dtype)
 
 
 def realize(*tensors: Tensor) -> None:

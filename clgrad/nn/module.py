@@ -216,6 +216,14 @@ class Module:
         from ..compiler import dtype as dt
         return self.to(dt.float64)
 
+    def half(self) -> Module:
+        from ..compiler import dtype as dt
+        return self.to(dt.float16)
+
+    def bfloat16(self) -> Module:
+        from ..compiler import dtype as dt
+        return self.to(dt.bfloat16)
+
     # ---- state ----
     def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False):
         out = OrderedDict() if destination is None else destination

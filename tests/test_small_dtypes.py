@@ -1,0 +1,187 @@
+"""int8, uint8, int16 and bfloat16 against PyTorch: wrapping arithmetic, casts, promotion in
+mixed ops, reductions, products, movement, bfloat16's rounding and gradients, view(dtype),
+NumPy interop; cg.Size, iinfo and finfo."""
+import numpy as np
+import pytest
+import torch
+
+from helpers import check, library, make
+
+import clgrad as cg
+
+
+
+def _with_random(edges, dtype, low, high):
+    """edges, then random values: rows of 16, long enough for the kernels' vector code."""
+    edges = np.array(edges, dtype)
+    return np.concatenate([edges, make((2, 16 - edges.shape[1]), dtype, low, high)], axis=1)
+
+
+U8 = _with_random([[0, 1, 127, 128, 255, 200], [100, 3, 254, 17, 64, 129]], np.uint8, 0, 256)
+U8_B = _with_random([[255, 1, 200, 128, 1, 100], [100, 250, 2, 17, 64, 3]], np.uint8, 0, 256)
+I8 = _with_random([[-128, -1, 0, 1, 127, 100], [-100, 64, -64, 7, -7, 55]], np.int8, -128, 128)
+I16 = _with_random([[-32768, -1, 0, 1, 32767, 300], [-300, 16384, -5, 77, 9, 1000]], np.int16,
+                   -32768, 32768)
+FLOATS = make((2, 16))
+# halfway between two bfloat16 values (ties go to the even one), past the largest, NaN, -0
+ROUNDING = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8), 3.3895314e38, 3.4e38,
+                     np.inf, -np.inf, np.nan, -0.0, 1e-40, 0.1, 65504.0], np.float32)
+
+
+def check_packed(fn, *arrays, **tolerances):
+    """check(fn, ...) with fn's outputs joined, flattened, into one per dtype (one kernel
+    each, not one per output), after checking each output's dtype against PyTorch's."""
+    ours, theirs = (fn(*(lib.tensor(a) for a in arrays)) for lib in (cg, torch))
+    assert [o.dtype.name for o in ours] == [str(t.dtype).split(".")[1] for t in theirs]
+
+    def packed(*inputs):
+        groups = {}
+        for out in fn(*inputs):
+            groups.setdefault(out.dtype, []).append(out.reshape(-1))
+        return tuple(library(inputs[0]).cat(group) for group in groups.values())
+    check(packed, *arrays, **tolerances)
+
+
+def test_narrow_integer_arithmetic_wraps_and_promotes():
+    """Also bfloat16 arithmetic and bitcasts, all in the kernels' vector code."""
+    check_packed(lambda a, b, c, d, x: (
+        a + b, a - b, a * b, -a, ~a, a + 300, a - 5, a >> 1, a & b, a.maximum(b),
+        c.view(library(c).uint8),
+        c + c, c * c, -c, c.abs(), c << 1, c // 3, c % 5, a.view(library(a).int8),
+        d * d, d + 1, -d, (x * 100).bfloat16().view(library(x).int16),
+        a + c, c + d, a * d, a < b, c == d, c < -1, a < -1,     # uint8 + int8 is int16
+        a / 2, c / c.clamp(min=1), d * 0.5, (x.bfloat16() * 3 + 1).exp().float()),
+        U8, U8_B, I8, I16, FLOATS, atol=0, rtol=1e-2)
+
+
+def test_casts_to_and_from_narrow_types():
+    floats = np.array([[-1.0, -3.7, 300.0, 255.9, 3.7, 0.0], [127.9, -128.2, 1e3, -0.9, 65.5, 2.0]],
+                      np.float32)
+    longs = np.array([[1000, -1000, 255, 256, -129, 70000], [1, 2, 3, 4, 5, 6]], np.int64)
+    check_packed(lambda f, i, a, c: (
+        f.byte(), f.char(), f.short(), f.to(library(f).uint8), i.byte(), i.char(), i.short(),
+        a.char(), c.byte(), a.short(), a.bool(), (c > 0).byte(), a.float(),
+        c.to(library(c).bfloat16).float(), f.bfloat16().char()), floats, longs, U8, I8)
+
+
+def test_reductions_of_narrow_types():
+    negative = -np.abs(I16) - 1      # a max from INT_MIN, not from 0
+    check(lambda a, c, d: (a.sum(1), d.sum(1), (c > 0).sum(1), d.amax(1), c.amin(1),
+                           c.cumsum(1)), U8, I8, negative.astype(np.int16))
+
+
+def test_movement_and_indexing():
+    index = np.array([1, 0, 1], np.int64)
+    check_packed(lambda a, c, i: (
+        a.t(), a.flip(1), a[1:, ::2], a[i], c.reshape(4, -1).permute(1, 0),
+        library(a).cat([c, c.flip(0)]), library(a).where(c > 0, c, c - 1),
+        c.unsqueeze(0).expand(2, *c.shape)), U8, I8, index)
+
+
+def test_matmul():
+    mats = np.array([[3, -2, 5], [100, 7, -1]], np.int8)
+    check(lambda a, x, y: (a @ a.t(), (x.bfloat16() @ y.bfloat16()).float()),
+          mats, (3, 4), (4, 5), atol=0.05, rtol=0.02, grad=False)
+
+
+def test_bfloat16_rounds_to_nearest_even():
+    want = torch.tensor(ROUNDING).bfloat16().float().numpy()
+    uploaded = cg.tensor(ROUNDING, dtype=cg.bfloat16)
+    computed = cg.tensor(ROUNDING).bfloat16()
+    np.testing.assert_array_equal(np.array(uploaded.tolist()), want)
+    np.testing.assert_array_equal(computed.float().numpy(), want)
+    assert uploaded.tolist()[1] == 1 + 2 ** -6
+    assert repr(cg.tensor(ROUNDING[:3], dtype=cg.bfloat16)) == \
+        "tensor([ 1.0000,  1.0156, -1.0000], dtype=clgrad.bfloat16)"
+
+
+def test_bfloat16_graph_and_gradients():
+    check(lambda x, y: ((x.bfloat16() * y.bfloat16() + 1).exp() / (y.bfloat16() - 3)).float(),
+          (3, 4), (3, 4), atol=0.02, rtol=0.02)
+
+
+def test_bfloat16_leaves_require_grad():
+    values = [[0.3, -1.7, 2.9], [1.1, 0.25, -0.6]]
+    x, tx = (lib.tensor(values, dtype=lib.bfloat16, requires_grad=True) for lib in (cg, torch))
+    outs = [(t.sigmoid() * t).sum() + (t * 3).amax() for t in (x, tx)]
+    for out in outs:
+        out.backward()
+    assert outs[0].dtype == cg.bfloat16 and x.grad.dtype == cg.bfloat16
+    np.testing.assert_allclose(outs[0].item(), outs[1].item(), rtol=0.01)
+    np.testing.assert_allclose(x.grad.tolist(), tx.grad.tolist(), atol=0.02)
+
+
+def test_view_dtype():
+    floats = np.array([[1.0, -2.5, 3.25, np.inf], [0.1, -0.0, 7e-39, 65504.0]], np.float32)
+    x, tx = cg.tensor(floats), torch.tensor(floats)
+    for name in ("int32", "uint8", "int8", "int16", "float16", "bfloat16", "float64"):
+        got, want = x.view(getattr(cg, name)), tx.view(getattr(torch, name))
+        assert got.dtype.name == name and tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_array_equal(np.array(got.tolist()), np.array(want.tolist()))
+    shorts = cg.tensor(I16)     # equal sizes are read in the kernel, fused with what follows
+    np.testing.assert_array_equal((shorts.view(cg.bfloat16) * 1).view(cg.int16).numpy(), I16)
+    assert x.view(cg.float32).requires_grad is False
+    assert not cg.tensor(floats, requires_grad=True).view(cg.int32).requires_grad
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda lib: lib.ones(3).view(lib.float64), "size.-1. must be divisible by 2 to view Float"),
+    (lambda lib: lib.ones(()).view(lib.float16), "dim.. cannot be 0 to view Float as Half")])
+def test_view_dtype_errors(make, message):
+    for lib in (cg, torch):
+        with pytest.raises(RuntimeError, match=message):
+            make(lib)
+
+
+def test_creation_and_numpy_interop(tmp_path):
+    made = cg.stack([cg.arange(4, dtype=cg.uint8), cg.full((4,), -3, dtype=cg.int8).byte(),
+                     cg.ones(4, dtype=cg.int16).byte(), cg.zeros(4, dtype=cg.bfloat16).byte()])
+    np.testing.assert_array_equal(made.numpy(), [[0, 1, 2, 3], [253] * 4, [1] * 4, [0] * 4])
+    for array in (U8, I8, I16):
+        t = cg.from_numpy(array)
+        assert t.dtype.name == array.dtype.name and t.numpy().dtype == array.dtype
+    half = cg.tensor([1.5, 2.0], dtype=cg.bfloat16)
+    with pytest.raises(TypeError, match="unsupported ScalarType BFloat16"):
+        half.numpy()
+    assert half.tolist() == [1.5, 2.0] and half.element_size() == 2
+    cg.save({"w": half}, tmp_path / "w.safetensors")
+    loaded = cg.load(tmp_path / "w.safetensors")["w"]
+    assert loaded.dtype == cg.bfloat16 and loaded.tolist() == [1.5, 2.0]
+
+
+def test_dtype_names_and_methods():
+    for name in ("uint8", "int8", "int16", "short", "bfloat16"):
+        assert getattr(cg, name).name == str(getattr(torch, name)).split(".")[1]
+    t = cg.zeros(2)
+    assert (t.byte().dtype, t.char().dtype, t.short().dtype, t.bfloat16().dtype) == \
+        (cg.uint8, cg.int8, cg.int16, cg.bfloat16)
+    module = cg.nn.Module()
+    module.weight = cg.nn.Parameter(cg.tensor([1.5]))
+    assert module.bfloat16().weight.dtype == cg.bfloat16 and module.weight.tolist() == [1.5]
+    assert module.half().weight.dtype == cg.float16
+
+
+def test_size():
+    shape = cg.zeros(2, 3, 4).shape
+    assert isinstance(shape, cg.Size) and isinstance(shape, tuple)
+    assert repr(shape) == "clgrad.Size([2, 3, 4])" and str(cg.Size([])) == "clgrad.Size([])"
+    assert shape == (2, 3, 4) and shape == torch.Size([2, 3, 4]) and hash(shape) == hash((2, 3, 4))
+    for derived in (shape[1:], shape + (5,), (1,) + shape, shape * 2):
+        assert isinstance(derived, cg.Size)
+    assert shape[1:] == (3, 4) and shape[-1] == 4 and type(shape[0]) is int
+    assert shape.numel() == 24 and cg.zeros(0, 3).size().numel() == 0
+    assert cg.zeros(2, 3).size() == cg.Size([2, 3])
+    with pytest.raises(TypeError, match="item 0 is 'float'"):
+        cg.Size([2.5])
+
+
+@pytest.mark.parametrize("name", ["uint8", "int8", "int16", "int32", "int64", "float16",
+                                  "bfloat16", "float32", "float64"])
+def test_iinfo_finfo(name):
+    info = "finfo" if name.startswith(("float", "bfloat")) else "iinfo"
+    ours, theirs = (getattr(lib, info)(getattr(lib, name)) for lib in (cg, torch))
+    assert repr(ours) == repr(theirs) and ours.bits == theirs.bits and ours.dtype == theirs.dtype
+    for field in ("min", "max") + (("eps", "tiny", "resolution") if info == "finfo" else ()):
+        assert getattr(ours, field) == getattr(theirs, field), field
+    with pytest.raises(TypeError, match="iinfo" if info == "finfo" else "finfo"):
+        getattr(cg, "iinfo" if info == "finfo" else "finfo")(getattr(cg, name))
