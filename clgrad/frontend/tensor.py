@@ -361,3 +361,6 @@ _install(statistics.METHODS)
 _install(scatter.METHODS)
 _install(math_functions.METHODS)
 _install(bitwise.METHODS)
+from . import lu, triangular  # noqa: E402
+_install(lu.METHODS)
+_install(triangular.METHODS)

@@ -1,0 +1,192 @@
+"""Dense factorizations of small matrices in the IR: the LU, CHOLESKY and TRISOLVE nodes
+(each one kernel, a work-item per matrix or per right-hand column: lower_linalg.py), what
+they mean in NumPy (the interpreter's reference), and their gradients, written with the
+same nodes so that backward passes stay on the device.
+
+An LU node of a (..., n, n) source is (..., n, n+2): its first n columns hold L below the
+diagonal (unit diagonal implied) and U on and above it, with P A = L U; column n holds the
+row each step swapped in (LAPACK's pivots, 0-based) and column n+1 the source row that
+ended in each row (P[i, perm[i]] = 1), both as floats (exact below 2**24 rows)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import ir
+from .dtype import int32
+from .ir import Node
+from .ops import Op
+
+
+# ---- constructors --------------------------------------------------------------------------
+
+def lu(x: Node) -> Node:
+    *batch, n, m = x.shape
+    assert n == m and x.dtype.is_float, (x.shape, x.dtype)
+    shape = (*batch, n, n + 2)
+    if x.numel == 0:
+        return ir.const(0, x.dtype, shape)
+    return Node(Op.LU, x.dtype, shape, (x,))
+
+
+def cholesky(x: Node) -> Node:
+    """L with L L^T = x, read from x's lower triangle; NaN where x is not positive-definite."""
+    assert x.shape[-1] == x.shape[-2] and x.dtype.is_float, (x.shape, x.dtype)
+    if x.numel == 0:
+        return x
+    return Node(Op.CHOLESKY, x.dtype, x.shape, (x,))
+
+
+def trisolve(a: Node, b: Node, upper: bool, unit: bool = False, transposed: bool = False) -> Node:
+    """X with op(a) X = b, op(a) = a^T when transposed; only a's upper (else lower) triangle
+    is read, and not its diagonal when unit (taken as ones)."""
+    assert a.shape[:-2] == b.shape[:-2] and a.shape[-1] == a.shape[-2] == b.shape[-2], \
+        (a.shape, b.shape)
+    if b.numel == 0:
+        return b
+    return Node(Op.TRISOLVE, b.dtype, b.shape, (a, b), (bool(upper), bool(unit), bool(transposed)))
+
+
+# ---- matrix helpers on nodes -------------------------------------------------------------------
+
+def mT(x: Node) -> Node:
+    """x with its last two axes swapped."""
+    order = tuple(range(len(x.shape) - 2)) + (len(x.shape) - 1, len(x.shape) - 2)
+    return x.permute(order)
+
+
+def _over_batch(matrix: Node, shape: tuple[int, ...]) -> Node:
+    """An (n, m) node broadcast to shape's (..., n, m)."""
+    return matrix.reshape((1,) * (len(shape) - 2) + matrix.shape).expand(shape)
+
+
+def band(x: Node, diagonal: int, lower: bool) -> Node:
+    """tril(x, diagonal) when lower, else triu(x, diagonal)."""
+    rows, cols = x.shape[-2:]
+    offset = ir.iota(cols, int32).reshape((1, cols)).expand((rows, cols)) - \
+        ir.iota(rows, int32).reshape((rows, 1)).expand((rows, cols))
+    keep = offset <= diagonal if lower else offset >= diagonal
+    return _over_batch(keep, x.shape).where(x, 0)
+
+
+def eye(n: int, like: Node) -> Node:
+    """The identity in like's dtype, broadcast over like's batch dims."""
+    index = ir.iota(n, int32)
+    same = index.reshape((n, 1)).expand((n, n)).eq(index.reshape((1, n)).expand((n, n)))
+    return _over_batch(same.where(ir.const(1, like.dtype, (n, n)), 0), like.shape[:-2] + (n, n))
+
+
+def diagonal(x: Node) -> Node:
+    """The main diagonal of x's (..., n, n) matrices, (..., n)."""
+    *batch, n, _ = x.shape
+    if n == 0:
+        return ir.const(0, x.dtype, (*batch, 0))
+    return x.reshape((*batch, n * n)).stride((1,) * len(batch) + (n + 1,))
+
+
+def lu_parts(packed: Node) -> tuple[Node, Node, Node]:
+    """(the n x n packed factors, pivots, permutation) of an LU node, views of it."""
+    *batch, n, _ = packed.shape
+    keep = tuple((0, s) for s in batch) + ((0, n),)
+    return (packed.shrink(keep + ((0, n),)), packed.shrink(keep + ((n, n + 1),)),
+            packed.shrink(keep + ((n + 1, n + 2),)))
+
+
+def permutation_matrix(perm: Node) -> Node:
+    """P (..., n, n) with P[i, j] = 1 where perm[i] = j, from an LU's permutation column."""
+    *batch, n, _ = perm.shape
+    columns = _over_batch(ir.iota(n, int32).cast(perm.dtype).reshape((1, n)), (*batch, n, n))
+    return perm.expand((*batch, n, n)).eq(columns).where(ir.const(1, perm.dtype, columns.shape), 0)
+
+
+# ---- gradients -------------------------------------------------------------------------------
+
+def _product(a: Node, b: Node) -> Node:
+    return a @ b if a.shape[-1] else ir.const(0, a.dtype, a.shape[:-1] + b.shape[-1:])
+
+
+def trisolve_rule(node: Node, g: Node):
+    """op(A) X = B: gB = op(A)^-T g, gA = -(gB X^T) on A's triangle (transposed for op)."""
+    a, _ = node.src
+    upper, unit, transposed = node.arg
+    gb = trisolve(a, g, upper, unit, not transposed)
+    ga = _product(gb, mT(node)) if not transposed else _product(node, mT(gb))
+    return band(-ga, -1 if unit else 0, True) if not upper else band(-ga, 1 if unit else 0, False), gb
+
+
+def lu_rule(node: Node, g: Node):
+    """For P A = L U (PyTorch's linalg_lu_backward, square case):
+    gA = P^T L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T. The pivot columns carry none."""
+    factors, _, perm = lu_parts(node)
+    n = factors.shape[-1]
+    gf = lu_parts(g)[0]
+    lower = band(factors, -1, True) + eye(n, factors)
+    upper = band(factors, 0, False)
+    phi = band(_product(mT(lower), band(gf, -1, True)), -1, True) + \
+        band(_product(band(gf, 0, False), mT(upper)), 0, False)
+    inner = trisolve(factors, mT(trisolve(factors, mT(phi), upper=True)), upper=False,
+                     unit=True, transposed=True)
+    return (_product(mT(permutation_matrix(perm)), inner),)
+
+
+def cholesky_rule(node: Node, g: Node):
+    """Murray (2016), as PyTorch: phi = tril(L^T gL) with its diagonal halved,
+    gA = L^-T phi L^-1, symmetrized."""
+    n = node.shape[-1]
+    phi = band(_product(mT(node), g), 0, True)
+    phi = phi - eye(n, phi) * phi * 0.5
+    right = mT(trisolve(node, mT(phi), upper=False, transposed=True))      # phi L^-1
+    ga = trisolve(node, right, upper=False, transposed=True)
+    return ((ga + mT(ga)) * 0.5,)
+
+
+RULES = {Op.LU: lu_rule, Op.CHOLESKY: cholesky_rule, Op.TRISOLVE: trisolve_rule}
+
+
+# ---- NumPy meaning (compiler/interpret.py) ---------------------------------------------------
+
+def _lu_numpy(x: np.ndarray) -> np.ndarray:
+    *batch, n, _ = x.shape
+    out = np.zeros((*batch, n, n + 2), x.dtype)
+    out[..., :n] = x
+    out[..., n + 1] = np.arange(n)
+    flat = out.reshape(-1, n, n + 2)
+    for m in flat:
+        for k in range(n):
+            p = k + int(np.argmax(np.abs(m[k:, k])))
+            m[[k, p]] = m[[p, k]]
+            m[k, n] = p
+            if m[k, k] != 0:
+                m[k + 1:, k] /= m[k, k]
+                m[k + 1:, k + 1:n] -= np.outer(m[k + 1:, k], m[k, k + 1:n])
+    return out
+
+
+def _cholesky_numpy(x: np.ndarray) -> np.ndarray:
+    *batch, n, _ = x.shape
+    out = np.zeros_like(x)
+    for a, l in zip(x.reshape(-1, n, n), out.reshape(-1, n, n)):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for j in range(n):
+                l[j, j] = np.sqrt(a[j, j] - l[j, :j] @ l[j, :j])
+                l[j + 1:, j] = (a[j + 1:, j] - l[j + 1:, :j] @ l[j, :j]) / l[j, j]
+    return out
+
+
+def _trisolve_numpy(a: np.ndarray, b: np.ndarray, arg) -> np.ndarray:
+    upper, unit, transposed = arg
+    a = np.triu(a) if upper else np.tril(a)
+    if unit:
+        n = a.shape[-1]
+        a = a - a * np.eye(n, dtype=a.dtype) + np.eye(n, dtype=a.dtype)
+    if transposed:
+        a = np.swapaxes(a, -1, -2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.linalg.solve(a, b).astype(b.dtype)
+
+
+def numpy_meaning(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
+    if node.op is Op.LU:
+        return _lu_numpy(srcs[0])
+    if node.op is Op.CHOLESKY:
+        return _cholesky_numpy(srcs[0])
+    return _trisolve_numpy(srcs[0], srcs[1], node.arg)

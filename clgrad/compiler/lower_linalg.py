@@ -1,0 +1,112 @@
+"""Dense factorization kernels (compiler/factorizations.py): LU with partial pivoting and
+Cholesky run one work-item per matrix of the batch, in place in the output matrix;
+TRISOLVE runs one work-item per right-hand column, by substitution. O(n^3) and O(n^2) per
+work-item: meant for the small matrices of a batch, as LAPACK's unblocked routines. Sources
+are read through their views (a transpose costs no copy)."""
+from __future__ import annotations
+
+import math
+
+from . import symbolic as sym
+from .addressing import Index
+from .ir import Node
+from .kernel_writer import KernelWriter
+from .ops import Op
+
+
+class LinalgWriter(KernelWriter):
+    def write(self) -> tuple[int, ...]:
+        ((node, _),) = self.spec.outputs
+        self._saw(node.op)
+        write = {Op.LU: self._lu, Op.CHOLESKY: self._cholesky, Op.TRISOLVE: self._trisolve}
+        return write[node.op](node)
+
+    def _read(self, src: Node, batch: tuple[sym.Lin, ...], row: str, col: str, n: int) -> str:
+        """src[batch..., row, col] for C variables row and col in 0..n-1."""
+        dims = (*batch, sym.var(row, 0, n - 1), sym.var(col, 0, src.shape[-1] - 1))
+        return self.value(src, Index(src.shape, dims=dims)).code
+
+    def _matrices(self, node: Node) -> tuple[tuple[sym.Lin, ...], str]:
+        """The batch dims of this work-item's matrix, and the output's C macro AT(i, j)."""
+        idx, n, width = self.index_type, node.shape[-2], node.shape[-1]
+        self.emit(f"{idx} m = get_global_id(0);")
+        batch = self.dim_vars("m", node.shape[:-2])
+        out = self.param(node, output=True)
+        self.emit(f"#define AT(i, j) {out}[m * {n * width} + (i) * {width} + (j)]")
+        return batch, node.dtype.ctype
+
+    def _lu(self, node: Node) -> tuple[int, ...]:
+        """Doolittle elimination with partial pivoting, as LAPACK's getf2: the first largest
+        magnitude pivots; a zero pivot column is left as it is (U singular)."""
+        (x,) = node.src
+        n, idx = x.shape[-1], self.index_type
+        batch, ctype = self._matrices(node)
+        with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):
+            with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+                self.emit(f"AT(i, j) = {self._read(x, batch, 'i', 'j', n)};")
+            self.emit(f"AT(i, {n}) = 0;")
+            self.emit(f"AT(i, {n + 1}) = i;")
+        with self.block(f"for ({idx} k = 0; k < {n}; k++)", rolled=True):
+            self.emit(f"{idx} p = k;")
+            self.emit(f"{ctype} best = fabs(AT(k, k));")
+            with self.block(f"for ({idx} i = k + 1; i < {n}; i++)", rolled=True):
+                self.emit(f"{ctype} size = fabs(AT(i, k));")
+                self.emit("if (size > best) { best = size; p = i; }")
+            with self.block(f"if (p != k) for ({idx} j = 0; j < {n + 2}; j++)", rolled=True):
+                self.emit(f"{ctype} t = AT(k, j); AT(k, j) = AT(p, j); AT(p, j) = t;")
+            self.emit(f"AT(k, {n}) = p;")
+            self.emit(f"{ctype} pivot = AT(k, k);")
+            with self.block(f"if (pivot != 0) for ({idx} i = k + 1; i < {n}; i++)", rolled=True):
+                self.emit(f"{ctype} l = AT(i, k) / pivot;")
+                self.emit("AT(i, k) = l;")
+                with self.block(f"for ({idx} j = k + 1; j < {n}; j++)", rolled=True):
+                    self.emit("AT(i, j) -= l * AT(k, j);")
+        self.emit("#undef AT")
+        return (math.prod(node.shape[:-2]),)
+
+    def _cholesky(self, node: Node) -> tuple[int, ...]:
+        """Cholesky-Banachiewicz, column by column from the source's lower triangle; a
+        matrix that is not positive-definite gets NaN (or inf) from the square root on."""
+        (x,) = node.src
+        n, idx = x.shape[-1], self.index_type
+        batch, ctype = self._matrices(node)
+        with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+            self.emit(f"{ctype} d = {self._read(x, batch, 'j', 'j', n)};")
+            with self.block(f"for ({idx} k = 0; k < j; k++)", rolled=True):
+                self.emit("d -= AT(j, k) * AT(j, k);")
+                self.emit("AT(k, j) = 0;")
+            self.emit("d = sqrt(d);")
+            self.emit("AT(j, j) = d;")
+            with self.block(f"for ({idx} i = j + 1; i < {n}; i++)", rolled=True):
+                self.emit(f"{ctype} s = {self._read(x, batch, 'i', 'j', n)};")
+                with self.block(f"for ({idx} k = 0; k < j; k++)", rolled=True):
+                    self.emit("s -= AT(i, k) * AT(j, k);")
+                self.emit("AT(i, j) = s / d;")
+        self.emit("#undef AT")
+        return (math.prod(node.shape[:-2]),)
+
+    def _trisolve(self, node: Node) -> tuple[int, ...]:
+        """Forward (or back) substitution down one column c of B: X's rows in the order
+        op(A)'s triangle allows, each from the rows solved before it."""
+        a, b = node.src
+        upper, unit, transposed = node.arg
+        backward = upper != transposed          # op(A) upper: the last row first
+        *batch_shape, n, k = node.shape
+        idx, ctype = self.index_type, node.dtype.ctype
+        self.emit(f"{idx} w = get_global_id(0), m = w / {k}, c = w % {k};")
+        batch = (*self.dim_vars("m", tuple(batch_shape)), sym.var("c", 0, k - 1))
+        out = self.param(node, output=True)
+        self.emit(f"#define X(i) {out}[m * {n * k} + (i) * {k} + c]")
+        order = (lambda step: f"{n - 1} - {step}") if backward else (lambda step: step)
+        rows, cols = ("j", "i") if transposed else ("i", "j")
+        with self.block(f"for ({idx} s = 0; s < {n}; s++)", rolled=True):
+            self.emit(f"{idx} i = {order('s')};")
+            b_dims = (*batch[:-1], sym.var("i", 0, n - 1), batch[-1])
+            self.emit(f"{ctype} acc = {self.value(b, Index(b.shape, dims=b_dims)).code};")
+            with self.block(f"for ({idx} t = 0; t < s; t++)", rolled=True):
+                self.emit(f"{idx} j = {order('t')};")
+                self.emit(f"acc -= {self._read(a, batch[:-1], rows, cols, n)} * X(j);")
+            divisor = "" if unit else f" / {self._read(a, batch[:-1], 'i', 'i', n)}"
+            self.emit(f"X(i) = acc{divisor};")
+        self.emit("#undef X")
+        return (math.prod(node.shape[:-2]) * k,)
