@@ -198,14 +198,17 @@ def _sign_and_diagonal(a: Node) -> tuple[Node, Node]:
     factors, pivots, _ = lu_parts(lu(a))
     *batch, n = a.shape[:-1]
     steps = ir.iota(n, int32).cast(a.dtype).reshape((1,) * len(batch) + (n, 1))
-    swaps = pivots.ne(steps.expand(pivots.shape)).cast(a.dtype).sum((len(batch),))
-    swaps = swaps.reshape(tuple(batch)) if n else ir.const(0, a.dtype, tuple(batch))
+    if a.numel:
+        swapped = pivots.ne(steps.expand(pivots.shape)).cast(a.dtype)
+        swaps = swapped.sum((len(batch),)).reshape(tuple(batch))
+    else:
+        swaps = ir.const(0, a.dtype, tuple(batch))
     return 1 - (swaps % 2) * 2, diagonal(factors)
 
 
 def _last_reduced(x: Node, op: str) -> Node:
     *batch, n = x.shape
-    if n == 0:
+    if x.numel == 0:        # the empty product or sum (no kernel reduces nothing)
         return ir.const(1 if op == "prod" else 0, x.dtype, tuple(batch))
     return getattr(x, op)((len(batch),)).reshape(tuple(batch))
 

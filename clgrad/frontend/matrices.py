@@ -62,7 +62,7 @@ def first_failure(bad: Node) -> Node:
     """LAPACK's info from a (..., n) bool mask of failed pivots: 1 + the index of the first,
     0 if none, int32."""
     *batch, n = bad.shape
-    if n == 0:
+    if bad.numel == 0:
         return ir.const(0, int32, tuple(batch))
     position = ir.iota(n, int32).reshape((1,) * len(batch) + (n,)).expand(bad.shape) + 1
     first = -(bad.where(-position, -(n + 1)).max((len(batch),)))
