@@ -4,10 +4,12 @@ from .frontend.lu import (det, inv, inv_ex, linalg_lu as lu, lu_factor, lu_facto
                           slogdet, solve)
 from .frontend.lu import matrix_power
 from .frontend.matrices import LinAlgError
+from .frontend.matrix_functions import matrix_exp
+from .frontend.qr import linalg_qr as qr, lstsq, pinv
 from .frontend.products import linalg_cross as cross
 from .frontend.statistics import vector_norm
 from .frontend.triangular import cholesky_ex, linalg_cholesky as cholesky, solve_triangular
 
 __all__ = ["vector_norm", "cross", "det", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
            "lu_solve", "slogdet", "solve", "matrix_power", "LinAlgError", "cholesky_ex",
-           "cholesky", "solve_triangular"]
+           "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv"]

@@ -1,4 +1,4 @@
-"""Dense factorizations of small matrices in the IR: the LU, CHOLESKY and TRISOLVE nodes
+"""Dense factorizations of small matrices in the IR: the LU, CHOLESKY, QR and TRISOLVE nodes
 (each one kernel, a work-item per matrix or per right-hand column: lower_linalg.py), what
 they mean in NumPy (the interpreter's reference), and their gradients, written with the
 same nodes so that backward passes stay on the device.
@@ -6,7 +6,8 @@ same nodes so that backward passes stay on the device.
 An LU node of a (..., n, n) source is (..., n, n+2): its first n columns hold L below the
 diagonal (unit diagonal implied) and U on and above it, with P A = L U; column n holds the
 row each step swapped in (LAPACK's pivots, 0-based) and column n+1 the source row that
-ended in each row (P[i, perm[i]] = 1), both as floats (exact below 2**24 rows)."""
+ended in each row (P[i, perm[i]] = 1), both as floats (exact below 2**24 rows). A QR node of
+an (..., m, n) source is (..., m, m+n): the full Q, then the full R (LAPACK's signs)."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,6 +35,17 @@ def cholesky(x: Node) -> Node:
     if x.numel == 0:
         return x
     return Node(Op.CHOLESKY, x.dtype, x.shape, (x,))
+
+
+def qr(x: Node) -> Node:
+    *batch, m, n = x.shape
+    assert x.dtype.is_float, x.dtype
+    shape = (*batch, m, m + n)
+    if x.numel == 0:        # no reflections: Q is the identity, R empty or zeros
+        identity = eye(m, ir.const(0, x.dtype, (*batch, m, m))) if m else \
+            ir.const(0, x.dtype, (*batch, 0, 0))
+        return identity.pad(tuple((0, 0) for _ in batch) + ((0, 0), (0, n)))
+    return Node(Op.QR, x.dtype, shape, (x,))
 
 
 def trisolve(a: Node, b: Node, upper: bool, unit: bool = False, transposed: bool = False) -> Node:
@@ -139,7 +151,50 @@ def cholesky_rule(node: Node, g: Node):
     return ((ga + mT(ga)) * 0.5,)
 
 
-RULES = {Op.LU: lu_rule, Op.CHOLESKY: cholesky_rule, Op.TRISOLVE: trisolve_rule}
+def qr_parts(packed: Node, n: int) -> tuple[Node, Node]:
+    """(Q, R), full, of a QR node of an (..., m, n) source."""
+    *batch, m, _ = packed.shape
+    keep = tuple((0, s) for s in batch) + ((0, m),)
+    return packed.shrink(keep + ((0, m),)), packed.shrink(keep + ((m, m + n),))
+
+
+def _columns(x: Node, begin: int, end: int) -> Node:
+    return x.shrink(tuple((0, s) for s in x.shape[:-1]) + ((begin, end),))
+
+
+def _rows(x: Node, begin: int, end: int) -> Node:
+    return mT(_columns(mT(x), begin, end))
+
+
+def _square_qr_grad(q: Node, r: Node, gq: Node, gr: Node) -> Node:
+    """A = Q R with R square (m >= n, reduced): M = R gR^T - gQ^T Q,
+    gA = (gQ + Q copyltu(M)) R^-T, copyltu copying M's lower triangle above it
+    (Liao et al. 2019; PyTorch's linalg_qr_backward)."""
+    m_ = _product(r, mT(gr)) - _product(mT(gq), q)
+    lower = band(m_, -1, True)
+    sym = lower + mT(lower) + eye(m_.shape[-1], m_) * m_
+    return mT(trisolve(r, mT(gq + _product(q, sym)), upper=True))
+
+
+def qr_rule(node: Node, g: Node):
+    """The gradient of the reduced factors: Q's first min(m, n) columns and R's first rows
+    (the frontend allows no gradient of the complete Q of a tall matrix, not unique)."""
+    (x,) = node.src
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    q, r = (_columns(qr_parts(node, n)[0], 0, k), _rows(qr_parts(node, n)[1], 0, k))
+    gq, gr = (_columns(qr_parts(g, n)[0], 0, k), _rows(qr_parts(g, n)[1], 0, k))
+    if m >= n:
+        return (_square_qr_grad(q, r, gq, gr),)
+    # A = Q [X Y]: X = Q R1 square; Y = Q R2 passes gradient to Q as Y gR2^T
+    gr2, y = _columns(gr, m, n), _columns(x, m, n)
+    gx = _square_qr_grad(q, _columns(r, 0, m), gq + _product(y, mT(gr2)), _columns(gr, 0, m))
+    gy = _product(q, gr2)
+    pads = tuple((0, 0) for _ in x.shape[:-1])
+    return (gx.pad(pads + ((0, n - m),)) + gy.pad(pads + ((m, 0),)),)
+
+
+RULES = {Op.LU: lu_rule, Op.CHOLESKY: cholesky_rule, Op.TRISOLVE: trisolve_rule, Op.QR: qr_rule}
 
 
 # ---- NumPy meaning (compiler/interpret.py) ---------------------------------------------------
@@ -184,7 +239,29 @@ def _trisolve_numpy(a: np.ndarray, b: np.ndarray, arg) -> np.ndarray:
         return np.linalg.solve(a, b).astype(b.dtype)
 
 
+def _qr_numpy(x: np.ndarray) -> np.ndarray:
+    """Householder QR with LAPACK's signs, as the kernel."""
+    *batch, m, n = x.shape
+    out = np.zeros((*batch, m, m + n), x.dtype)
+    for a, o in zip(x.reshape(-1, m, n), out.reshape(-1, m, m + n)):
+        q, r = np.eye(m, dtype=x.dtype), a.copy()
+        for j in range(min(m, n)):
+            alpha, below = r[j, j], r[j + 1:, j] @ r[j + 1:, j]
+            if below == 0:
+                continue
+            beta = -np.copysign(np.hypot(alpha, np.sqrt(below)), alpha)
+            v = np.concatenate([[1.0], r[j + 1:, j] / (alpha - beta)])
+            tau = (beta - alpha) / beta
+            r[j:] -= tau * np.outer(v, v @ r[j:])
+            q[:, j:] -= tau * np.outer(q[:, j:] @ v, v)
+            r[j + 1:, j] = 0
+        o[:, :m], o[:, m:] = q, r
+    return out
+
+
 def numpy_meaning(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
+    if node.op is Op.QR:
+        return _qr_numpy(srcs[0])
     if node.op is Op.LU:
         return _lu_numpy(srcs[0])
     if node.op is Op.CHOLESKY:

@@ -1,5 +1,6 @@
-"""Dense factorization kernels (compiler/factorizations.py): LU with partial pivoting and
-Cholesky run one work-item per matrix of the batch, in place in the output matrix;
+"""Dense factorization kernels (compiler/factorizations.py): LU with partial pivoting,
+Cholesky and Householder QR run one work-item per matrix of the batch, in place in the
+output matrix;
 TRISOLVE runs one work-item per right-hand column, by substitution. O(n^3) and O(n^2) per
 work-item: meant for the small matrices of a batch, as LAPACK's unblocked routines. Sources
 are read through their views (a transpose costs no copy)."""
@@ -18,7 +19,8 @@ class LinalgWriter(KernelWriter):
     def write(self) -> tuple[int, ...]:
         ((node, _),) = self.spec.outputs
         self._saw(node.op)
-        write = {Op.LU: self._lu, Op.CHOLESKY: self._cholesky, Op.TRISOLVE: self._trisolve}
+        write = {Op.LU: self._lu, Op.CHOLESKY: self._cholesky, Op.TRISOLVE: self._trisolve,
+                 Op.QR: self._qr}
         return write[node.op](node)
 
     def _read(self, src: Node, batch: tuple[sym.Lin, ...], row: str, col: str, n: int) -> str:
@@ -84,6 +86,51 @@ class LinalgWriter(KernelWriter):
                 self.emit("AT(i, j) = s / d;")
         self.emit("#undef AT")
         return (math.prod(node.shape[:-2]),)
+
+    def _qr(self, node: Node) -> tuple[int, ...]:
+        """Householder reflections as LAPACK's geqr2 and org2r: for each column j, v and tau
+        with H = I - tau v v^T taking R's column j to (beta, 0, ...), beta of the opposite
+        sign to the diagonal (no reflection when the column below it is already 0); R <- H R,
+        Q <- Q H. v lives under R's diagonal until Q has used it."""
+        (x,) = node.src
+        m, n = x.shape[-2:]
+        idx = self.index_type
+        batch, ctype = self._matrices(node)
+        self.emit(f"#define R(i, j) AT(i, {m} + (j))")
+        with self.block(f"for ({idx} i = 0; i < {m}; i++)", rolled=True):
+            with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+                self.emit(f"R(i, j) = {self._read(x, batch, 'i', 'j', m)};")
+            with self.block(f"for ({idx} j = 0; j < {m}; j++)", rolled=True):
+                self.emit("AT(i, j) = i == j;")
+        with self.block(f"for ({idx} j = 0; j < {min(m, n)}; j++)", rolled=True):
+            self.emit(f"{ctype} alpha = R(j, j), below = 0;")
+            with self.block(f"for ({idx} i = j + 1; i < {m}; i++)", rolled=True):
+                self.emit("below += R(i, j) * R(i, j);")
+            self.emit("if (below == 0) continue;")
+            self.emit(f"const {ctype} beta = -copysign(hypot(alpha, sqrt(below)), alpha);")
+            self.emit(f"const {ctype} tau = (beta - alpha) / beta, scale = 1 / (alpha - beta);")
+            with self.block(f"for ({idx} i = j + 1; i < {m}; i++)", rolled=True):
+                self.emit("R(i, j) *= scale;")
+            with self.block(f"for ({idx} c = j + 1; c < {n}; c++)", rolled=True):
+                self._reflect("R(j, c)", "R(i, c)", ctype, m)
+            with self.block(f"for ({idx} r = 0; r < {m}; r++)", rolled=True):
+                self._reflect("AT(r, j)", "AT(r, i)", ctype, m)
+            self.emit("R(j, j) = beta;")
+            with self.block(f"for ({idx} i = j + 1; i < {m}; i++)", rolled=True):
+                self.emit("R(i, j) = 0;")
+        self.emit("#undef R")
+        self.emit("#undef AT")
+        return (math.prod(node.shape[:-2]),)
+
+    def _reflect(self, first: str, rest: str, ctype: str, m: int) -> None:
+        """One vector y (first element `first`, the others `rest` at i) becomes y - tau v
+        (v . y), v = (1, R(j+1, j), ...)."""
+        self.emit(f"{ctype} dot = {first};")
+        with self.block(f"for ({self.index_type} i = j + 1; i < {m}; i++)", rolled=True):
+            self.emit(f"dot += R(i, j) * {rest};")
+        self.emit(f"{first} -= tau * dot;")
+        with self.block(f"for ({self.index_type} i = j + 1; i < {m}; i++)", rolled=True):
+            self.emit(f"{rest} -= tau * dot * R(i, j);")
 
     def _trisolve(self, node: Node) -> tuple[int, ...]:
         """Forward (or back) substitution down one column c of B: X's rows in the order
