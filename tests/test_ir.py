@@ -91,7 +91,7 @@ def every_op_graph():
               ir.matmul(x, ir.permute(y, (1, 0))), ir.contiguous(ir.permute(x, (1, 0))),
               ir.unary(Op.EXP, scalar)]
     square = buf((3, 3))
-    roots += [factorizations.lu(square), factorizations.cholesky(square),
+    roots += [factorizations.lu(square), factorizations.cholesky(square), factorizations.qr(x),
               factorizations.trisolve(square, x.permute((1, 0)), upper=True, transposed=True)]
     return roots
 

@@ -1,6 +1,6 @@
 """Dense factorizations against PyTorch, forward and backward: the LU family (inv, det,
 slogdet, logdet, solve, matrix_power, lu_factor, lu, lu_unpack, lu_solve), the Cholesky family
-and triangular solves; batched and not, float64 and float32; size-0 and 1x1 matrices;
+and triangular solves, QR (and lstsq, pinv through it), matrix_exp; batched and not, float64 and float32; size-0 and 1x1 matrices;
 singular and indefinite inputs; the errors PyTorch raises. Many ops share one graph (one
 `check`) to keep the kernels compiled few."""
 import numpy as np
@@ -71,6 +71,31 @@ def test_cholesky_and_triangular_solves():
     check(fn, m, b, atol=1e-10, rtol=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore:torch.qr is deprecated")
+def test_qr_lstsq_pinv():
+    tall, wide, b = make((2, 4, 3), np.float64), make((2, 3, 4), np.float64), \
+        make((2, 4, 2), np.float64)
+
+    def fn(tall, wide, b):
+        linalg = library(tall).linalg
+        return (*linalg.qr(tall), *linalg.qr(wide), *linalg.qr(wide, mode="complete"),
+                *tall.qr(), linalg.lstsq(tall, b).solution,
+                linalg.lstsq(wide, b[:, :3]).solution, linalg.pinv(tall), wide.pinverse())
+    check(fn, tall, wide, b, atol=1e-10, rtol=1e-9)
+    # PyTorch refuses the gradient of mode "r" (clgrad has it); its values:
+    check(lambda a: tuple(library(a).linalg.qr(a, mode="r")), tall, grad=False, atol=1e-12)
+    rank = cg.linalg.lstsq(cg.tensor(tall), cg.tensor(b)).rank
+    assert rank.dtype == cg.int64 and rank.numpy().tolist() == [3, 3]
+
+
+def test_matrix_exp():
+    """A large norm (squarings) and a small one (none), float64 and float32."""
+    big, small = 2 * make((2, 3, 3), np.float64), 0.1 * make((3, 3), np.float64, seed=1)
+    check(lambda a, b: (library(a).linalg.matrix_exp(a), b.matrix_exp()), big, small,
+          atol=1e-10, rtol=1e-9)
+    check(lambda a: a.matrix_exp(), big.astype(np.float32), grad=False, atol=1e-4, rtol=1e-4)
+
+
 def test_float32_values():
     """float32 runs the same kernels' float variant (gradients: the float64 tests above)."""
     a, b = well_conditioned((2, 3, 3), np.float32), make((3, 2), np.float32)
@@ -78,7 +103,8 @@ def test_float32_values():
     def fn(a, b):
         linalg = library(a).linalg
         return (linalg.inv(a), linalg.det(a), *linalg.slogdet(a), linalg.solve(a, b),
-                linalg.cholesky(spd(a)), linalg.solve_triangular(a, b, upper=False))
+                linalg.cholesky(spd(a)), linalg.solve_triangular(a, b, upper=False),
+                *linalg.qr(a))
     check(fn, a, b, grad=False, atol=1e-5, rtol=1e-4)
 
 
@@ -89,7 +115,8 @@ def test_empty_and_one_by_one():
     def fn(*matrices):
         linalg = library(matrices[0]).linalg
         return [out for a in matrices for out in (linalg.inv(a), linalg.det(a), *linalg.slogdet(a),
-                                                  linalg.cholesky(a), linalg.solve(a, a))]
+                                                  linalg.cholesky(a), linalg.solve(a, a),
+                                                  *linalg.qr(a), linalg.matrix_exp(a))]
     check(fn, *matrices, atol=1e-12)
 
 
@@ -120,6 +147,8 @@ def test_singular_and_indefinite_matrices():
     (lambda lib: lib.linalg.solve_triangular(lib.ones(2, 3, 3), lib.ones(4, 3, 1), upper=True),
      "linalg.solve_triangular"),
     (lambda lib: lib.linalg.cholesky(lib.ones(2, 3)), "linalg.cholesky: A must be batches"),
+    (lambda lib: lib.linalg.qr(lib.ones(2, 3), mode="full"), "unrecognized mode 'full'"),
+    (lambda lib: lib.linalg.lstsq(lib.ones(3, 2), lib.ones(4, 1)), "lstsq: input.size"),
 ])
 def test_errors_name_the_op_and_shapes(call, message):
     import torch
@@ -131,6 +160,6 @@ def test_errors_name_the_op_and_shapes(call, message):
 
 def test_interpreter_agrees_with_kernels():
     a = cg.tensor(well_conditioned((2, 3, 3)))
-    x = cg.linalg.inv(a) + cg.linalg.cholesky(spd(a))
+    x = cg.linalg.inv(a) + cg.linalg.cholesky(spd(a)) + cg.linalg.qr(a).R
     (expected,) = interpret.evaluate([x.node], {a.node.arg: a.numpy()})
     np.testing.assert_allclose(x.numpy(), expected, atol=1e-12)

@@ -20,7 +20,7 @@ def matrix_exp(A):
     PyTorch reads it on the host). Horner's steps differ only in the coefficient, held in a
     buffer, so they run as one kernel."""
     square("linalg.matrix_exp", A)
-    if A.numel == 0:
+    if A.numel() == 0:
         return record("linalg_matrix_exp", A.node, A.device, [A])
     from .creation import tensor
     norm = float(A.detach().abs().sum(-2).amax().item())

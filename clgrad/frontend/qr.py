@@ -86,7 +86,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False):
     The rank cutoffs (atol, rtol) cut nothing from a full-rank A."""
     check_matrix("linalg.pinv", A)
     *batch, m, n = A.shape
-    if A.numel == 0:
+    if A.numel() == 0:
         return record("linalg_pinv", ir.const(0, A.dtype, (*batch, n, m)), A.device, [A])
     rhs = eye(m, ir.const(0, A.dtype, (*batch, m, m)))
     return record("linalg_pinv", _full_rank_solve(A.node, rhs), A.device, [A])

@@ -104,7 +104,7 @@ def cholesky_solve(self, input2, upper: bool = False):
 def cholesky_inverse(self, upper: bool = False):
     square("cholesky_inverse", self)
     n = self.shape[-1]
-    x = _cholesky_solve_nodes(eye(n, self.node), self.node, upper) if self.numel else self.node
+    x = _cholesky_solve_nodes(eye(n, self.node), self.node, upper) if self.numel() else self.node
     return record("cholesky_inverse", x, self.device, [self])
 
 
