@@ -54,11 +54,13 @@ class LinalgWriter(KernelWriter):
             with self.block(f"for ({idx} i = k + 1; i < {n}; i++)", rolled=True):
                 self.emit(f"{ctype} size = fabs(AT(i, k));")
                 self.emit("if (size > best) { best = size; p = i; }")
-            with self.block(f"if (p != k) for ({idx} j = 0; j < {n + 2}; j++)", rolled=True):
+            # every column swaps, the permutation's too (the pivot column is written next)
+            with self.block(f"for ({idx} j = 0; j < {n + 2}; j++)", rolled=True):
                 self.emit(f"{ctype} t = AT(k, j); AT(k, j) = AT(p, j); AT(p, j) = t;")
             self.emit(f"AT(k, {n}) = p;")
             self.emit(f"{ctype} pivot = AT(k, k);")
-            with self.block(f"if (pivot != 0) for ({idx} i = k + 1; i < {n}; i++)", rolled=True):
+            self.emit("if (pivot == 0) continue;")
+            with self.block(f"for ({idx} i = k + 1; i < {n}; i++)", rolled=True):
                 self.emit(f"{ctype} l = AT(i, k) / pivot;")
                 self.emit("AT(i, k) = l;")
                 with self.block(f"for ({idx} j = k + 1; j < {n}; j++)", rolled=True):
