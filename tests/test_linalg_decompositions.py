@@ -1,6 +1,6 @@
 """Dense factorizations against PyTorch, forward and backward: the LU family (inv, det,
 slogdet, logdet, solve, matrix_power, lu_factor, lu, lu_unpack, lu_solve), the Cholesky family
-and triangular solves, QR (and lstsq, pinv through it), matrix_exp; batched and not, float64 and float32; size-0 and 1x1 matrices;
+and triangular solves, QR (and lstsq, pinv through it), matrix_exp, eigh and eigvalsh; batched and not, float64 and float32; size-0 and 1x1 matrices;
 singular and indefinite inputs; the errors PyTorch raises. Many ops share one graph (one
 `check`) to keep the kernels compiled few."""
 import numpy as np
@@ -95,6 +95,19 @@ def test_matrix_exp():
           atol=1e-10, rtol=1e-9)
 
 
+def test_eigh_and_eigvalsh():
+    """Eigenvector signs are not part of either library's contract: compared with each
+    vector's first element made non-negative."""
+    m = make((2, 4, 4), np.float64)
+
+    def fn(m):
+        linalg = library(m).linalg
+        values, vectors = linalg.eigh(m + m.mT)
+        fixed = vectors * library(m).where(vectors[..., :1, :] < 0, -1.0, 1.0)
+        return values, fixed, linalg.eigvalsh(m, UPLO="U")
+    check(fn, m, atol=1e-10, rtol=1e-9)
+
+
 def test_float32_values():
     """float32 runs the same kernels' float variant (gradients: the float64 tests above)."""
     a, b = well_conditioned((2, 3, 3), np.float32), make((3, 2), np.float32)
@@ -103,7 +116,7 @@ def test_float32_values():
         linalg = library(a).linalg
         return (linalg.inv(a), linalg.det(a), *linalg.slogdet(a), linalg.solve(a, b),
                 linalg.cholesky(spd(a)), linalg.solve_triangular(a, b, upper=False),
-                *linalg.qr(a), linalg.matrix_exp(a))
+                *linalg.qr(a), linalg.matrix_exp(a), linalg.eigvalsh(a))
     check(fn, a, b, grad=False, atol=1e-5, rtol=1e-4)
 
 
@@ -114,7 +127,7 @@ def test_empty_and_one_by_one():
         linalg = library(matrices[0]).linalg
         return [out for a in matrices for out in (linalg.inv(a), linalg.det(a), *linalg.slogdet(a),
                                                   linalg.cholesky(a), linalg.solve(a, a),
-                                                  *linalg.qr(a), linalg.matrix_exp(a))]
+                                                  *linalg.qr(a), linalg.matrix_exp(a), linalg.eigvalsh(a))]
     empty = [make(shape, np.float64) for shape in [(0, 0), (2, 0, 0), (0, 2, 2)]]
     check(fn, *empty)
     check(fn, make((2, 1, 1), np.float64) + 3, grad=False, atol=1e-12)
@@ -149,6 +162,7 @@ def test_singular_and_indefinite_matrices():
     (lambda lib: lib.linalg.cholesky(lib.ones(2, 3)), "linalg.cholesky: A must be batches"),
     (lambda lib: lib.linalg.qr(lib.ones(2, 3), mode="full"), "unrecognized mode 'full'"),
     (lambda lib: lib.linalg.lstsq(lib.ones(3, 2), lib.ones(4, 1)), "lstsq: input.size"),
+    (lambda lib: lib.linalg.eigh(lib.ones(3, 3), UPLO="X"), "UPLO"),
 ])
 def test_errors_name_the_op_and_shapes(call, message):
     import torch

@@ -48,6 +48,15 @@ def qr(x: Node) -> Node:
     return Node(Op.QR, x.dtype, shape, (x,))
 
 
+def eigh(x: Node) -> Node:
+    """[V | D] with x = V D V^T from x's lower triangle, D's diagonal ascending."""
+    *batch, n, _ = x.shape
+    assert x.shape[-1] == x.shape[-2] and x.dtype.is_float, (x.shape, x.dtype)
+    if x.numel == 0:
+        return ir.const(0, x.dtype, (*batch, n, 2 * n))
+    return Node(Op.EIGH, x.dtype, (*batch, n, 2 * n), (x,))
+
+
 def trisolve(a: Node, b: Node, upper: bool, unit: bool = False, transposed: bool = False) -> Node:
     """X with op(a) X = b, op(a) = a^T when transposed; only a's upper (else lower) triangle
     is read, and not its diagonal when unit (taken as ones)."""
@@ -194,7 +203,32 @@ def qr_rule(node: Node, g: Node):
     return (gx.pad(pads + ((0, n - m),)) + gy.pad(pads + ((m, 0),)),)
 
 
-RULES = {Op.LU: lu_rule, Op.CHOLESKY: cholesky_rule, Op.TRISOLVE: trisolve_rule, Op.QR: qr_rule}
+def eigh_parts(packed: Node) -> tuple[Node, Node]:
+    """(eigenvectors, eigenvalues (..., n)) of an EIGH node."""
+    *batch, n, _ = packed.shape
+    keep = tuple((0, s) for s in batch) + ((0, n),)
+    return packed.shrink(keep + ((0, n),)), diagonal(packed.shrink(keep + ((n, 2 * n),)))
+
+
+def eigh_rule(node: Node, g: Node):
+    """As PyTorch's linalg_eig_backward for Hermitian input: the skew part of V^T gV over
+    the eigenvalue gaps E[i, j] = l[j] - l[i], plus diag(gl), carried back by V ... V^T."""
+    vectors, values = eigh_parts(node)
+    g_vectors, g_values = eigh_parts(g)
+    n = values.shape[-1]
+    shape = vectors.shape
+    rows = values.reshape(values.shape[:-1] + (n, 1)).expand(shape)
+    gaps = values.reshape(values.shape[:-1] + (1, n)).expand(shape) - rows
+    identity = eye(n, vectors)
+    gaps = identity.eq(1).where(identity, gaps)
+    projected = _product(mT(vectors), g_vectors)
+    inner = (projected - mT(projected)) * 0.5 / gaps + \
+        identity * g_values.reshape(g_values.shape[:-1] + (1, n)).expand(shape)
+    return (_product(vectors, _product(inner, mT(vectors))),)
+
+
+RULES = {Op.LU: lu_rule, Op.CHOLESKY: cholesky_rule, Op.TRISOLVE: trisolve_rule, Op.QR: qr_rule,
+         Op.EIGH: eigh_rule}
 
 
 # ---- NumPy meaning (compiler/interpret.py) ---------------------------------------------------
@@ -259,7 +293,18 @@ def _qr_numpy(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _eigh_numpy(x: np.ndarray) -> np.ndarray:
+    """LAPACK's eigenvectors, signs chosen as nothing promises (the kernel's may differ)."""
+    values, vectors = np.linalg.eigh(x, UPLO="L")
+    n = x.shape[-1]
+    d = np.zeros_like(x)
+    d[..., np.arange(n), np.arange(n)] = values
+    return np.concatenate([vectors, d], axis=-1).astype(x.dtype)
+
+
 def numpy_meaning(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
+    if node.op is Op.EIGH:
+        return _eigh_numpy(srcs[0])
     if node.op is Op.QR:
         return _qr_numpy(srcs[0])
     if node.op is Op.LU:

@@ -1,6 +1,6 @@
 """Dense factorization kernels (compiler/factorizations.py): LU with partial pivoting,
-Cholesky and Householder QR run one work-item per matrix of the batch, in place in the
-output matrix;
+Cholesky, Householder QR and the Jacobi eigenvalue method run one work-item per matrix of
+the batch, in place in the output matrix;
 TRISOLVE runs one work-item per right-hand column, by substitution. O(n^3) and O(n^2) per
 work-item: meant for the small matrices of a batch, as LAPACK's unblocked routines. Sources
 are read through their views (a transpose costs no copy)."""
@@ -15,12 +15,15 @@ from .kernel_writer import KernelWriter
 from .ops import Op
 
 
+_JACOBI_SWEEPS = 60     # a bound only: sweeps stop once the off-diagonal part is rounding
+
+
 class LinalgWriter(KernelWriter):
     def write(self) -> tuple[int, ...]:
         ((node, _),) = self.spec.outputs
         self._saw(node.op)
         write = {Op.LU: self._lu, Op.CHOLESKY: self._cholesky, Op.TRISOLVE: self._trisolve,
-                 Op.QR: self._qr}
+                 Op.QR: self._qr, Op.EIGH: self._eigh}
         return write[node.op](node)
 
     def _read(self, src: Node, batch: tuple[sym.Lin, ...], row: str, col: str, n: int) -> str:
@@ -123,6 +126,58 @@ class LinalgWriter(KernelWriter):
         self.emit("#undef R")
         self.emit("#undef AT")
         return (math.prod(node.shape[:-2]),)
+
+    def _eigh(self, node: Node) -> tuple[int, ...]:
+        """Cyclic Jacobi: rotations zero each off-diagonal pair of D = V^T A V in turn (A read
+        from its lower triangle), sweeps until what is off the diagonal is below rounding
+        (quadratic convergence: a handful of sweeps), then the eigenvalues sorted ascending
+        with their vectors."""
+        (x,) = node.src
+        n, idx = x.shape[-1], self.index_type
+        batch, ctype = self._matrices(node)
+        eps = "DBL_EPSILON" if ctype == "double" else "FLT_EPSILON"
+        self.emit(f"#define D(i, j) AT(i, {n} + (j))")
+        with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):
+            with self.block(f"for ({idx} j = 0; j <= i; j++)", rolled=True):
+                self.emit(f"D(i, j) = D(j, i) = {self._read(x, batch, 'i', 'j', n)};")
+            with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+                self.emit("AT(i, j) = i == j;")
+        with self.block(f"for (int sweep = 0; sweep < {_JACOBI_SWEEPS}; sweep++)", rolled=True):
+            self.emit(f"{ctype} off = 0, all = 0;")
+            with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):
+                with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+                    self.emit("all += D(i, j) * D(i, j);")
+                    self.emit("if (i != j) off += D(i, j) * D(i, j);")
+            self.emit(f"if (!(off > {eps} * {eps} * all)) break;")
+            with self.block(f"for ({idx} p = 0; p < {n}; p++)", rolled=True):
+                with self.block(f"for ({idx} q = p + 1; q < {n}; q++)", rolled=True):
+                    self._rotation(ctype, n)
+        with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):     # selection sort
+            self.emit(f"{idx} low = i;")
+            with self.block(f"for ({idx} j = i + 1; j < {n}; j++)", rolled=True):
+                self.emit("if (D(j, j) < D(low, low)) low = j;")
+            self.emit("if (low == i) continue;")
+            self.emit(f"{ctype} t = D(i, i); D(i, i) = D(low, low); D(low, low) = t;")
+            with self.block(f"for ({idx} k = 0; k < {n}; k++)", rolled=True):
+                self.emit("t = AT(k, i); AT(k, i) = AT(k, low); AT(k, low) = t;")
+        self.emit("#undef D")
+        self.emit("#undef AT")
+        return (math.prod(node.shape[:-2]),)
+
+    def _rotation(self, ctype: str, n: int) -> None:
+        """The rotation J (c, s) with (J^T D J)[p, q] = 0, applied: D <- J^T D J, V <- V J."""
+        idx = self.index_type
+        self.emit(f"const {ctype} apq = D(p, q);")
+        self.emit("if (apq == 0) continue;")
+        self.emit(f"const {ctype} theta = (D(q, q) - D(p, p)) / (2 * apq);")
+        self.emit(f"const {ctype} t = (theta < 0 ? -1 : 1) / (fabs(theta) + "
+                  f"sqrt(theta * theta + 1));")
+        self.emit(f"const {ctype} c = 1 / sqrt(t * t + 1), s = t * c;")
+        for a, b in (("D(k, p)", "D(k, q)"), ("D(p, k)", "D(q, k)"), ("AT(k, p)", "AT(k, q)")):
+            with self.block(f"for ({idx} k = 0; k < {n}; k++)", rolled=True):
+                self.emit(f"const {ctype} first = {a}, second = {b};")
+                self.emit(f"{a} = c * first - s * second;")
+                self.emit(f"{b} = s * first + c * second;")
 
     def _reflect(self, first: str, rest: str, ctype: str, m: int) -> None:
         """One vector y (first element `first`, the others `rest` at i) becomes y - tau v
