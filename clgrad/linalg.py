@@ -3,7 +3,7 @@
 from .frontend.lu import (det, inv, inv_ex, linalg_lu as lu, lu_factor, lu_factor_ex, lu_solve,
                           slogdet, solve)
 from .frontend.lu import matrix_power
-from .frontend.eigen import eigh, eigvalsh
+from .frontend.eigen import eigh, eigvalsh, svd, svdvals
 from .frontend.matrices import LinAlgError
 from .frontend.matrix_functions import matrix_exp
 from .frontend.qr import linalg_qr as qr, lstsq, pinv
@@ -13,4 +13,4 @@ from .frontend.triangular import cholesky_ex, linalg_cholesky as cholesky, solve
 
 __all__ = ["vector_norm", "cross", "det", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
            "lu_solve", "slogdet", "solve", "matrix_power", "LinAlgError", "cholesky_ex",
-           "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv", "eigh", "eigvalsh"]
+           "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv", "eigh", "eigvalsh", "svd", "svdvals"]

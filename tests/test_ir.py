@@ -92,7 +92,7 @@ def every_op_graph():
               ir.unary(Op.EXP, scalar)]
     square = buf((3, 3))
     roots += [factorizations.lu(square), factorizations.cholesky(square), factorizations.qr(x),
-              factorizations.eigh(square),
+              factorizations.eigh(square), factorizations.svd(x.permute((1, 0))),
               factorizations.trisolve(square, x.permute((1, 0)), upper=True, transposed=True)]
     return roots
 

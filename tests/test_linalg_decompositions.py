@@ -1,6 +1,7 @@
 """Dense factorizations against PyTorch, forward and backward: the LU family (inv, det,
 slogdet, logdet, solve, matrix_power, lu_factor, lu, lu_unpack, lu_solve), the Cholesky family
-and triangular solves, QR (and lstsq, pinv through it), matrix_exp, eigh and eigvalsh; batched and not, float64 and float32; size-0 and 1x1 matrices;
+and triangular solves, QR (and lstsq, pinv through it), matrix_exp, eigh, eigvalsh, svd and
+svdvals; batched and not, float64 and float32; size-0 and 1x1 matrices;
 singular and indefinite inputs; the errors PyTorch raises. Many ops share one graph (one
 `check`) to keep the kernels compiled few."""
 import numpy as np
@@ -106,6 +107,28 @@ def test_eigh_and_eigvalsh():
         fixed = vectors * library(m).where(vectors[..., :1, :] < 0, -1.0, 1.0)
         return values, fixed, linalg.eigvalsh(m, UPLO="U")
     check(fn, m, atol=1e-10, rtol=1e-9)
+
+
+def test_svd_and_svdvals():
+    """Singular vector signs are not part of either library's contract: compared with U's
+    first row made non-negative (and Vh's rows to match)."""
+    tall, wide = make((2, 4, 3), np.float64), make((3, 5), np.float64)
+
+    def fixed(lib, u, s, vh):
+        sign = lib.where(u[..., :1, :] < 0, -1.0, 1.0)
+        return u * sign, s, vh * sign.mT
+
+    def fn(tall, wide):
+        lib = library(tall)
+        u, s, v = lib.svd(tall)
+        return (*fixed(lib, *lib.linalg.svd(tall, full_matrices=False)),
+                *fixed(lib, *lib.linalg.svd(wide, full_matrices=False)), lib.linalg.svdvals(wide),
+                s, (u * s.unsqueeze(-2)) @ v.mT)
+    check(fn, tall, wide, atol=1e-10, rtol=1e-9)
+    u, s, vh = cg.linalg.svd(cg.tensor(tall))     # full_matrices: U completed to 4 x 4
+    assert u.shape == (2, 4, 4) and vh.shape == (2, 3, 3)
+    np.testing.assert_allclose(u.mT.numpy() @ u.numpy(), np.broadcast_to(np.eye(4), (2, 4, 4)),
+                               atol=1e-12)
 
 
 def test_float32_values():

@@ -57,6 +57,16 @@ def eigh(x: Node) -> Node:
     return Node(Op.EIGH, x.dtype, (*batch, n, 2 * n), (x,))
 
 
+def svd(x: Node) -> Node:
+    """[U; V | S] of a tall or square x = U diag(S) V^T: U (m, n) over V (n, n), S (n,)
+    descending in the last column's first n rows."""
+    *batch, m, n = x.shape
+    assert m >= n and x.dtype.is_float, (x.shape, x.dtype)
+    if x.numel == 0:
+        return ir.const(0, x.dtype, (*batch, m + n, n + 1))
+    return Node(Op.SVD, x.dtype, (*batch, m + n, n + 1), (x,))
+
+
 def trisolve(a: Node, b: Node, upper: bool, unit: bool = False, transposed: bool = False) -> Node:
     """X with op(a) X = b, op(a) = a^T when transposed; only a's upper (else lower) triangle
     is read, and not its diagonal when unit (taken as ones)."""
@@ -227,7 +237,40 @@ def eigh_rule(node: Node, g: Node):
     return (_product(vectors, _product(inner, mT(vectors))),)
 
 
-RULES = {Op.LU: lu_rule, Op.CHOLESKY: cholesky_rule, Op.TRISOLVE: trisolve_rule, Op.QR: qr_rule,
+def svd_parts(packed: Node, m: int) -> tuple[Node, Node, Node]:
+    """(U (..., m, n), S (..., n), V (..., n, n)) of an SVD node of an (m, n) source."""
+    *batch, rows, width = packed.shape
+    n = width - 1
+    keep = tuple((0, s) for s in batch)
+    s = packed.shrink(keep + ((0, n), (n, n + 1)))
+    return (packed.shrink(keep + ((0, m), (0, n))), s.reshape(s.shape[:-1]),
+            packed.shrink(keep + ((m, rows), (0, n))))
+
+
+def svd_rule(node: Node, g: Node):
+    """PyTorch's svd_backward (real, reduced, m >= n): with skew(X) = X - X^T and
+    E[j, k] = S[k]^2 - S[j]^2, gA = U ((skew(U^T gU) S + S skew(V^T gV)) / E + diag(gS)) V^T
+    + (gU - U U^T gU) S^-1 V^T."""
+    (x,) = node.src
+    m, n = x.shape[-2:]
+    u, s, v = svd_parts(node, m)
+    gu, gs, gv = svd_parts(g, m)
+    shape = v.shape
+    columns = s.reshape(s.shape[:-1] + (1, n)).expand(shape)        # S[k] at [j, k]
+    rows = s.reshape(s.shape[:-1] + (n, 1)).expand(shape)           # S[j] at [j, k]
+    identity = eye(n, v)
+    gaps = identity.eq(1).where(identity, columns * columns - rows * rows)
+    utgu, vtgv = _product(mT(u), gu), _product(mT(v), gv)
+    inner = ((utgu - mT(utgu)) * columns + rows * (vtgv - mT(vtgv))) / gaps + \
+        identity * gs.reshape(gs.shape[:-1] + (1, n)).expand(shape)
+    ga = _product(u, _product(inner, mT(v)))
+    if m > n:
+        outside = gu - _product(u, utgu)
+        ga = ga + _product(outside / s.reshape(s.shape[:-1] + (1, n)).expand(gu.shape), mT(v))
+    return (ga,)
+
+
+RULES = {Op.SVD: svd_rule, Op.LU: lu_rule, Op.CHOLESKY: cholesky_rule, Op.TRISOLVE: trisolve_rule, Op.QR: qr_rule,
          Op.EIGH: eigh_rule}
 
 
@@ -302,7 +345,19 @@ def _eigh_numpy(x: np.ndarray) -> np.ndarray:
     return np.concatenate([vectors, d], axis=-1).astype(x.dtype)
 
 
+def _svd_numpy(x: np.ndarray) -> np.ndarray:
+    """LAPACK's factors, signs as nothing promises (the kernel's may differ)."""
+    u, s, vh = np.linalg.svd(x, full_matrices=False)
+    n = x.shape[-1]
+    out = np.zeros(x.shape[:-2] + (x.shape[-2] + n, n + 1), x.dtype)
+    out[..., :x.shape[-2], :n], out[..., x.shape[-2]:, :n] = u, np.swapaxes(vh, -1, -2)
+    out[..., :n, n] = s
+    return out
+
+
 def numpy_meaning(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
+    if node.op is Op.SVD:
+        return _svd_numpy(srcs[0])
     if node.op is Op.EIGH:
         return _eigh_numpy(srcs[0])
     if node.op is Op.QR:

@@ -1,6 +1,6 @@
 """Dense factorization kernels (compiler/factorizations.py): LU with partial pivoting,
-Cholesky, Householder QR and the Jacobi eigenvalue method run one work-item per matrix of
-the batch, in place in the output matrix;
+Cholesky, Householder QR and the Jacobi methods (eigenvalues, one-sided for singular
+values) run one work-item per matrix of the batch, in place in the output matrix;
 TRISOLVE runs one work-item per right-hand column, by substitution. O(n^3) and O(n^2) per
 work-item: meant for the small matrices of a batch, as LAPACK's unblocked routines. Sources
 are read through their views (a transpose costs no copy)."""
@@ -23,7 +23,7 @@ class LinalgWriter(KernelWriter):
         ((node, _),) = self.spec.outputs
         self._saw(node.op)
         write = {Op.LU: self._lu, Op.CHOLESKY: self._cholesky, Op.TRISOLVE: self._trisolve,
-                 Op.QR: self._qr, Op.EIGH: self._eigh}
+                 Op.QR: self._qr, Op.EIGH: self._eigh, Op.SVD: self._svd}
         return write[node.op](node)
 
     def _read(self, src: Node, batch: tuple[sym.Lin, ...], row: str, col: str, n: int) -> str:
@@ -164,20 +164,79 @@ class LinalgWriter(KernelWriter):
         self.emit("#undef AT")
         return (math.prod(node.shape[:-2]),)
 
-    def _rotation(self, ctype: str, n: int) -> None:
-        """The rotation J (c, s) with (J^T D J)[p, q] = 0, applied: D <- J^T D J, V <- V J."""
+    def _svd(self, node: Node) -> tuple[int, ...]:
+        """One-sided Jacobi (Hestenes): rotations of U's column pairs (U = A V, V = I at
+        first) until every pair is orthogonal to rounding; then S = the column norms, U's
+        columns normalized, all sorted by S descending."""
+        (x,) = node.src
+        m, n = x.shape[-2:]
         idx = self.index_type
-        self.emit(f"const {ctype} apq = D(p, q);")
-        self.emit("if (apq == 0) continue;")
-        self.emit(f"const {ctype} theta = (D(q, q) - D(p, p)) / (2 * apq);")
-        self.emit(f"const {ctype} t = (theta < 0 ? -1 : 1) / (fabs(theta) + "
-                  f"sqrt(theta * theta + 1));")
+        batch, ctype = self._matrices(node)
+        eps = "DBL_EPSILON" if ctype == "double" else "FLT_EPSILON"
+        self.emit(f"#define V(i, j) AT({m} + (i), j)")
+        with self.block(f"for ({idx} i = 0; i < {m}; i++)", rolled=True):
+            with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+                self.emit(f"AT(i, j) = {self._read(x, batch, 'i', 'j', m)};")
+        with self.block(f"for ({idx} i = 0; i < {m + n}; i++)", rolled=True):
+            self.emit(f"AT(i, {n}) = 0;")
+        with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):
+            with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+                self.emit("V(i, j) = i == j;")
+        with self.block(f"for (int sweep = 0; sweep < {_JACOBI_SWEEPS}; sweep++)", rolled=True):
+            self.emit("int rotated = 0;")
+            with self.block(f"for ({idx} p = 0; p < {n}; p++)", rolled=True):
+                with self.block(f"for ({idx} q = p + 1; q < {n}; q++)", rolled=True):
+                    self.emit(f"{ctype} alpha = 0, beta = 0, gamma = 0;")
+                    with self.block(f"for ({idx} k = 0; k < {m}; k++)", rolled=True):
+                        self.emit("alpha += AT(k, p) * AT(k, p);")
+                        self.emit("beta += AT(k, q) * AT(k, q);")
+                        self.emit("gamma += AT(k, p) * AT(k, q);")
+                    self.emit(f"if (!(fabs(gamma) > {eps} * sqrt(alpha * beta))) continue;")
+                    self.emit("rotated = 1;")
+                    self.emit(f"const {ctype} zeta = (beta - alpha) / (2 * gamma);")
+                    self._rotate(ctype, "zeta", ((m, "AT(k, p)", "AT(k, q)"),
+                                                 (n, "V(k, p)", "V(k, q)")))
+            self.emit("if (!rotated) break;")
+        with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+            self.emit(f"{ctype} norm = 0;")
+            with self.block(f"for ({idx} k = 0; k < {m}; k++)", rolled=True):
+                self.emit("norm += AT(k, j) * AT(k, j);")
+            self.emit("norm = sqrt(norm);")
+            self.emit(f"AT(j, {n}) = norm;")
+            self.emit("if (norm == 0) continue;")
+            with self.block(f"for ({idx} k = 0; k < {m}; k++)", rolled=True):
+                self.emit("AT(k, j) /= norm;")
+        with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):     # selection sort
+            self.emit(f"{idx} high = i;")
+            with self.block(f"for ({idx} j = i + 1; j < {n}; j++)", rolled=True):
+                self.emit(f"if (AT(j, {n}) > AT(high, {n})) high = j;")
+            self.emit("if (high == i) continue;")
+            self.emit(f"{ctype} t = AT(i, {n}); AT(i, {n}) = AT(high, {n}); AT(high, {n}) = t;")
+            with self.block(f"for ({idx} k = 0; k < {m + n}; k++)", rolled=True):
+                self.emit("t = AT(k, i); AT(k, i) = AT(k, high); AT(k, high) = t;")
+        self.emit("#undef V")
+        self.emit("#undef AT")
+        return (math.prod(node.shape[:-2]),)
+
+    def _rotate(self, ctype: str, ratio: str, pairs) -> None:
+        """The Jacobi rotation (c, s) of tangent t = sign(ratio) / (|ratio| + sqrt(ratio^2 + 1))
+        applied to each (length, column p, column q): p <- c p - s q, q <- s p + c q."""
+        self.emit(f"const {ctype} t = ({ratio} < 0 ? -1 : 1) / (fabs({ratio}) + "
+                  f"sqrt({ratio} * {ratio} + 1));")
         self.emit(f"const {ctype} c = 1 / sqrt(t * t + 1), s = t * c;")
-        for a, b in (("D(k, p)", "D(k, q)"), ("D(p, k)", "D(q, k)"), ("AT(k, p)", "AT(k, q)")):
-            with self.block(f"for ({idx} k = 0; k < {n}; k++)", rolled=True):
+        for length, a, b in pairs:
+            with self.block(f"for ({self.index_type} k = 0; k < {length}; k++)", rolled=True):
                 self.emit(f"const {ctype} first = {a}, second = {b};")
                 self.emit(f"{a} = c * first - s * second;")
                 self.emit(f"{b} = s * first + c * second;")
+
+    def _rotation(self, ctype: str, n: int) -> None:
+        """The rotation J with (J^T D J)[p, q] = 0, applied: D <- J^T D J, V <- V J."""
+        self.emit(f"const {ctype} apq = D(p, q);")
+        self.emit("if (apq == 0) continue;")
+        self.emit(f"const {ctype} theta = (D(q, q) - D(p, p)) / (2 * apq);")
+        self._rotate(ctype, "theta", ((n, "D(k, p)", "D(k, q)"), (n, "D(p, k)", "D(q, k)"),
+                                      (n, "AT(k, p)", "AT(k, q)")))
 
     def _reflect(self, first: str, rest: str, ctype: str, m: int) -> None:
         """One vector y (first element `first`, the others `rest` at i) becomes y - tau v

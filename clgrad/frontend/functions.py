@@ -53,7 +53,7 @@ METHODS_AS_FUNCTIONS = (
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
     # linear algebra (lu.py, triangular.py)
     "inverse", "det", "slogdet", "logdet", "matrix_power", "cholesky", "cholesky_solve",
-    "cholesky_inverse", "triangular_solve", "matrix_exp", "qr", "pinverse",
+    "cholesky_inverse", "triangular_solve", "matrix_exp", "qr", "pinverse", "svd",
 )
 
 

@@ -361,6 +361,6 @@ _install(statistics.METHODS)
 _install(scatter.METHODS)
 _install(math_functions.METHODS)
 _install(bitwise.METHODS)
-from . import lu, matrix_functions, qr, triangular  # noqa: E402
-for _module in (lu, triangular, matrix_functions, qr):
+from . import eigen, lu, matrix_functions, qr, triangular  # noqa: E402
+for _module in (lu, triangular, matrix_functions, qr, eigen):
     _install(_module.METHODS)
