@@ -38,6 +38,7 @@ def test_lu_family_batched_float64():
     check(fn, a, b, atol=1e-10, rtol=1e-9)
 
 
+@pytest.mark.filterwarnings("ignore:torch.lu(_solve)? is deprecated")
 def test_lu_factor_unpack_and_solve():
     a, b = well_conditioned((2, 3, 3)), make((2, 3, 2), np.float64)
 
@@ -48,7 +49,8 @@ def test_lu_factor_unpack_and_solve():
         return (lu, pivots, p, lower, upper, *lib.lu_unpack(lu, pivots),
                 lib.linalg.lu_solve(lu, pivots, b), lib.linalg.lu_solve(lu, pivots, b, adjoint=True),
                 lib.linalg.lu_solve(lu, pivots, b.mT, left=False),
-                lib.linalg.lu_factor_ex(a).info)
+                lib.linalg.lu_factor_ex(a).info, *a.lu(get_infos=True),
+                b.lu_solve(*lib.lu(a)))
     outs = check(fn, a, b, atol=1e-10, rtol=1e-9)
     assert outs[1].dtype == cg.int32 and outs[1].numpy().min() >= 1
 

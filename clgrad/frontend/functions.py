@@ -6,7 +6,8 @@ import functools
 import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
-from . import copies, global_state, lu, type_functions
+from . import copies, global_state, type_functions
+from .lu import lu_unpack
 from .statistics import FUNCTIONS
 from .tensor import Tensor
 
@@ -53,7 +54,7 @@ METHODS_AS_FUNCTIONS = (
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
     # linear algebra (lu.py, triangular.py)
     "inverse", "det", "slogdet", "logdet", "matrix_power", "cholesky", "cholesky_solve",
-    "cholesky_inverse", "triangular_solve", "matrix_exp", "qr", "pinverse", "svd",
+    "cholesky_inverse", "triangular_solve", "matrix_exp", "qr", "pinverse", "svd", "lu", "lu_solve",
 )
 
 
@@ -77,7 +78,7 @@ globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
 globals().update(FUNCTIONS)
 _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
              **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
-             **global_state.FUNCTIONS, **copies.FUNCTIONS, "lu_unpack": lu.lu_unpack}
+             **global_state.FUNCTIONS, **copies.FUNCTIONS, "lu_unpack": lu_unpack}
 globals().update(_COMPOSED)
 
 

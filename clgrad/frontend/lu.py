@@ -12,8 +12,9 @@ from collections import namedtuple
 
 from ..compiler import ir
 from ..compiler.dtype import int32
-from ..compiler.factorizations import (diagonal, eye, lu, lu_parts, mT, permutation_matrix,
-                                       trisolve, band)
+from ..compiler.factorizations import band, diagonal, eye, lu_parts, mT, permutation_matrix
+from ..compiler.factorizations import lu as lu_node
+from ..compiler.factorizations import trisolve
 from ..compiler.ir import Node
 from .backward import record
 from .matrices import (tensor_of, broadcast_batches, check_matrix, first_failure, raise_on_error, same_dtype,
@@ -33,7 +34,7 @@ def _factor(op: str, a, pivot: bool = True) -> Node:
     square(op, a)
     if not pivot:
         raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU")
-    return lu(a.node)
+    return lu_node(a.node)
 
 
 def _singular(factors: Node) -> Node:
@@ -60,6 +61,13 @@ def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False):
     if check_errors:
         raise_on_error("linalg.lu_factor_ex", info, "is singular")
     return LUFactorExResult(factors, tensor_of(_pivots(packed), A.device), info)
+
+
+def lu(self, pivot: bool = True, get_infos: bool = False):
+    """Deprecated in PyTorch (torch.lu, Tensor.lu): lu_factor's (LU, pivots), and the
+    info when get_infos."""
+    factors, pivots, info = lu_factor_ex(self, pivot=pivot)
+    return (factors, pivots, info) if get_infos else (factors, pivots)
 
 
 def _unpacked(factors: Node, perm_rows: Node) -> tuple[Node, Node, Node]:
@@ -151,8 +159,13 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False):
     return record("linalg_lu_solve", x, device, [LU, B])
 
 
+def lu_solve_deprecated(self, LU_data, LU_pivots):
+    """Deprecated in PyTorch (torch.lu_solve(b, LU_data, LU_pivots), Tensor.lu_solve)."""
+    return lu_solve(LU_data, LU_pivots, self)
+
+
 def _solve_nodes(a: Node, b: Node, adjoint: bool = False) -> Node:
-    factors, _, perm = lu_parts(lu(a))
+    factors, _, perm = lu_parts(lu_node(a))
     return _lu_solve_nodes(factors, permutation_matrix(perm), b, adjoint)
 
 
@@ -187,7 +200,7 @@ def inverse(self):
 
 def inv_ex(A, *, check_errors: bool = False):
     square("linalg.inv_ex", A)
-    info = tensor_of(_singular(lu_parts(lu(A.node))[0]), A.device)
+    info = tensor_of(_singular(lu_parts(lu_node(A.node))[0]), A.device)
     if check_errors:
         raise_on_error("linalg.inv_ex", info, "is singular")
     return InvExResult(record("linalg_inv_ex", _inverse_node(A.node), A.device, [A]), info)
@@ -195,7 +208,7 @@ def inv_ex(A, *, check_errors: bool = False):
 
 def _sign_and_diagonal(a: Node) -> tuple[Node, Node]:
     """(the permutation's sign, U's diagonal) of a's LU factorization."""
-    factors, pivots, _ = lu_parts(lu(a))
+    factors, pivots, _ = lu_parts(lu_node(a))
     *batch, n = a.shape[:-1]
     steps = ir.iota(n, int32).cast(a.dtype).reshape((1,) * len(batch) + (n, 1))
     if a.numel:
@@ -258,5 +271,6 @@ def matrix_power(self, n: int):
     return record("linalg_matrix_power", result, self.device, [self])
 
 
-METHODS = [("inverse", inverse), ("det", lambda self: det(self)), ("slogdet",
-           lambda self: slogdet(self)), ("logdet", logdet), ("matrix_power", matrix_power)]
+METHODS = [("lu", lu), ("lu_solve", lu_solve_deprecated), ("inverse", inverse),
+           ("det", lambda self: det(self)), ("slogdet", lambda self: slogdet(self)),
+           ("logdet", logdet), ("matrix_power", matrix_power)]
