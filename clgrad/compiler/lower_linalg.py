@@ -31,6 +31,37 @@ class LinalgWriter(KernelWriter):
         dims = (*batch, sym.var(row, 0, n - 1), sym.var(col, 0, src.shape[-1] - 1))
         return self.value(src, Index(src.shape, dims=dims)).code
 
+    def _loop(self, var: str, start, end):
+        """for (var = start; var < end; var++), rolled: these loops' bounds are not tiles."""
+        return self.block(f"for ({self.index_type} {var} = {start}; {var} < {end}; {var}++)",
+                          rolled=True)
+
+    def _copy_in(self, x: Node, batch, at: str) -> None:
+        """Writes this work-item's matrix of x through the macro `at`."""
+        m = x.shape[-2]
+        with self._loop("i", 0, m):
+            with self._loop("j", 0, x.shape[-1]):
+                self.emit(f"{at}(i, j) = {self._read(x, batch, 'i', 'j', m)};")
+
+    def _identity(self, at: str, n: int) -> None:
+        """Writes the n x n identity through the macro `at`."""
+        with self._loop("i", 0, n):
+            with self._loop("j", 0, n):
+                self.emit(f"{at}(i, j) = i == j;")
+
+    def _sort_columns(self, key, before: str, n: int, rows: int, ctype: str) -> None:
+        """Selection sort of the n columns of AT's first `rows` rows by key(j) (C, where the
+        keys live: swapped along), key(j) first when `key(j) before key(first)`."""
+        with self._loop("i", 0, n):
+            self.emit(f"{self.index_type} first = i;")
+            with self._loop("j", "i + 1", n):
+                self.emit(f"if ({key('j')} {before} {key('first')}) first = j;")
+            self.emit("if (first == i) continue;")
+            self.emit(f"{ctype} t = {key('i')}; {key('i')} = {key('first')}; "
+                      f"{key('first')} = t;")
+            with self._loop("k", 0, rows):
+                self.emit("t = AT(k, i); AT(k, i) = AT(k, first); AT(k, first) = t;")
+
     def _matrices(self, node: Node) -> tuple[tuple[sym.Lin, ...], str]:
         """The batch dims of this work-item's matrix, and the output's C macro AT(i, j)."""
         idx, n, width = self.index_type, node.shape[-2], node.shape[-1]
@@ -46,27 +77,27 @@ class LinalgWriter(KernelWriter):
         (x,) = node.src
         n, idx = x.shape[-1], self.index_type
         batch, ctype = self._matrices(node)
-        with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):
-            with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+        with self._loop("i", 0, n):
+            with self._loop("j", 0, n):
                 self.emit(f"AT(i, j) = {self._read(x, batch, 'i', 'j', n)};")
             self.emit(f"AT(i, {n}) = 0;")
             self.emit(f"AT(i, {n + 1}) = i;")
-        with self.block(f"for ({idx} k = 0; k < {n}; k++)", rolled=True):
+        with self._loop("k", 0, n):
             self.emit(f"{idx} p = k;")
             self.emit(f"{ctype} best = fabs(AT(k, k));")
-            with self.block(f"for ({idx} i = k + 1; i < {n}; i++)", rolled=True):
+            with self._loop("i", "k + 1", n):
                 self.emit(f"{ctype} size = fabs(AT(i, k));")
                 self.emit("if (size > best) { best = size; p = i; }")
             # every column swaps, the permutation's too (the pivot column is written next)
-            with self.block(f"for ({idx} j = 0; j < {n + 2}; j++)", rolled=True):
+            with self._loop("j", 0, n + 2):
                 self.emit(f"{ctype} t = AT(k, j); AT(k, j) = AT(p, j); AT(p, j) = t;")
             self.emit(f"AT(k, {n}) = p;")
             self.emit(f"{ctype} pivot = AT(k, k);")
             self.emit("if (pivot == 0) continue;")
-            with self.block(f"for ({idx} i = k + 1; i < {n}; i++)", rolled=True):
+            with self._loop("i", "k + 1", n):
                 self.emit(f"{ctype} l = AT(i, k) / pivot;")
                 self.emit("AT(i, k) = l;")
-                with self.block(f"for ({idx} j = k + 1; j < {n}; j++)", rolled=True):
+                with self._loop("j", "k + 1", n):
                     self.emit("AT(i, j) -= l * AT(k, j);")
         self.emit("#undef AT")
         return (math.prod(node.shape[:-2]),)
@@ -75,18 +106,18 @@ class LinalgWriter(KernelWriter):
         """Cholesky-Banachiewicz, column by column from the source's lower triangle; a
         matrix that is not positive-definite gets NaN (or inf) from the square root on."""
         (x,) = node.src
-        n, idx = x.shape[-1], self.index_type
+        n = x.shape[-1]
         batch, ctype = self._matrices(node)
-        with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+        with self._loop("j", 0, n):
             self.emit(f"{ctype} d = {self._read(x, batch, 'j', 'j', n)};")
-            with self.block(f"for ({idx} k = 0; k < j; k++)", rolled=True):
+            with self._loop("k", 0, "j"):
                 self.emit("d -= AT(j, k) * AT(j, k);")
                 self.emit("AT(k, j) = 0;")
             self.emit("d = sqrt(d);")
             self.emit("AT(j, j) = d;")
-            with self.block(f"for ({idx} i = j + 1; i < {n}; i++)", rolled=True):
+            with self._loop("i", "j + 1", n):
                 self.emit(f"{ctype} s = {self._read(x, batch, 'i', 'j', n)};")
-                with self.block(f"for ({idx} k = 0; k < j; k++)", rolled=True):
+                with self._loop("k", 0, "j"):
                     self.emit("s -= AT(i, k) * AT(j, k);")
                 self.emit("AT(i, j) = s / d;")
         self.emit("#undef AT")
@@ -99,29 +130,25 @@ class LinalgWriter(KernelWriter):
         Q <- Q H. v lives under R's diagonal until Q has used it."""
         (x,) = node.src
         m, n = x.shape[-2:]
-        idx = self.index_type
         batch, ctype = self._matrices(node)
         self.emit(f"#define R(i, j) AT(i, {m} + (j))")
-        with self.block(f"for ({idx} i = 0; i < {m}; i++)", rolled=True):
-            with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
-                self.emit(f"R(i, j) = {self._read(x, batch, 'i', 'j', m)};")
-            with self.block(f"for ({idx} j = 0; j < {m}; j++)", rolled=True):
-                self.emit("AT(i, j) = i == j;")
-        with self.block(f"for ({idx} j = 0; j < {min(m, n)}; j++)", rolled=True):
+        self._copy_in(x, batch, "R")
+        self._identity("AT", m)
+        with self._loop("j", 0, min(m, n)):
             self.emit(f"{ctype} alpha = R(j, j), below = 0;")
-            with self.block(f"for ({idx} i = j + 1; i < {m}; i++)", rolled=True):
+            with self._loop("i", "j + 1", m):
                 self.emit("below += R(i, j) * R(i, j);")
             self.emit("if (below == 0) continue;")
             self.emit(f"const {ctype} beta = -copysign(hypot(alpha, sqrt(below)), alpha);")
             self.emit(f"const {ctype} tau = (beta - alpha) / beta, scale = 1 / (alpha - beta);")
-            with self.block(f"for ({idx} i = j + 1; i < {m}; i++)", rolled=True):
+            with self._loop("i", "j + 1", m):
                 self.emit("R(i, j) *= scale;")
-            with self.block(f"for ({idx} c = j + 1; c < {n}; c++)", rolled=True):
+            with self._loop("c", "j + 1", n):
                 self._reflect("R(j, c)", "R(i, c)", ctype, m)
-            with self.block(f"for ({idx} r = 0; r < {m}; r++)", rolled=True):
+            with self._loop("r", 0, m):
                 self._reflect("AT(r, j)", "AT(r, i)", ctype, m)
             self.emit("R(j, j) = beta;")
-            with self.block(f"for ({idx} i = j + 1; i < {m}; i++)", rolled=True):
+            with self._loop("i", "j + 1", m):
                 self.emit("R(i, j) = 0;")
         self.emit("#undef R")
         self.emit("#undef AT")
@@ -133,33 +160,25 @@ class LinalgWriter(KernelWriter):
         (quadratic convergence: a handful of sweeps), then the eigenvalues sorted ascending
         with their vectors."""
         (x,) = node.src
-        n, idx = x.shape[-1], self.index_type
+        n = x.shape[-1]
         batch, ctype = self._matrices(node)
         eps = "DBL_EPSILON" if ctype == "double" else "FLT_EPSILON"
         self.emit(f"#define D(i, j) AT(i, {n} + (j))")
-        with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):
-            with self.block(f"for ({idx} j = 0; j <= i; j++)", rolled=True):
+        with self._loop("i", 0, n):
+            with self._loop("j", 0, "i + 1"):
                 self.emit(f"D(i, j) = D(j, i) = {self._read(x, batch, 'i', 'j', n)};")
-            with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
-                self.emit("AT(i, j) = i == j;")
+        self._identity("AT", n)
         with self.block(f"for (int sweep = 0; sweep < {_JACOBI_SWEEPS}; sweep++)", rolled=True):
             self.emit(f"{ctype} off = 0, all = 0;")
-            with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):
-                with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+            with self._loop("i", 0, n):
+                with self._loop("j", 0, n):
                     self.emit("all += D(i, j) * D(i, j);")
                     self.emit("if (i != j) off += D(i, j) * D(i, j);")
             self.emit(f"if (!(off > {eps} * {eps} * all)) break;")
-            with self.block(f"for ({idx} p = 0; p < {n}; p++)", rolled=True):
-                with self.block(f"for ({idx} q = p + 1; q < {n}; q++)", rolled=True):
+            with self._loop("p", 0, n):
+                with self._loop("q", "p + 1", n):
                     self._rotation(ctype, n)
-        with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):     # selection sort
-            self.emit(f"{idx} low = i;")
-            with self.block(f"for ({idx} j = i + 1; j < {n}; j++)", rolled=True):
-                self.emit("if (D(j, j) < D(low, low)) low = j;")
-            self.emit("if (low == i) continue;")
-            self.emit(f"{ctype} t = D(i, i); D(i, i) = D(low, low); D(low, low) = t;")
-            with self.block(f"for ({idx} k = 0; k < {n}; k++)", rolled=True):
-                self.emit("t = AT(k, i); AT(k, i) = AT(k, low); AT(k, low) = t;")
+        self._sort_columns(lambda j: f"D({j}, {j})", "<", n, n, ctype)
         self.emit("#undef D")
         self.emit("#undef AT")
         return (math.prod(node.shape[:-2]),)
@@ -170,24 +189,19 @@ class LinalgWriter(KernelWriter):
         columns normalized, all sorted by S descending."""
         (x,) = node.src
         m, n = x.shape[-2:]
-        idx = self.index_type
         batch, ctype = self._matrices(node)
         eps = "DBL_EPSILON" if ctype == "double" else "FLT_EPSILON"
         self.emit(f"#define V(i, j) AT({m} + (i), j)")
-        with self.block(f"for ({idx} i = 0; i < {m}; i++)", rolled=True):
-            with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
-                self.emit(f"AT(i, j) = {self._read(x, batch, 'i', 'j', m)};")
-        with self.block(f"for ({idx} i = 0; i < {m + n}; i++)", rolled=True):
+        self._copy_in(x, batch, "AT")
+        with self._loop("i", 0, m + n):
             self.emit(f"AT(i, {n}) = 0;")
-        with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):
-            with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
-                self.emit("V(i, j) = i == j;")
+        self._identity("V", n)
         with self.block(f"for (int sweep = 0; sweep < {_JACOBI_SWEEPS}; sweep++)", rolled=True):
             self.emit("int rotated = 0;")
-            with self.block(f"for ({idx} p = 0; p < {n}; p++)", rolled=True):
-                with self.block(f"for ({idx} q = p + 1; q < {n}; q++)", rolled=True):
+            with self._loop("p", 0, n):
+                with self._loop("q", "p + 1", n):
                     self.emit(f"{ctype} alpha = 0, beta = 0, gamma = 0;")
-                    with self.block(f"for ({idx} k = 0; k < {m}; k++)", rolled=True):
+                    with self._loop("k", 0, m):
                         self.emit("alpha += AT(k, p) * AT(k, p);")
                         self.emit("beta += AT(k, q) * AT(k, q);")
                         self.emit("gamma += AT(k, p) * AT(k, q);")
@@ -197,23 +211,16 @@ class LinalgWriter(KernelWriter):
                     self._rotate(ctype, "zeta", ((m, "AT(k, p)", "AT(k, q)"),
                                                  (n, "V(k, p)", "V(k, q)")))
             self.emit("if (!rotated) break;")
-        with self.block(f"for ({idx} j = 0; j < {n}; j++)", rolled=True):
+        with self._loop("j", 0, n):
             self.emit(f"{ctype} norm = 0;")
-            with self.block(f"for ({idx} k = 0; k < {m}; k++)", rolled=True):
+            with self._loop("k", 0, m):
                 self.emit("norm += AT(k, j) * AT(k, j);")
             self.emit("norm = sqrt(norm);")
             self.emit(f"AT(j, {n}) = norm;")
             self.emit("if (norm == 0) continue;")
-            with self.block(f"for ({idx} k = 0; k < {m}; k++)", rolled=True):
+            with self._loop("k", 0, m):
                 self.emit("AT(k, j) /= norm;")
-        with self.block(f"for ({idx} i = 0; i < {n}; i++)", rolled=True):     # selection sort
-            self.emit(f"{idx} high = i;")
-            with self.block(f"for ({idx} j = i + 1; j < {n}; j++)", rolled=True):
-                self.emit(f"if (AT(j, {n}) > AT(high, {n})) high = j;")
-            self.emit("if (high == i) continue;")
-            self.emit(f"{ctype} t = AT(i, {n}); AT(i, {n}) = AT(high, {n}); AT(high, {n}) = t;")
-            with self.block(f"for ({idx} k = 0; k < {m + n}; k++)", rolled=True):
-                self.emit("t = AT(k, i); AT(k, i) = AT(k, high); AT(k, high) = t;")
+        self._sort_columns(lambda j: f"AT({j}, {n})", ">", n, m + n, ctype)
         self.emit("#undef V")
         self.emit("#undef AT")
         return (math.prod(node.shape[:-2]),)
@@ -225,7 +232,7 @@ class LinalgWriter(KernelWriter):
                   f"sqrt({ratio} * {ratio} + 1));")
         self.emit(f"const {ctype} c = 1 / sqrt(t * t + 1), s = t * c;")
         for length, a, b in pairs:
-            with self.block(f"for ({self.index_type} k = 0; k < {length}; k++)", rolled=True):
+            with self._loop("k", 0, length):
                 self.emit(f"const {ctype} first = {a}, second = {b};")
                 self.emit(f"{a} = c * first - s * second;")
                 self.emit(f"{b} = s * first + c * second;")
@@ -242,10 +249,10 @@ class LinalgWriter(KernelWriter):
         """One vector y (first element `first`, the others `rest` at i) becomes y - tau v
         (v . y), v = (1, R(j+1, j), ...)."""
         self.emit(f"{ctype} dot = {first};")
-        with self.block(f"for ({self.index_type} i = j + 1; i < {m}; i++)", rolled=True):
+        with self._loop("i", "j + 1", m):
             self.emit(f"dot += R(i, j) * {rest};")
         self.emit(f"{first} -= tau * dot;")
-        with self.block(f"for ({self.index_type} i = j + 1; i < {m}; i++)", rolled=True):
+        with self._loop("i", "j + 1", m):
             self.emit(f"{rest} -= tau * dot * R(i, j);")
 
     def _trisolve(self, node: Node) -> tuple[int, ...]:
@@ -262,11 +269,11 @@ class LinalgWriter(KernelWriter):
         self.emit(f"#define X(i) {out}[m * {n * k} + (i) * {k} + c]")
         order = (lambda step: f"{n - 1} - {step}") if backward else (lambda step: step)
         rows, cols = ("j", "i") if transposed else ("i", "j")
-        with self.block(f"for ({idx} s = 0; s < {n}; s++)", rolled=True):
+        with self._loop("s", 0, n):
             self.emit(f"{idx} i = {order('s')};")
             b_dims = (*batch[:-1], sym.var("i", 0, n - 1), batch[-1])
             self.emit(f"{ctype} acc = {self.value(b, Index(b.shape, dims=b_dims)).code};")
-            with self.block(f"for ({idx} t = 0; t < s; t++)", rolled=True):
+            with self._loop("t", 0, "s"):
                 self.emit(f"{idx} j = {order('t')};")
                 self.emit(f"acc -= {self._read(a, batch[:-1], rows, cols, n)} * X(j);")
             divisor = "" if unit else f" / {self._read(a, batch[:-1], 'i', 'i', n)}"
