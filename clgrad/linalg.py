@@ -6,6 +6,7 @@ from .frontend.lu import matrix_power
 from .frontend.eigen import eigh, eigvalsh, svd, svdvals
 from .frontend.matrices import LinAlgError
 from .frontend.matrix_functions import matrix_exp
+from .frontend.matrix_norms import cond, matrix_norm, matrix_rank, multi_dot
 from .frontend.qr import linalg_qr as qr, lstsq, pinv
 from .frontend.products import linalg_cross as cross
 from .frontend.statistics import vector_norm
@@ -13,4 +14,5 @@ from .frontend.triangular import cholesky_ex, linalg_cholesky as cholesky, solve
 
 __all__ = ["vector_norm", "cross", "det", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
            "lu_solve", "slogdet", "solve", "matrix_power", "LinAlgError", "cholesky_ex",
-           "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv", "eigh", "eigvalsh", "svd", "svdvals"]
+           "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv", "eigh", "eigvalsh", "svd", "svdvals", "matrix_norm", "cond", "matrix_rank",
+           "multi_dot"]

@@ -1,9 +1,11 @@
 """Dense factorizations against PyTorch, forward and backward: the LU family (inv, det,
 slogdet, logdet, solve, matrix_power, lu_factor, lu, lu_unpack, lu_solve), the Cholesky family
 and triangular solves, QR (and lstsq, pinv through it), matrix_exp, eigh, eigvalsh, svd and
-svdvals; batched and not, float64 and float32; size-0 and 1x1 matrices;
+svdvals, and what is measured with them (matrix_norm, cond, matrix_rank, multi_dot); batched and not, float64 and float32; size-0 and 1x1 matrices;
 singular and indefinite inputs; the errors PyTorch raises. Many ops share one graph (one
 `check`) to keep the kernels compiled few."""
+import math
+
 import numpy as np
 import pytest
 
@@ -131,6 +133,22 @@ def test_svd_and_svdvals():
     assert u.shape == (2, 4, 4) and vh.shape == (2, 3, 3)
     np.testing.assert_allclose(u.mT.numpy() @ u.numpy(), np.broadcast_to(np.eye(4), (2, 4, 4)),
                                atol=1e-12)
+
+
+def test_matrix_norms_cond_rank_multi_dot():
+    a, square = make((2, 3, 4), np.float64), well_conditioned((2, 3, 3))
+
+    def fn(a, square):
+        linalg = library(a).linalg
+        return (linalg.matrix_norm(a), linalg.matrix_norm(a, "nuc"), linalg.matrix_norm(a, 2),
+                linalg.matrix_norm(a, -2, keepdim=True), linalg.matrix_norm(a, 1),
+                linalg.matrix_norm(a, -math.inf, dim=(0, 2)), linalg.cond(square),
+                linalg.cond(square, -2), linalg.matrix_rank(a),
+                linalg.multi_dot([a[0, 0], a[0].mT, a[1], a[1, 1]]))
+    check(fn, a, square, atol=1e-10, rtol=1e-9)
+    ones = cg.ones(2, 3, 3, dtype=cg.float64)
+    assert cg.linalg.matrix_rank(ones).numpy().tolist() == [1, 1]
+    assert cg.linalg.matrix_rank(ones, atol=10.0).numpy().tolist() == [0, 0]
 
 
 def test_float32_values():
