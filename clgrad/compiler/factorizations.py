@@ -141,7 +141,9 @@ def trisolve_rule(node: Node, g: Node):
     upper, unit, transposed = node.arg
     gb = trisolve(a, g, upper, unit, not transposed)
     ga = _product(gb, mT(node)) if not transposed else _product(node, mT(gb))
-    return band(-ga, -1 if unit else 0, True) if not upper else band(-ga, 1 if unit else 0, False), gb
+    # A's own triangle only, without the diagonal when unit
+    triangle = band(-ga, 1 if unit else 0, False) if upper else band(-ga, -1 if unit else 0, True)
+    return triangle, gb
 
 
 def lu_rule(node: Node, g: Node):
@@ -270,8 +272,8 @@ def svd_rule(node: Node, g: Node):
     return (ga,)
 
 
-RULES = {Op.SVD: svd_rule, Op.LU: lu_rule, Op.CHOLESKY: cholesky_rule, Op.TRISOLVE: trisolve_rule, Op.QR: qr_rule,
-         Op.EIGH: eigh_rule}
+RULES = {Op.LU: lu_rule, Op.CHOLESKY: cholesky_rule, Op.TRISOLVE: trisolve_rule, Op.QR: qr_rule,
+         Op.EIGH: eigh_rule, Op.SVD: svd_rule}
 
 
 # ---- NumPy meaning (compiler/interpret.py) ---------------------------------------------------

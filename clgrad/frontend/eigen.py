@@ -66,8 +66,7 @@ def svd(A, full_matrices: bool = True, *, driver=None):
     u, s, v = _svd_nodes("linalg.svd", A)
     if full_matrices:
         u, v = _completed(u), _completed(v)
-    return SvdResult(record("linalg_svd", u, A.device, [A]), record("linalg_svd", s, A.device, [A]),
-                     record("linalg_svd", mT(v), A.device, [A]))
+    return SvdResult(*(record("linalg_svd", node, A.device, [A]) for node in (u, s, mT(v))))
 
 
 def svdvals(A, *, driver=None):
@@ -81,8 +80,7 @@ def torch_svd(self, some: bool = True, compute_uv: bool = True):
         u, v = _completed(u), _completed(v)
     if not compute_uv:
         u, v = u.const_like(0), v.const_like(0)
-    return TorchSvdResult(record("svd", u, self.device, [self]),
-                          record("svd", s, self.device, [self]), record("svd", v, self.device, [self]))
+    return TorchSvdResult(*(record("svd", node, self.device, [self]) for node in (u, s, v)))
 
 
 METHODS = [("svd", torch_svd)]

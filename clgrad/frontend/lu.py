@@ -17,8 +17,8 @@ from ..compiler.factorizations import lu as lu_node
 from ..compiler.factorizations import trisolve
 from ..compiler.ir import Node
 from .backward import record
-from .matrices import (tensor_of, broadcast_batches, check_matrix, first_failure, raise_on_error, same_dtype,
-                       square)
+from .matrices import (broadcast_batches, check_matrix, first_failure, raise_on_error,
+                       same_dtype, square, tensor_of)
 from .operands import broadcast_to, common_device
 
 LUFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])

@@ -15,8 +15,8 @@ from ..compiler.factorizations import cholesky as cholesky_node
 from ..compiler.factorizations import diagonal, eye, mT, trisolve
 from ..compiler.ir import Node
 from .backward import record
-from .matrices import (tensor_of, broadcast_batches, check_matrix, first_failure, raise_on_error, same_dtype,
-                       square)
+from .matrices import (broadcast_batches, check_matrix, first_failure, raise_on_error,
+                       same_dtype, square, tensor_of)
 from .operands import common_device
 
 
