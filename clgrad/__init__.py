@@ -27,16 +27,16 @@ def where(condition, input, other):
     return _ew.where(condition, input, other)
 
 
-def maximum(a, b):
-    return a.maximum(b)
+def maximum(input, other):
+    return input.maximum(other)
 
 
-def minimum(a, b):
-    return a.minimum(b)
+def minimum(input, other):
+    return input.minimum(other)
 
 
-def matmul(a, b):
-    return a.matmul(b)
+def matmul(input, other):
+    return input.matmul(other)
 
 
 def is_tensor(x) -> bool:
@@ -53,6 +53,9 @@ from .frontend.generator import Generator  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 from .nn.torch_functions import FUNCTIONS as _nn_functions  # noqa: E402  (cg.conv2d, ...)
+from .frontend.legacy_types import LEGACY_TYPES as _legacy_types  # noqa: E402  (cg.FloatTensor)
 
 globals().update(_nn_functions)
-__all__ += ["nn", "optim", "utils", "Generator", "save", "load"] + list(_nn_functions)
+globals().update(_legacy_types)
+__all__ += ["nn", "optim", "utils", "Generator", "save", "load"] + list(_nn_functions) + \
+    list(_legacy_types)

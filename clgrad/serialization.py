@@ -77,21 +77,21 @@ def _decode(desc, tensors: dict, device):
     return desc["v"]
 
 
-def save(obj, path) -> None:
+def save(obj, f) -> None:
     """Writes obj (a state dict, or nested dicts/lists of tensors and plain values) to path as
     a safetensors file. The write goes to a temporary file that is then moved into place."""
     tensors: dict[str, np.ndarray] = {}
     tree = _encode(obj, "", tensors)
-    path = os.fspath(path)
+    path = os.fspath(f)
     tmp = f"{path}.tmp{os.getpid()}"
     save_file(tensors, tmp, metadata={_TREE_KEY: json.dumps(tree)})
     os.replace(tmp, path)
 
 
-def load(path, map_location=None, weights_only: bool = True):
+def load(f, map_location=None, weights_only: bool = True):
     """Reads what save() wrote. A plain safetensors file (no clgrad metadata) loads as a dict
     of tensors. map_location picks the device of the loaded tensors."""
-    path = os.fspath(path)
+    path = os.fspath(f)
     try:
         tensors = load_file(path)
         with safe_open(path, framework="numpy") as f:

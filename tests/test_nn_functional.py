@@ -186,6 +186,10 @@ def test_cross_entropy_unread_target_and_ignored_smoothing():
     check(lambda x: F(x).cross_entropy(x, _like(x, target) + 0), (6, 5))
     check(lambda x: F(x).cross_entropy(x, _like(x, target), ignore_index=2, label_smoothing=0.1),
           (6, 5))
+    weight = make((5,), low=0.5, high=2.0, seed=3)
+    for reduction in ("mean", "sum", "none"):
+        check(lambda x: F(x).cross_entropy(x, _like(x, target), _like(x, weight), ignore_index=2,
+                                           reduction=reduction, label_smoothing=0.3), (6, 5))
 
 
 def test_cross_entropy_reads_a_target_once_until_it_changes(monkeypatch):

@@ -104,7 +104,7 @@ def test_layer_reprs():
     assert repr(nn.MaxPool2d(2)) == \
         "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
     assert repr(nn.BatchNorm2d(16)) == \
-        "BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"
+        "BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
     assert repr(nn.Dropout(0.2)) == "Dropout(p=0.2, inplace=False)"
     assert repr(nn.ReLU()) == "ReLU()"
     assert repr(nn.LayerNorm(10)) == "LayerNorm((10,), eps=1e-05, elementwise_affine=True, bias=True)"

@@ -28,9 +28,9 @@ def _result(node: ir.Node, device):
 
 
 def _bitwise(name: str):
-    def op(a, b):
-        _, device, na, nb = ew.operands(name, a, b)
-        _refuse(name, na.dtype, a, b)
+    def op(input, other):
+        _, device, na, nb = ew.operands(name, input, other)
+        _refuse(name, na.dtype, input, other)
         return _result(ir.binary(_BITWISE[name], na, nb), device)
     return op
 
@@ -52,18 +52,18 @@ def _shift(name: str, a, b):
     return _result(node, device)
 
 
-def left_shift(a, b):
-    return _shift("bitwise_left_shift", a, b)
+def left_shift(input, other):
+    return _shift("bitwise_left_shift", input, other)
 
 
-def right_shift(a, b):
-    return _shift("bitwise_right_shift", a, b)
+def right_shift(input, other):
+    return _shift("bitwise_right_shift", input, other)
 
 
 def _logical(name: str, combine):
     """a and b as bools (nonzero, NaN included, is true), combined; a bool tensor."""
-    def op(a, b):
-        _, device, na, nb = ew.operands(name, a, b)
+    def op(input, other):
+        _, device, na, nb = ew.operands(name, input, other)
         return _result(combine(na.cast(dt.bool_), nb.cast(dt.bool_)), device)
     return op
 

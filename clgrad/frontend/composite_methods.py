@@ -253,15 +253,15 @@ def outer(self, vec2):
     return self.reshape(-1, 1) * vec2.reshape(1, -1)
 
 
-def dot(self, other):
-    _vectors("dot", self, other)
-    if self.shape != other.shape:
+def dot(self, tensor):
+    _vectors("dot", self, tensor)
+    if self.shape != tensor.shape:
         raise RuntimeError(f"dot: inconsistent tensor size, expected tensor [{self.shape[0]}] "
-                           f"and src [{other.shape[0]}] to have the same number of elements")
-    if self.dtype != other.dtype:
+                           f"and src [{tensor.shape[0]}] to have the same number of elements")
+    if self.dtype != tensor.dtype:
         raise RuntimeError(f"dot: expected both vectors to have same dtype, but found "
-                           f"{self.dtype.name} and {other.dtype.name}")
-    return (self * other).sum()
+                           f"{self.dtype.name} and {tensor.dtype.name}")
+    return (self * tensor).sum()
 
 
 def mv(self, vec):
@@ -295,7 +295,8 @@ def _along(self, op: str, dim: int, index):
     return self[tuple(items)]
 
 
-def gather(self, dim: int, index):
+def gather(self, dim: int, index, *, sparse_grad: bool = False):
+    """(sparse_grad asks for a sparse gradient; clgrad's is always dense.)"""
     return _along(self, "gather", dim, index)
 
 
@@ -339,11 +340,33 @@ def stride(self, dim: int | None = None):
     return strides if dim is None else strides[normalize_dim("stride", dim, self.ndim)]
 
 
+def get_device(self) -> int:
+    """-1 on a CPU, as PyTorch's; on a GPU its index within its OpenCL platform."""
+    return -1 if self.device.kind == "cpu" else int(self.device.spec.rsplit(":", 1)[-1])
+
+
+def isreal(self):
+    """True everywhere: clgrad has no complex numbers."""
+    return ew.cast(self, dt.bool_).logical_or(True)
+
+
+# clgrad has no lazy negation or conjugation bits and no complex numbers: the queries answer
+# False and the resolutions are the tensor itself, as PyTorch's are for real tensors
+QUERIES = [
+    ("is_cpu", property(lambda self: self.device.kind == "cpu")),
+    ("is_cuda", property(lambda self: False)), ("get_device", get_device),
+    ("is_neg", lambda self: False), ("resolve_neg", lambda self: self),
+    ("is_conj", lambda self: False), ("resolve_conj", lambda self: self),
+    ("isreal", isreal), ("adjoint", lambda self: self.transpose(-2, -1)),
+]
+
 IN_PLACE = ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "neg",
             "reciprocal", "floor", "ceil", "round", "rsqrt", "sign", "square", "pow",
             "clamp_min", "clamp_max", "masked_fill", "lerp", "addcmul", "addcdiv", "fmod",
             "remainder", "trunc", "frac", "log2", "log10", "log1p", "expm1", "exp2",
-            "nan_to_num", "tril", "triu", "logical_not", "addmm", "cumsum", "cumprod")
+            "nan_to_num", "tril", "triu", "logical_not", "addmm", "cumsum", "cumprod",
+            "eq", "ne", "lt", "le", "gt", "ge", "floor_divide", "true_divide", "addbmm",
+            "addmv", "addr", "baddbmm")
 
 METHODS = [
     ("eq", _alias("__eq__")), ("ne", _alias("__ne__")), ("lt", _alias("__lt__")),
@@ -376,4 +399,4 @@ METHODS = [
     ("nbytes", property(lambda self: self.numel() * self.dtype.itemsize)),
     ("itemsize", property(lambda self: self.dtype.itemsize)),
     ("mT", property(lambda self: self.transpose(-2, -1))),
-] + [(f"{name}_", _in_place(name)) for name in IN_PLACE]
+] + [(f"{name}_", _in_place(name)) for name in IN_PLACE] + QUERIES

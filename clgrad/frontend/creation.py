@@ -131,20 +131,22 @@ def _like(t: Tensor, dtype, device):
     return dict(dtype=dtype or t.dtype, device=device or t.device)
 
 
-def zeros_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return zeros(t.shape, requires_grad=requires_grad, **_like(t, dtype, device))
+def zeros_like(input: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
-def ones_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return ones(t.shape, requires_grad=requires_grad, **_like(t, dtype, device))
+def ones_like(input: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return ones(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
-def full_like(t: Tensor, fill_value, dtype=None, device=None) -> Tensor:
-    return full(t.shape, fill_value, **_like(t, dtype, device))
+def full_like(input: Tensor, fill_value, dtype=None, device=None,
+              requires_grad: bool = False) -> Tensor:
+    t = full(input.shape, fill_value, **_like(input, dtype, device))
+    return t.requires_grad_() if requires_grad else t
 
 
-def empty_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return empty(t.shape, requires_grad=requires_grad, **_like(t, dtype, device))
+def empty_like(input: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return empty(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -156,33 +158,46 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     return tensor(data, dtype=dtype, device=device)
 
 
-def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def _generator_rng(generator) -> np.random.Generator:
+    from .generator import numpy_rng
+    return numpy_rng(generator, _rng)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dtype = _resolve_dtype(dtype) or dt.DEFAULT_FLOAT
-    return _upload(_rng.standard_normal(_shape(size)), dtype, device, requires_grad)
+    values = _generator_rng(generator).standard_normal(_shape(size))
+    return _upload(values, dtype, device, requires_grad)
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dtype = _resolve_dtype(dtype) or dt.DEFAULT_FLOAT
-    return _upload(_rng.random(_shape(size)), dtype, device, requires_grad)
+    return _upload(_generator_rng(generator).random(_shape(size)), dtype, device, requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
+def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None,
+            requires_grad: bool = False) -> Tensor:
     if high is None:
         low, high = 0, low
-    values = _rng.integers(low, high, size=_shape(size))
-    return _upload(values, _resolve_dtype(dtype) or dt.int64, device, False)
+    values = _generator_rng(generator).integers(low, high, size=_shape(size))
+    return _upload(values, _resolve_dtype(dtype) or dt.int64, device, requires_grad)
 
 
-def randperm(n: int, device=None) -> Tensor:
-    return _upload(_rng.permutation(n), dt.int64, device, False)
+def randperm(n: int, *, generator=None, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    values = _generator_rng(generator).permutation(n)
+    return _upload(values, _resolve_dtype(dtype) or dt.int64, device, requires_grad)
 
 
-def randn_like(t: Tensor, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return randn(t.shape, requires_grad=requires_grad, **_like(t, dtype, device))
+def randn_like(input: Tensor, *, generator=None, dtype=None, device=None,
+               requires_grad: bool = False) -> Tensor:
+    return randn(input.shape, generator=generator, requires_grad=requires_grad,
+                 **_like(input, dtype, device))
 
 
-def rand_like(t: Tensor, dtype=None, device=None) -> Tensor:
-    return rand(t.shape, **_like(t, dtype, device))
+def rand_like(input: Tensor, *, generator=None, dtype=None, device=None,
+              requires_grad: bool = False) -> Tensor:
+    return rand(input.shape, generator=generator, requires_grad=requires_grad,
+                **_like(input, dtype, device))
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -202,20 +217,21 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
     return t.requires_grad_() if requires_grad else t
 
 
-def linspace(start, end, steps: int, dtype=None, device=None) -> Tensor:
+def linspace(start, end, steps: int, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
     values = np.linspace(start, end, steps)
-    return _upload(values, _resolve_dtype(dtype) or dt.DEFAULT_FLOAT, device, False)
+    return _upload(values, _resolve_dtype(dtype) or dt.DEFAULT_FLOAT, device, requires_grad)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None) -> Tensor:
+def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
     values = np.power(float(base), np.linspace(start, end, steps))
-    return _upload(values, _resolve_dtype(dtype) or dt.DEFAULT_FLOAT, device, False)
+    return _upload(values, _resolve_dtype(dtype) or dt.DEFAULT_FLOAT, device, requires_grad)
 
 
 def normal(mean, std, size=None, *, generator=None, dtype=None, device=None) -> Tensor:
     """Samples of Normal(mean, std): numbers with size, or tensors (broadcast) elementwise."""
-    from .generator import numpy_rng
-    rng = numpy_rng(generator, _rng)
+    rng = _generator_rng(generator)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std
         shape = np.broadcast_shapes(*(t.shape for t in (mean, std) if isinstance(t, Tensor)))

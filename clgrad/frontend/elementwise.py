@@ -252,6 +252,23 @@ def floor_divide(a, b):
     return record("floor_divide", node, device, tensors)
 
 
+def divide(a, b, rounding_mode: str | None = None):
+    """a / b, its quotient truncated toward zero (rounding_mode 'trunc') or floored ('floor');
+    integer operands keep their dtype when rounded, as in PyTorch."""
+    if rounding_mode is None:
+        return a / b
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    if rounding_mode != "trunc":
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    tensors, device, na, nb = operands("div", a, b)
+    if na.dtype.is_float:
+        return (a / b).trunc()
+    _check_divisor("div", a, b, na.dtype)
+    return record("div", na / nb, device, tensors)     # C's integer division truncates
+
+
 def remainder(a, b):
     """Python's % : the result takes the sign of the divisor."""
     tensors, device, na, nb = operands("remainder", a, b)

@@ -3,10 +3,11 @@ x.exp()), and the comparisons of whole tensors (isclose, allclose, equal)."""
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
-from . import copies, global_state, type_functions
+from . import copies, global_state, random_fills, type_functions
 from .lu import lu_unpack
 from .statistics import FUNCTIONS
 from .tensor import Tensor
@@ -52,7 +53,9 @@ METHODS_AS_FUNCTIONS = (
     # bitwise.py
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
-    # linear algebra (lu.py, triangular.py)
+    # queries of real, non-negated tensors (composite_methods.py)
+    "isreal", "adjoint", "get_device", "is_neg", "resolve_neg", "is_conj", "resolve_conj",
+    # linear algebra (lu.py, triangular.py, matrix_functions.py, qr.py, eigen.py)
     "inverse", "det", "slogdet", "logdet", "matrix_power", "cholesky", "cholesky_solve",
     "cholesky_inverse", "triangular_solve", "matrix_exp", "qr", "pinverse", "svd", "lu", "lu_solve",
 )
@@ -71,14 +74,24 @@ def _as_function(name: str):
         return getattr(args[0], name)(*args[1:], **kwargs)
 
     function.__qualname__ = name
+    function.__signature__ = _with_input_first(inspect.signature(method))
     return function
+
+
+def _with_input_first(signature: inspect.Signature) -> inspect.Signature:
+    """A method's signature as its torch.* function's: the tensor is the parameter input."""
+    parameters = list(signature.parameters.values())
+    if parameters and parameters[0].kind is parameters[0].POSITIONAL_OR_KEYWORD:
+        parameters[0] = parameters[0].replace(name="input")
+    return signature.replace(parameters=parameters)
 
 
 globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
 globals().update(FUNCTIONS)
 _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
              **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
-             **global_state.FUNCTIONS, **copies.FUNCTIONS, "lu_unpack": lu_unpack}
+             **global_state.FUNCTIONS, **copies.FUNCTIONS, **random_fills.FUNCTIONS,
+             "lu_unpack": lu_unpack}
 globals().update(_COMPOSED)
 
 
@@ -121,6 +134,9 @@ def equal(input: Tensor, other: Tensor) -> bool:
     _check_tensors("equal", input, other)
     return input.shape == other.shape and bool((input == other).all().item())
 
+
+# whole-tensor comparisons are Tensor methods too (x.allclose(y))
+Tensor.isclose, Tensor.allclose, Tensor.equal = isclose, allclose, equal
 
 __all__ = list(METHODS_AS_FUNCTIONS) + list(FUNCTIONS) + list(_COMPOSED) + ["isclose", "allclose",
                                                                      "equal"]

@@ -129,8 +129,8 @@ def mul_(self, other):
     return assign_result(self, snapshot(self) * other, "mul_")
 
 
-def div_(self, other):
-    return assign_result(self, snapshot(self) / other, "div_")
+def div_(self, other, *, rounding_mode=None):
+    return assign_result(self, snapshot(self).div(other, rounding_mode=rounding_mode), "div_")
 
 
 def clamp_(self, min=None, max=None):

@@ -52,14 +52,15 @@ def _empty_product(a: Node, b: Node) -> Node:
     return rows.expand(shape) + cols.expand(shape)
 
 
-def mm(a, b):
-    if a.ndim != 2 or b.ndim != 2:
-        raise RuntimeError(f"mm: expected 2-D tensors, got shapes {a.shape} and {b.shape}")
-    return matmul(a, b)
+def mm(input, mat2):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expected 2-D tensors, got shapes {input.shape} and "
+                           f"{mat2.shape}")
+    return matmul(input, mat2)
 
 
-def bmm(a, b):
-    if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
+def bmm(input, mat2):
+    if input.ndim != 3 or mat2.ndim != 3 or input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: expected 3-D tensors with equal batch size, got shapes "
-                           f"{a.shape} and {b.shape}")
-    return matmul(a, b)
+                           f"{input.shape} and {mat2.shape}")
+    return matmul(input, mat2)

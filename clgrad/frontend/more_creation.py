@@ -96,11 +96,13 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False):
                          device=device, requires_grad=requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None):
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad: bool = False):
     if high is None:
         low, high = 0, low
-    return creation.randint(low, high, input.shape, dtype=dtype or input.dtype,
-                            device=device or input.device)
+    return creation.randint(low, high, input.shape, generator=generator,
+                            dtype=dtype or input.dtype, device=device or input.device,
+                            requires_grad=requires_grad)
 
 
 FUNCTIONS = {fn.__name__: fn for fn in (

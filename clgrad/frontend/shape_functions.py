@@ -62,8 +62,8 @@ def column_stack(tensors):
     return hstack([t.reshape(-1, 1) if t.ndim <= 1 else t for t in tensors])
 
 
-def concat(tensors, dim: int = 0):
-    return cat(tensors, dim)
+def concat(tensors, dim: int = 0, *, axis: int | None = None):
+    return cat(tensors, dim if axis is None else axis)
 
 
 def tensor_split(input, indices_or_sections, dim: int = 0):

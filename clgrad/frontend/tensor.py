@@ -232,6 +232,18 @@ def _unary(name: str, op: Op, ints_unchanged: bool = False):
     return lambda self: ew.unary(name, op, self)
 
 
+def _round(self, *, decimals: int = 0):
+    """To the nearest integer (ties to even), or to decimals places as PyTorch scales it."""
+    if not self.dtype.is_float:
+        return self
+    if decimals == 0:
+        return ew.unary("round", Op.ROUND, self)
+    scale = 10.0 ** abs(decimals)
+    if decimals > 0:
+        return ew.unary("round", Op.ROUND, self * scale) / scale
+    return ew.unary("round", Op.ROUND, self / scale) * scale
+
+
 def _cast(dtype: dt.DType):
     return lambda self: ew.cast(self, dtype)
 
@@ -240,6 +252,11 @@ def _with_alpha(name: str):
     op = {"add": Op.ADD, "sub": Op.SUB}[name]
     return lambda self, other, alpha=1: ew.binary(
         name, op, self, other * alpha if alpha != 1 else other)
+
+
+def _as_dtype(x, dtype):
+    """x cast to dtype first, as reductions' dtype= asks (None keeps it)."""
+    return x if dtype is None else x.to(dtype)
 
 
 METHODS = [
@@ -256,7 +273,8 @@ METHODS = [
     ("__abs__", lambda self: self.abs()), ("__invert__", ew.bitwise_not),
     ("__matmul__", linalg.matmul), ("__rmatmul__", lambda self, other: linalg.matmul(other, self)),
     ("add", _with_alpha("add")), ("sub", _with_alpha("sub")),
-    ("mul", lambda self, other: self * other), ("div", lambda self, other: self / other),
+    ("mul", lambda self, other: self * other),
+    ("div", lambda self, other, *, rounding_mode=None: ew.divide(self, other, rounding_mode)),
     ("neg", lambda self: -self), ("logical_not", ew.logical_not),
     # comparisons
     ("__lt__", _binary("lt", Op.CMPLT)), ("__gt__", _binary("gt", Op.CMPLT, True)),
@@ -271,7 +289,7 @@ METHODS = [
     ("erf", _unary("erf", Op.ERF)),
     ("reciprocal", _unary("reciprocal", Op.RECIP)),
     ("floor", _unary("floor", Op.FLOOR, True)), ("ceil", _unary("ceil", Op.CEIL, True)),
-    ("round", _unary("round", Op.ROUND, True)),
+    ("round", _round),
     ("rsqrt", ew.rsqrt), ("sigmoid", ew.sigmoid), ("relu", ew.relu), ("sign", ew.sign),
     ("pow", ew.power), ("square", lambda self: ew.power(self, 2)),
     ("clamp", ew.clamp), ("clip", ew.clamp),
@@ -280,20 +298,24 @@ METHODS = [
     # reductions
     ("sum", lambda self, dim=None, keepdim=False, dtype=None:
         reductions.sum_(self, dim, keepdim, dtype)),
-    ("mean", lambda self, dim=None, keepdim=False: reductions.mean(self, dim, keepdim)),
+    ("mean", lambda self, dim=None, keepdim=False, *, dtype=None:
+        reductions.mean(_as_dtype(self, dtype), dim, keepdim)),
     ("max", lambda self, dim=None, keepdim=False: reductions.max_(self, dim, keepdim)),
     ("min", lambda self, dim=None, keepdim=False: reductions.min_(self, dim, keepdim)),
     ("amax", lambda self, dim=None, keepdim=False: reductions.amax(self, dim, keepdim)),
     ("amin", lambda self, dim=None, keepdim=False: reductions.amin(self, dim, keepdim)),
     ("argmax", lambda self, dim=None, keepdim=False: reductions.argmax(self, dim, keepdim)),
     ("argmin", lambda self, dim=None, keepdim=False: reductions.argmin(self, dim, keepdim)),
-    ("prod", lambda self, dim=None, keepdim=False: reductions.prod(self, dim, keepdim)),
+    ("prod", lambda self, dim=None, keepdim=False, *, dtype=None:
+        reductions.prod(_as_dtype(self, dtype), dim, keepdim)),
     ("var", lambda self, dim=None, unbiased=True, keepdim=False, correction=None:
         reductions.var(self, dim, unbiased, keepdim, correction)),
     ("std", lambda self, dim=None, unbiased=True, keepdim=False, correction=None:
         reductions.std(self, dim, unbiased, keepdim, correction)),
     ("logsumexp", lambda self, dim, keepdim=False: reductions.logsumexp(self, dim, keepdim)),
-    ("softmax", reductions.softmax), ("log_softmax", reductions.log_softmax),
+    ("softmax", lambda self, dim, dtype=None: reductions.softmax(_as_dtype(self, dtype), dim)),
+    ("log_softmax", lambda self, dim, dtype=None:
+        reductions.log_softmax(_as_dtype(self, dtype), dim)),
     ("all", reductions.all_), ("any", reductions.any_),
     # movement
     ("reshape", lambda self, *shape: movement.reshape(self, shape, "reshape")),
@@ -312,7 +334,7 @@ METHODS = [
     # conversions
     ("float", _cast(dt.float32)), ("double", _cast(dt.float64)), ("half", _cast(dt.float16)),
     ("int", _cast(dt.int32)), ("long", _cast(dt.int64)), ("bool", _cast(dt.bool_)),
-    ("type", ew.cast), ("cpu", lambda self: self.to("cpu")),
+    ("cpu", lambda self: self.to("cpu")),
 ]
 
 
@@ -361,6 +383,9 @@ _install(statistics.METHODS)
 _install(scatter.METHODS)
 _install(math_functions.METHODS)
 _install(bitwise.METHODS)
+from . import legacy_types, random_fills  # noqa: E402
+_install(legacy_types.METHODS)
+_install(random_fills.METHODS)
 from . import eigen, lu, matrix_functions, qr, triangular  # noqa: E402
 for _module in (lu, triangular, matrix_functions, qr, eigen):
     _install(_module.METHODS)

@@ -2,7 +2,8 @@
 from . import functional, init
 from .containers import ModuleList, Sequential
 from .dropout_layers import Dropout
-from .layers import (GELU, BatchNorm1d, BatchNorm2d, Conv2d, Embedding, Flatten,
+from .conv_layers import Conv2d
+from .layers import (GELU, BatchNorm1d, BatchNorm2d, Embedding, Flatten,
                      Identity, Linear, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh)
 from .normalization_layers import LayerNorm
 from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
@@ -16,22 +17,26 @@ __all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleLis
            "BCEWithLogitsLoss"]
 
 # ---- more of torch.nn, in modules of their own ----------------------------------------------
-from . import (activation_layers as _activation_layers, loss as _loss,  # noqa: E402
+from . import (activation_layers as _activation_layers,  # noqa: E402
+               conv_layers as _conv_layers, loss as _loss,
                normalization_layers as _normalization_layers, pooling_layers as _pooling_layers,
                recurrent as _recurrent)
 from .activation_layers import *  # noqa: E402,F401,F403
-from .containers import ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
+from .conv_layers import *  # noqa: E402,F401,F403
+from .containers import Container, ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
 from .dropout_layers import (AlphaDropout, Dropout1d, Dropout2d,  # noqa: E402,F401
                              Dropout3d, FeatureAlphaDropout)
+from .layers import EmbeddingBag  # noqa: E402,F401
 from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402,F401
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
-                   MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss,
-                   PairwiseDistance, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss,
-                   TripletMarginLoss)
+                   MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                   MultiMarginLoss, NLLLoss2d, PairwiseDistance, PoissonNLLLoss, SmoothL1Loss,
+                   SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
 from .normalization_layers import *  # noqa: E402,F401,F403
 from .pooling_layers import *  # noqa: E402,F401,F403
 from .recurrent import *  # noqa: E402,F401,F403
 
-__all__ += _activation_layers.__all__ + _loss.LOSSES_MORE + _normalization_layers.__all__ + \
-    _pooling_layers.__all__ + ["ModuleDict", "ParameterList", "ParameterDict", "Dropout1d",
-    "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"] + _recurrent.__all__
+__all__ += _activation_layers.__all__ + _conv_layers.__all__ + _loss.LOSSES_MORE + \
+    _normalization_layers.__all__ + _pooling_layers.__all__ + _recurrent.__all__ + [
+        "Container", "EmbeddingBag", "ModuleDict", "ParameterList", "ParameterDict",
+        "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]

@@ -201,6 +201,9 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
                       float_only=False)
 
 
+_threshold = threshold      # for threshold_, whose parameter takes the name
+
+
 def hardshrink(input, lambd: float = 0.5):
     return _pointwise("hardshrink", input,
                       lambda x: (ge(x, -lambd) & le(x, lambd)).where(x.const_like(0), x))
@@ -326,8 +329,8 @@ def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
-def threshold_(input, threshold_value: float, value: float):
-    return threshold(input, threshold_value, value, inplace=True)
+def threshold_(input, threshold: float, value: float):
+    return _threshold(input, threshold, value, inplace=True)
 
 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):

@@ -2,6 +2,7 @@
 "0", "1", ..., ModuleDict and ParameterDict under string keys."""
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 
 from .module import Module
@@ -18,6 +19,18 @@ class _Container(Module):
 
     def __len__(self) -> int:
         return len(self._entries())
+
+
+class Container(Module):
+    """PyTorch's oldest container: each keyword argument becomes a named submodule."""
+
+    def __init__(self, **modules):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for name, module in modules.items():
+            self.add_module(name, module)
 
 
 class _Numbered(_Container):

@@ -19,6 +19,8 @@ from ..frontend.jit_protocol import in_jit
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device
 from ..frontend.reductions import log_softmax_node
+from .embedding_bag import renorm_rows_
+from .loss_functions import legacy_reduction
 from .convolution import (avg_pool2d, conv1d, conv2d, conv_transpose1d,  # noqa: F401
                           conv_transpose2d, max_pool2d)                    # (re-exported)
 
@@ -28,7 +30,11 @@ _REDUCTIONS = ("none", "mean", "sum")
 # ---- activations ----------------------------------------------------------------------------
 
 def relu(input, inplace: bool = False):
-    return input.relu()
+    return input.relu_() if inplace else input.relu()
+
+
+def relu_(input):
+    return input.relu_()
 
 
 def sigmoid(input):
@@ -39,12 +45,12 @@ def tanh(input):
     return input.tanh()
 
 
-def softmax(input, dim=None, dtype=None):
+def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     x = input if dtype is None else input.to(dtype)
     return x.softmax(_implicit_dim(input, dim))
 
 
-def log_softmax(input, dim=None, dtype=None):
+def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     x = input if dtype is None else input.to(dtype)
     return x.log_softmax(_implicit_dim(input, dim))
 
@@ -122,12 +128,16 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     return record("dropout", x * (mask * (1 / (1 - p))), input.device, [input])
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None):
-    """Rows of weight picked by the integer tensor input; no gradient reaches padding_idx."""
-    if max_norm is not None:
-        raise NotImplementedError("embedding: max_norm is not supported")
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False):
+    """Rows of weight picked by the integer tensor input; no gradient reaches padding_idx. The
+    gradient is always dense (clgrad has no sparse tensors), so sparse=True changes nothing."""
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding: scale_grad_by_freq is not supported")
     if input.dtype.is_float or input.dtype == dt.bool_:
         raise RuntimeError(f"embedding: expected an integer index tensor, got {input.dtype.name}")
+    if max_norm is not None:
+        renorm_rows_(weight, input, max_norm, norm_type)
     from ..frontend import indexing
     picked = indexing.getitem(weight, input).node
     if padding_idx is None:
@@ -246,20 +256,6 @@ def _check_same_shape(op: str, input, target) -> None:
                          f"size {tuple(input.shape)}")
 
 
-def mse_loss(input, target, reduction: str = "mean"):
-    device = common_device("mse_loss", [input, target])
-    if tuple(input.shape) != tuple(target.shape):
-        warnings.warn(f"Using a target size {tuple(target.shape)} that is different to the "
-                      f"input size {tuple(input.shape)}. This will likely lead to incorrect "
-                      f"results due to broadcasting. Please ensure they have the same size.",
-                      stacklevel=2)
-    from ..frontend.operands import broadcast_shape, broadcast_to
-    shape = broadcast_shape("mse_loss", input.shape, target.shape)
-    a = broadcast_to(as_float(input.node), shape)
-    d = a - broadcast_to(target.node.cast(a.dtype), shape)
-    return record("mse_loss", _reduce(d * d, reduction), device, [input, target])
-
-
 # buffer node of a target already read -> ((ignore_index, classes), no entry ignored): a training
 # loop passes the same target each step, and reading it back waits on the device (~0.3 ms). A
 # buffer node's values do not change while it lives (writes give the tensor a new node); held
@@ -317,32 +313,46 @@ def _count_valid(valid: ir.Node | None, onehot: ir.Node) -> ir.Node:
     return valid.reshape((valid.numel,)).sum((0,)).reshape(())
 
 
+def _class_weight(op: str, weight, input, like: ir.Node) -> ir.Node:
+    """weight (C,) as like's dtype, broadcast over like's shape (N, C, ...)."""
+    if tuple(weight.shape) != (input.shape[1],):
+        raise RuntimeError(f"{op}: weight should be a 1-D tensor of {input.shape[1]} "
+                           f"elements, got shape {tuple(weight.shape)}")
+    w = weight.node.cast(like.dtype).reshape((1, input.shape[1]) + (1,) * (input.ndim - 2))
+    return w.expand(like.shape)
+
+
+def _mean_divisor(onehot: ir.Node, valid: ir.Node | None, weighted: bool) -> ir.Node:
+    """What a mean over targets divides by: their count, or the sum of their class weights
+    (onehot then holds each target's weight)."""
+    if not weighted:
+        return _count_valid(valid, onehot)
+    picked_weight = onehot.sum((1,))                                           # (N,1,..)
+    if valid is not None:
+        picked_weight = picked_weight * valid
+    return picked_weight.reshape((picked_weight.numel,)).sum((0,)).reshape(())
+
+
+def _per_target(loss: ir.Node, valid: ir.Node | None, input) -> ir.Node:
+    """A (N, 1, ...) sum over classes as the loss of each target, zero where ignored."""
+    if valid is not None:
+        loss = loss * valid.expand(loss.shape)
+    return (-loss).reshape((input.shape[0],) + tuple(input.shape[2:]))
+
+
 def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> ir.Node:
     onehot, valid = _class_mask(input, target, op, ignore_index)     # (N,C,..), (N,1,..)
     if weight is not None:
-        if tuple(weight.shape) != (input.shape[1],):
-            raise RuntimeError(f"{op}: weight should be a 1-D tensor of {input.shape[1]} "
-                               f"elements, got shape {tuple(weight.shape)}")
-        w = weight.node.cast(logp.dtype).reshape((1, input.shape[1]) + (1,) * (input.ndim - 2))
-        onehot = onehot * w.expand(onehot.shape)
+        onehot = onehot * _class_weight(op, weight, input, onehot)
     # where, not onehot * logp: a masked (-inf) logit of another class would make 0 * -inf
-    picked = onehot.ne(0).where(onehot * logp, 0).sum((1,))
-    if valid is not None:
-        picked = picked * valid.expand(picked.shape)
-    loss = (-picked).reshape((input.shape[0],) + tuple(input.shape[2:]))
-    divisor = None
-    if reduction == "mean":
-        if weight is None:
-            divisor = _count_valid(valid, onehot)
-        else:
-            picked_weight = onehot.sum((1,))                                   # (N,1,..)
-            if valid is not None:
-                picked_weight = picked_weight * valid
-            divisor = picked_weight.reshape((picked_weight.numel,)).sum((0,)).reshape(())
+    loss = _per_target(onehot.ne(0).where(onehot * logp, 0).sum((1,)), valid, input)
+    divisor = _mean_divisor(onehot, valid, weight is not None) if reduction == "mean" else None
     return _reduce(loss, reduction, divisor)
 
 
-def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: str = "mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
     tensors = [t for t in (input, weight) if t is not None]
     device = common_device("nll_loss", tensors + [target])
     if input.ndim < 2:
@@ -351,15 +361,16 @@ def nll_loss(input, target, weight=None, ignore_index: int = -100, reduction: st
     return record("nll_loss", out, device, tensors)
 
 
-def cross_entropy(input, target, weight=None, ignore_index: int = -100,
-                  reduction: str = "mean", label_smoothing: float = 0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0):
     """log_softmax over dim 1 followed by nll_loss (class indices) or by the soft-label cross
     entropy (float target of input's shape), in one recorded op."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if input.ndim == 1:
-        return cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index,
-                             reduction, label_smoothing).reshape(()) if reduction == "none" \
-            else cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight, ignore_index,
-                               reduction, label_smoothing)
+        loss = cross_entropy(input.unsqueeze(0), target.unsqueeze(0), weight,
+                             ignore_index=ignore_index, reduction=reduction,
+                             label_smoothing=label_smoothing)
+        return loss.reshape(()) if reduction == "none" else loss
     if not 0 <= label_smoothing <= 1:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     tensors = [t for t in (input, weight) if t is not None]
@@ -381,15 +392,15 @@ def cross_entropy(input, target, weight=None, ignore_index: int = -100,
         return record("div_scalar" if reduction == "mean" else "sum_dim", out, device,
                       tensors + ([target] if target.requires_grad else []))
     out = _nll(logp, input, target, weight, ignore_index, reduction, "cross_entropy")
-    if label_smoothing:
-        if weight is not None:
-            raise NotImplementedError("cross_entropy: label_smoothing with weight is not supported")
+    if label_smoothing:     # PyTorch's: the uniform part weighted by class, as the nll is
         onehot, valid = _class_mask(input, target, "cross_entropy", ignore_index)
-        smooth = logp.sum((1,))
-        if valid is not None:
-            smooth = smooth * valid
-        smooth = -(smooth.reshape((x.shape[0],) + x.shape[2:]))
-        divisor = _count_valid(valid, onehot) if reduction == "mean" else None
+        terms = logp
+        if weight is not None:
+            w = _class_weight("cross_entropy", weight, input, logp)
+            terms, onehot = logp * w, onehot * w
+        smooth = _per_target(terms.sum((1,)), valid, input)
+        divisor = (_mean_divisor(onehot, valid, weight is not None) if reduction == "mean"
+                   else None)
         smooth = _reduce(smooth, reduction, divisor)
         eps = label_smoothing
         out = out * (1 - eps) + smooth * (eps / x.shape[1])
@@ -424,18 +435,23 @@ def one_hot(tensor, num_classes: int = -1):
     return ew.cast(classes == arange(num_classes, device=tensor.device), dt.int64)
 
 
-__all__ = ["relu", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
-           "embedding", "pad", "layer_norm", "batch_norm", "mse_loss", "nll_loss",
+__all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
+           "embedding", "pad", "layer_norm", "batch_norm", "nll_loss",
            "cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
            "conv_transpose1d", "conv_transpose2d", "max_pool2d",
            "avg_pool2d", "one_hot"]
 
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
 from . import (activation as _activation, distance as _distance,  # noqa: E402
+               embedding_bag as _embedding_bag, grid_sampling as _grid_sampling,
                loss_functions as _loss_functions, normalization as _normalization,
-               pooling as _pooling, resampling as _resampling)
+               pooling as _pooling, ranking_losses as _ranking_losses,
+               resampling as _resampling)
 from .activation import *  # noqa: E402,F401,F403
 from .distance import *  # noqa: E402,F401,F403
+from .embedding_bag import *  # noqa: E402,F401,F403
+from .grid_sampling import *  # noqa: E402,F401,F403
+from .ranking_losses import *  # noqa: E402,F401,F403
 from .loss_functions import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
 from .pooling import *  # noqa: E402,F401,F403
@@ -443,5 +459,6 @@ from .resampling import *  # noqa: E402,F401,F403
 
 avg_pool2d = _pooling.avg_pool2d    # convolution.py's, and with ceil_mode
 pad = _resampling.with_modes(pad)   # the constant pad above, and reflect, replicate, circular
-__all__ += [name for module in (_activation, _distance, _loss_functions, _normalization,
-                                _pooling, _resampling) for name in module.__all__]
+__all__ += [name for module in (_activation, _distance, _embedding_bag, _grid_sampling,
+                                _loss_functions, _normalization, _pooling, _ranking_losses,
+                                _resampling) for name in module.__all__]

@@ -12,21 +12,21 @@ from ..frontend.tensor import Tensor
 from ..frontend.tensor import realize
 from . import functional as F
 from . import init
-from .convolution import pair
 from .functional_module import FunctionalModule
 from .module import Module, place
 from .parameter import Parameter, register_affine, register_bias
 
 
-class _WeightedLayer(Module):
+class WeightedLayer(Module):
     """Linear's and Conv2d's parameters: a weight and an optional bias of weight.shape[0],
     initialised as PyTorch's are (the weight kaiming-uniform with a=sqrt(5), the bias uniform
     in +-1/sqrt(fan_in)) and put on the constructor's device and dtype."""
 
     def _create_parameters(self, weight_shape: tuple[int, ...], bias: bool, device,
-                           dtype) -> None:
+                           dtype, out_features: int | None = None) -> None:
+        """out_features: the bias's size, when not weight_shape[0] (transposed convolutions)."""
         self.weight = Parameter(creation.zeros(*weight_shape))
-        register_bias(self, weight_shape[0], bias)
+        register_bias(self, weight_shape[0] if out_features is None else out_features, bias)
         self.reset_parameters()
         place(self, device, dtype)
 
@@ -39,11 +39,16 @@ class _WeightedLayer(Module):
 
 
 class Identity(Module):
+    """Returns its input; takes and ignores any constructor arguments, as PyTorch's does."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
     def forward(self, input):
         return input
 
 
-class Linear(_WeightedLayer):
+class Linear(WeightedLayer):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):
         super().__init__()
@@ -58,53 +63,16 @@ class Linear(_WeightedLayer):
                 f"bias={self.bias is not None}")
 
 
-class Conv2d(_WeightedLayer):
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
-                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 device=None, dtype=None):
-        super().__init__()
-        if groups <= 0 or in_channels % groups or out_channels % groups:
-            raise ValueError(f"Conv2d: in_channels ({in_channels}) and out_channels "
-                             f"({out_channels}) must be divisible by groups ({groups})")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"Conv2d: padding_mode {padding_mode!r} is not supported")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = pair(kernel_size, "kernel_size")
-        self.stride, self.dilation = pair(stride, "stride"), pair(dilation, "dilation")
-        self.padding = padding if isinstance(padding, str) else pair(padding, "padding")
-        self.padding_mode = padding_mode
-        self._create_parameters((out_channels, in_channels // groups, *self.kernel_size), bias,
-                                device, dtype)
-
-    def forward(self, input):
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
-
-    def extra_repr(self) -> str:
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0, 0):
-            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else \
-                f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s
-
-
 class _BatchNorm(Module):
     _dims: tuple[int, ...] = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None,
-                 dtype=None):
+                 dtype=None, bias: bool = True):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        register_affine(self, (num_features,), affine)
+        register_affine(self, (num_features,), affine, bias)
         if track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features).realize())
             self.register_buffer("running_var", creation.ones(num_features).realize())
@@ -113,6 +81,7 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+        place(self, device, dtype)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
@@ -151,7 +120,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 def _count_tensor(n: int) -> Tensor:
@@ -172,17 +142,22 @@ class BatchNorm2d(_BatchNorm):
 
 class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 max_norm=None, _weight=None, device=None, dtype=None):
+                 max_norm=None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight=None, _freeze: bool = False, device=None,
+                 dtype=None):
         super().__init__()
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx %= num_embeddings
-        self.padding_idx, self.max_norm = padding_idx, max_norm
+        self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.weight = Parameter(_weight if _weight is not None else
-                                creation.zeros(num_embeddings, embedding_dim))
+                                creation.zeros(num_embeddings, embedding_dim),
+                                requires_grad=not _freeze)
         if _weight is None:
+            place(self, device, dtype)
             self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -194,11 +169,66 @@ class Embedding(Module):
                                                 device=self.weight.device))
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm)
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
         return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None, max_norm=None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False):
+        """An Embedding whose weight is embeddings (frozen unless freeze is False)."""
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   embeddings, _freeze=freeze)
+
+
+class EmbeddingBag(Embedding):
+    """Bags of embedding rows reduced to one vector each (sum, mean or max)."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                 sparse: bool = False, _weight=None, include_last_offset: bool = False,
+                 padding_idx=None, device=None, dtype=None):
+        super().__init__(num_embeddings, embedding_dim, padding_idx, max_norm, norm_type,
+                         scale_grad_by_freq, sparse, _weight, device=device, dtype=dtype)
+        self.mode, self.include_last_offset = mode, include_last_offset
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                             self.scale_grad_by_freq, self.mode, self.sparse,
+                             per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, max_norm=None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        mode: str = "mean", sparse: bool = False,
+                        include_last_offset: bool = False, padding_idx=None):
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
+                  include_last_offset, padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
 
 
 class ReLU(FunctionalModule, fn=F.relu):

@@ -1,68 +1,14 @@
 """Loss modules: a reduction setting plus the function in nn.functional."""
 from __future__ import annotations
 
+from . import distance as D
 from . import functional as F
+from . import loss_functions as LF
 from .module import Module
 
 
 class _Loss(Module):
-    def __init__(self, reduction: str = "mean"):
-        super().__init__()
-        if reduction not in ("none", "mean", "sum"):
-            raise ValueError(f"{reduction} is not a valid value for reduction")
-        self.reduction = reduction
-
-
-class MSELoss(_Loss):
-    def forward(self, input, target):
-        return F.mse_loss(input, target, self.reduction)
-
-
-class _WeightedLoss(_Loss):
-    def __init__(self, weight=None, reduction: str = "mean"):
-        super().__init__(reduction)
-        self.register_buffer("weight", weight)
-
-
-class NLLLoss(_WeightedLoss):
-    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean"):
-        super().__init__(weight, reduction)
-        self.ignore_index = ignore_index
-
-    def forward(self, input, target):
-        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
-
-
-class CrossEntropyLoss(_WeightedLoss):
-    def __init__(self, weight=None, ignore_index: int = -100, reduction: str = "mean",
-                 label_smoothing: float = 0.0):
-        super().__init__(weight, reduction)
-        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
-
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction,
-                               self.label_smoothing)
-
-
-class BCEWithLogitsLoss(_WeightedLoss):
-    def __init__(self, weight=None, reduction: str = "mean", pos_weight=None):
-        super().__init__(weight, reduction)
-        self.register_buffer("pos_weight", pos_weight)
-
-    def forward(self, input, target):
-        return F.binary_cross_entropy_with_logits(input, target, self.weight,
-                                                  reduction=self.reduction,
-                                                  pos_weight=self.pos_weight)
-
-
-# ---- more losses (maths in nn/loss_functions.py) ---------------------------------------------
-
-from . import distance as D  # noqa: E402
-from . import loss_functions as LF  # noqa: E402
-
-
-class _LegacyLoss(Module):
-    """A loss taking PyTorch's deprecated size_average and reduce flags too."""
+    """A reduction setting, from reduction or PyTorch's deprecated size_average and reduce."""
     _reductions = ("none", "mean", "sum")
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean"):
@@ -73,37 +19,13 @@ class _LegacyLoss(Module):
         self.reduction = reduction
 
 
-class L1Loss(_LegacyLoss):
+class MSELoss(_Loss):
     def forward(self, input, target):
-        return LF.l1_loss(input, target, reduction=self.reduction)
+        return F.mse_loss(input, target, reduction=self.reduction)
 
 
-class SmoothL1Loss(_LegacyLoss):
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
-                 beta: float = 1.0):
-        super().__init__(size_average, reduce, reduction)
-        self.beta = beta
-
-    def forward(self, input, target):
-        return LF.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
-
-
-class HuberLoss(_LegacyLoss):
-    def __init__(self, reduction: str = "mean", delta: float = 1.0):
-        super().__init__(reduction=reduction)
-        self.delta = delta
-
-    def forward(self, input, target):
-        return LF.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
-
-
-class SoftMarginLoss(_LegacyLoss):
-    def forward(self, input, target):
-        return LF.soft_margin_loss(input, target, reduction=self.reduction)
-
-
-class _WeightedLegacyLoss(_LegacyLoss):
-    """A legacy-flag loss with an optional weight buffer, rescaling each element's loss."""
+class _WeightedLoss(_Loss):
+    """A loss with an optional weight buffer, rescaling each element's or class's loss."""
     _fn = None      # the functional, taking (input, target, weight=, reduction=)
 
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
@@ -114,11 +36,78 @@ class _WeightedLegacyLoss(_LegacyLoss):
         return self._fn(input, target, weight=self.weight, reduction=self.reduction)
 
 
-class BCELoss(_WeightedLegacyLoss):
+class NLLLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean", label_smoothing: float = 0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class BCEWithLogitsLoss(_WeightedLoss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean",
+                 pos_weight=None):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
+
+
+# ---- more losses (maths in nn/loss_functions.py) ---------------------------------------------
+
+
+
+class L1Loss(_Loss):
+    def forward(self, input, target):
+        return LF.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 beta: float = 1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return LF.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return LF.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class SoftMarginLoss(_Loss):
+    def forward(self, input, target):
+        return LF.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class BCELoss(_WeightedLoss):
     _fn = staticmethod(LF.binary_cross_entropy)
 
 
-class KLDivLoss(_LegacyLoss):
+class KLDivLoss(_Loss):
     _reductions = ("none", "mean", "sum", "batchmean")
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
@@ -130,7 +119,7 @@ class KLDivLoss(_LegacyLoss):
         return LF.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
-class MarginRankingLoss(_LegacyLoss):
+class MarginRankingLoss(_Loss):
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None,
                  reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
@@ -165,7 +154,7 @@ class PairwiseDistance(Module):
         return D.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-class HingeEmbeddingLoss(_LegacyLoss):
+class HingeEmbeddingLoss(_Loss):
     def __init__(self, margin: float = 1.0, size_average=None, reduce=None,
                  reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
@@ -176,7 +165,7 @@ class HingeEmbeddingLoss(_LegacyLoss):
                                        reduction=self.reduction)
 
 
-class PoissonNLLLoss(_LegacyLoss):
+class PoissonNLLLoss(_Loss):
     def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
                  eps: float = 1e-8, reduce=None, reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
@@ -187,7 +176,7 @@ class PoissonNLLLoss(_LegacyLoss):
                                    eps=self.eps, reduction=self.reduction)
 
 
-class GaussianNLLLoss(_LegacyLoss):
+class GaussianNLLLoss(_Loss):
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
         super().__init__(reduction=reduction)
         self.full, self.eps = full, eps
@@ -197,11 +186,11 @@ class GaussianNLLLoss(_LegacyLoss):
                                     reduction=self.reduction)
 
 
-class MultiLabelSoftMarginLoss(_WeightedLegacyLoss):
+class MultiLabelSoftMarginLoss(_WeightedLoss):
     _fn = staticmethod(LF.multilabel_soft_margin_loss)
 
 
-class TripletMarginLoss(_LegacyLoss):
+class TripletMarginLoss(_Loss):
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                  swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
@@ -215,7 +204,7 @@ class TripletMarginLoss(_LegacyLoss):
                                       eps=self.eps, swap=self.swap, reduction=self.reduction)
 
 
-class MultiMarginLoss(_LegacyLoss):
+class MultiMarginLoss(_Loss):
     def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None,
                  reduce=None, reduction: str = "mean"):
         super().__init__(size_average, reduce, reduction)
@@ -232,7 +221,37 @@ class MultiMarginLoss(_LegacyLoss):
                                     weight=self.weight, reduction=self.reduction)
 
 
-LOSSES_MORE = ["MultiMarginLoss", "HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+class MultiLabelMarginLoss(_Loss):
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean"):
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
+                             f"than 0, got {margin} instead")
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's old name of NLLLoss for (N, C, H, W) input, which NLLLoss takes too."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean"):
+        super().__init__(weight, ignore_index, LF.legacy_reduction(size_average, reduce,
+                                                                   reduction))
+
+
+LOSSES_MORE = ["MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
+               "MultiMarginLoss", "HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss",
                "MultiLabelSoftMarginLoss", "TripletMarginLoss", "L1Loss", "SmoothL1Loss",
                "HuberLoss", "SoftMarginLoss", "BCELoss", "KLDivLoss", "MarginRankingLoss",
                "CosineEmbeddingLoss", "CosineSimilarity", "PairwiseDistance"]

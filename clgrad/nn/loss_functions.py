@@ -45,10 +45,13 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
         return reduction
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    return ("mean" if size_average else "sum") if reduce else "none"
+    reduction = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", stacklevel=3)
+    return reduction
 
 
-def _check_reduction(reduction: str, allowed=REDUCTIONS) -> None:
+def check_reduction(reduction: str, allowed=REDUCTIONS) -> None:
     if reduction not in allowed:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
@@ -58,8 +61,8 @@ def _pair(op: str, input, target, warn: bool = True):
     warns when the shapes differ), and their device."""
     device = common_device(op, [input, target])
     if warn and tuple(target.shape) != tuple(input.shape):
-        warnings.warn(f"{op}: Using a target size {list(target.shape)} that is different to "
-                      f"the input size {list(input.shape)}. This will likely lead to "
+        warnings.warn(f"{op}: Using a target size {tuple(target.shape)} that is different to "
+                      f"the input size {tuple(input.shape)}. This will likely lead to "
                       "incorrect results due to broadcasting. Please ensure they have the same "
                       "size.", UserWarning, stacklevel=3)
     dtype = result_dtype(op, (input, target))
@@ -83,7 +86,7 @@ def _total(node: ir.Node) -> ir.Node:
 def _weighted_reduce(op, loss, input, target, weight, reduction, device, mean_by_weight):
     """PyTorch's weighted l1 and huber losses: the loss times weight, then summed, averaged,
     or (l1) divided by the weights' sum."""
-    _check_reduction(reduction)
+    check_reduction(reduction)
     loss = _sample_weight(op, weight, input, loss)
     tensors = [input, target, weight]
     if reduction == "none":
@@ -95,6 +98,17 @@ def _weighted_reduce(op, loss, input, target, weight, reduction, device, mean_by
     return record("mean", reduce_loss(loss, "mean"), device, tensors)
 
 
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x, t, device = _pair("mse_loss", input, target)
+    d = x - t
+    if weight is not None:
+        return _weighted_reduce("mse_loss", d * d, input, target, weight, reduction, device, True)
+    check_reduction(reduction)
+    return record("mse_loss", reduce_loss(d * d, reduction), device, [input, target])
+
+
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
             weight=None):
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -102,7 +116,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     loss = (x - t).abs()
     if weight is not None:
         return _weighted_reduce("l1_loss", loss, input, target, weight, reduction, device, True)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     name = {"none": "abs", "mean": "mean", "sum": "sum"}[reduction]
     return record(name, reduce_loss(loss, reduction), device, [input, target])
 
@@ -121,7 +135,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     small = z < beta
     ds = small.where(d, 0)          # the square never reads a large (or infinite) difference
     loss = small.where(0.5 * ds * ds / beta, z - 0.5 * beta)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     return record("smooth_l1_loss", reduce_loss(loss, reduction), device, [input, target])
 
 
@@ -138,7 +152,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     if weight is not None:
         return _weighted_reduce("huber_loss", loss, input, target, weight, reduction, device,
                                 False)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     return record("huber_loss", reduce_loss(loss, reduction), device, [input, target])
 
 
@@ -159,7 +173,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """-(y log x + (1 - y) log(1 - x)), each log clamped at -100 as PyTorch does; the gradient
     is PyTorch's (x - y) / max(x (1 - x), 1e-12), finite at x = 0 and 1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"binary_cross_entropy: Using a target size {list(target.shape)} "
                          f"that is different to the input size {list(input.shape)} is "
@@ -200,7 +214,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     """target * (log(target) - input) (0 where target is 0), or with log_target
     exp(target) * (target - input); 'batchmean' divides the sum by the batch size."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction, REDUCTIONS + ("batchmean",))
+    check_reduction(reduction, REDUCTIONS + ("batchmean",))
     if reduction == "mean":
         warnings.warn("kl_div: reduction: 'mean' divides the total loss by both the batch size "
                       "and the support size. 'batchmean' divides only by the batch size, and "
@@ -232,7 +246,7 @@ def _clamp_min0(v: ir.Node) -> ir.Node:
 def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None,
                         reduce=None, reduction: str = "mean"):
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if not input1.ndim == input2.ndim == target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
                            f"but got sizes: input1: {tuple(input1.shape)}, input2: "
@@ -252,7 +266,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
     """1 - cos(x1, x2) where target is 1, max(0, cos - margin) where it is -1; cos computed as
     PyTorch's, with 1e-12 added to each squared magnitude."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if target.ndim not in (0, 1):
         raise RuntimeError(f"cosine_embedding_loss: 0D or 1D target tensor expected, "
                            f"multi-target not supported (target of shape {tuple(target.shape)})")
@@ -285,14 +299,14 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """log(1 + exp(-y x)), computed without overflow (PyTorch's is inf past -y x = 88)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     x, y, device = _pair("soft_margin_loss", input, target)
     loss = softplus_node(-(y * x))
     return record("soft_margin_loss", reduce_loss(loss, reduction), device, [input, target])
 
 
 def _named_reduce(loss: ir.Node, reduction: str, none_name: str, device, tensors):
-    _check_reduction(reduction)
+    check_reduction(reduction)
     name = {"none": none_name, "mean": "mean", "sum": "sum"}[reduction]
     return record(name, reduce_loss(loss, reduction), device, tensors)
 
@@ -313,7 +327,7 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
                      size_average=None, eps: float = 1e-8, reduce=None, reduction: str = "mean"):
     """exp(x) - y x (log_input), or x - y log(x + eps); full adds Stirling's term for y > 1."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     x, y, device = _pair("poisson_nll_loss", input, target, warn=False)
     loss = x.exp() - y * x if log_input else x - y * (x + eps).log()
     name = "sub"
@@ -371,7 +385,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     """-(y logsigmoid(x) + (1 - y) logsigmoid(-x)), weighted, averaged over the classes (the
     last dim)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     x, y, device = _pair("multilabel_soft_margin_loss", input, target, warn=False)
     loss = y * softplus_node(-x) + (1 - y) * softplus_node(x)
     tensors = [input, target]
@@ -389,7 +403,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     """max(0, margin + d(a, p) - d(a, n)), d the pairwise p-norm distance (with swap, the
     smaller of d(a, n) and d(p, n))."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if not anchor.ndim == positive.ndim == negative.ndim:
         raise RuntimeError(f"triplet_margin_loss: The anchor, positive, and negative tensors are "
                            f"expected to have the same number of dimensions, but got: anchor "
@@ -412,7 +426,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     """The mean over the classes i != y of max(0, margin - x[y] + x[i])^p (times weight[y]),
     for (N, C) or (C,) input and class indices y."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    check_reduction(reduction)
     if p not in (1, 2):
         raise ValueError("multi_margin_loss: only p == 1 and p == 2 supported")
     if input.ndim not in (1, 2) or (input.ndim == 2 and input.shape[1] == 0):
@@ -450,7 +464,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     return record("multi_margin_loss", reduce_loss(loss, reduction), device, tensors)
 
 
-__all__ = ["l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
+__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
            "margin_ranking_loss", "cosine_embedding_loss", "soft_margin_loss",
            "hinge_embedding_loss", "poisson_nll_loss",
            "gaussian_nll_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",

@@ -391,5 +391,7 @@ def channel_shuffle(input, groups: int):
     return record("channel_shuffle", x, input.device, [input])
 
 
+native_channel_shuffle = channel_shuffle     # PyTorch's name of the same kernel
+
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
-           "pixel_unshuffle", "channel_shuffle"]
+           "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]

@@ -11,7 +11,7 @@ SAME = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "pixel_shuff
         "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "celu", "celu_", "selu",
         "selu_", "rrelu", "rrelu_", "threshold", "threshold_", "prelu", "hardshrink",
         "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d",
-        "bilinear", "channel_shuffle", "pdist")
+        "bilinear", "channel_shuffle", "native_channel_shuffle", "pdist")
 
 _REDUCTION_NAMES = ("none", "mean", "sum")    # torch.* losses' enum: 0, 1, 2
 
@@ -99,9 +99,23 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
                                  reduction=_reduction(reduction))
 
 
+_GRID_MODES = ("bilinear", "nearest", "bicubic")            # torch.grid_sampler's enums
+_GRID_PADDINGS = ("zeros", "border", "reflection")
+
+
+def grid_sampler(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool):
+    return F.grid_sample(input, grid, _GRID_MODES[interpolation_mode],
+                         _GRID_PADDINGS[padding_mode], align_corners)
+
+
+def affine_grid_generator(theta, size, align_corners: bool):
+    return F.affine_grid(theta, size, align_corners)
+
+
 FUNCTIONS = {name: getattr(F, name) for name in SAME} | {"cdist": cdist}
 FUNCTIONS.update({fn.__name__: fn for fn in (
     dropout, alpha_dropout, feature_alpha_dropout, embedding, layer_norm, group_norm, batch_norm,
     instance_norm, adaptive_max_pool1d, kl_div, binary_cross_entropy_with_logits,
     margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss, poisson_nll_loss,
-    triplet_margin_loss)})
+    triplet_margin_loss, grid_sampler, affine_grid_generator)})
+FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)

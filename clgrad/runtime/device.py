@@ -65,6 +65,11 @@ class Device:
         self.stores_binaries = self.runtime != "pocl"
         self.build_options: tuple[str, ...] = ("-w",)
 
+    @property
+    def type(self) -> str:
+        """"cpu" or "gpu", as PyTorch code asks it (device.type == "cpu")."""
+        return self.kind
+
     @functools.cached_property
     def verdict(self) -> probe.Verdict:
         """Whether this device builds and runs clgrad's code (asked once per runtime and CPU)."""
