@@ -159,9 +159,9 @@ def lu_solve(LU, pivots, B, *, left: bool = True, adjoint: bool = False):
     return record("linalg_lu_solve", x, device, [LU, B])
 
 
-def lu_solve_deprecated(self, LU_data, LU_pivots):
+def lu_solve_deprecated(b, LU_data, LU_pivots):
     """Deprecated in PyTorch (torch.lu_solve(b, LU_data, LU_pivots), Tensor.lu_solve)."""
-    return lu_solve(LU_data, LU_pivots, self)
+    return lu_solve(LU_data, LU_pivots, b)
 
 
 def _solve_nodes(a: Node, b: Node, adjoint: bool = False) -> Node:

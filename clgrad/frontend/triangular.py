@@ -49,17 +49,17 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: boo
     return record("linalg_solve_triangular", x, device, [A, B])
 
 
-def triangular_solve(self, A, upper: bool = True, transpose: bool = False,
+def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False):
-    """Deprecated in PyTorch: op(A) X = self, with A's copy as the second result."""
-    device = _operands("triangular_solve", A, self)
-    a, b = broadcast_batches("triangular_solve", A.node, self.node)
-    if self.shape[-2] != A.shape[-1]:
+    """Deprecated in PyTorch: op(A) X = b, with A's copy as the second result."""
+    device = _operands("triangular_solve", A, b)
+    a_node, b_node = broadcast_batches("triangular_solve", A.node, b.node)
+    if b.shape[-2] != A.shape[-1]:
         raise RuntimeError(f"triangular_solve: Incompatible matrix sizes for A and b: "
-                           f"{tuple(A.shape)} and {tuple(self.shape)}")
-    x = trisolve(a, b, upper, unitriangular, transpose)
-    return TriangularSolveResult(record("triangular_solve", x, device, [self, A]),
-                                 record("clone", a, device, [A]))
+                           f"{tuple(A.shape)} and {tuple(b.shape)}")
+    x = trisolve(a_node, b_node, upper, unitriangular, transpose)
+    return TriangularSolveResult(record("triangular_solve", x, device, [b, A]),
+                                 record("clone", a_node, device, [A]))
 
 
 def _factor(op: str, a, upper: bool) -> Node:
@@ -91,22 +91,24 @@ def _cholesky_solve_nodes(b: Node, factor: Node, upper: bool) -> Node:
     return trisolve(factor, y, upper, transposed=not upper)
 
 
-def cholesky_solve(self, input2, upper: bool = False):
-    device = _operands("cholesky_solve", input2, self)
-    factor, b = broadcast_batches("cholesky_solve", input2.node, self.node)
-    if self.shape[-2] != input2.shape[-1]:
+def cholesky_solve(B, L, upper: bool = False):
+    device = _operands("cholesky_solve", L, B)
+    factor, b = broadcast_batches("cholesky_solve", L.node, B.node)
+    if B.shape[-2] != L.shape[-1]:
         raise RuntimeError(f"cholesky_solve: Incompatible matrix sizes for A and b: "
-                           f"{tuple(input2.shape)} and {tuple(self.shape)}")
-    return record("cholesky_solve", _cholesky_solve_nodes(b, factor, upper), device,
-                  [self, input2])
+                           f"{tuple(L.shape)} and {tuple(B.shape)}")
+    return record("cholesky_solve", _cholesky_solve_nodes(b, factor, upper), device, [B, L])
 
 
-def cholesky_inverse(self, upper: bool = False):
-    square("cholesky_inverse", self)
-    n = self.shape[-1]
-    x = _cholesky_solve_nodes(eye(n, self.node), self.node, upper) if self.numel() else self.node
-    return record("cholesky_inverse", x, self.device, [self])
+def cholesky_inverse(L, upper: bool = False):
+    square("cholesky_inverse", L)
+    n = L.shape[-1]
+    x = _cholesky_solve_nodes(eye(n, L.node), L.node, upper) if L.numel() else L.node
+    return record("cholesky_inverse", x, L.device, [L])
 
 
 METHODS = [("cholesky", cholesky), ("cholesky_solve", cholesky_solve),
            ("cholesky_inverse", cholesky_inverse), ("triangular_solve", triangular_solve)]
+# torch.* spellings whose parameter names are not a method's (torch.cholesky_solve(B, L))
+FUNCTIONS = {"cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
+             "triangular_solve": triangular_solve}
