@@ -1,5 +1,18 @@
-"""torch.linalg's vector norm and cross product (cg.linalg.vector_norm, cg.linalg.cross)."""
+"""torch.linalg: norms, the cross product, and dense factorizations with gradients
+(frontend/lu.py, frontend/triangular.py)."""
+from .frontend.lu import (det, inv, inv_ex, linalg_lu as lu, lu_factor, lu_factor_ex, lu_solve,
+                          slogdet, solve)
+from .frontend.lu import matrix_power
+from .frontend.eigen import eigh, eigvalsh, svd, svdvals
+from .frontend.matrices import LinAlgError
+from .frontend.matrix_functions import matrix_exp
+from .frontend.matrix_norms import cond, matrix_norm, matrix_rank, multi_dot
+from .frontend.qr import linalg_qr as qr, lstsq, pinv
 from .frontend.products import linalg_cross as cross
 from .frontend.statistics import vector_norm
+from .frontend.triangular import cholesky_ex, linalg_cholesky as cholesky, solve_triangular
 
-__all__ = ["vector_norm", "cross"]
+__all__ = ["vector_norm", "cross", "det", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
+           "lu_solve", "slogdet", "solve", "matrix_power", "LinAlgError", "cholesky_ex",
+           "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv", "eigh", "eigvalsh", "svd", "svdvals", "matrix_norm", "cond", "matrix_rank",
+           "multi_dot"]

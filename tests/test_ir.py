@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from clgrad.compiler import ir
+from clgrad.compiler import factorizations, ir
 from clgrad.compiler.dtype import bool_, float16, float32, float64, from_numpy, int32, int64
 from clgrad.compiler.interpret import evaluate
 from clgrad.compiler.ir import BufferRef, Node
@@ -91,6 +91,10 @@ def every_op_graph():
               ir.shrink(x, ((1, 2), (0, 2))), ir.stride(x, (-1, 2)),
               ir.matmul(x, ir.permute(y, (1, 0))), ir.contiguous(ir.permute(x, (1, 0))),
               ir.unary(Op.EXP, scalar)]
+    square = buf((3, 3))
+    roots += [factorizations.lu(square), factorizations.cholesky(square), factorizations.qr(x),
+              factorizations.eigh(square), factorizations.svd(x.permute((1, 0))),
+              factorizations.trisolve(square, x.permute((1, 0)), upper=True, transposed=True)]
     return roots
 
 

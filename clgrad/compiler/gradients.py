@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import ir, special
+from . import factorizations, ir, special
 from .ir import Node
 from .ops import Op
 from .scans import scan_rule
@@ -260,6 +260,7 @@ RULES = {
     Op.SCAN: scan_rule,
     Op.SORT: sort_rule,
     Op.SCATTER: _scatter_rule,
+    **factorizations.RULES,
 }
 
 NO_GRADIENT = frozenset({Op.CMPLT, Op.CMPEQ, Op.AND, Op.OR, Op.NOT, Op.DETACH})

@@ -1,5 +1,5 @@
 """Lowers one KernelSpec to OpenCL C: picks the kernel writer for its kind (elementwise,
-reduce, matmul, scan, sort, scatter) and the layout of its vector lanes, names the kernel,
+reduce, matmul, scan, sort, scatter, linalg) and the layout of its vector lanes, names the kernel,
 and caches lowered kernels by kernel structure."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from .ir import Node, structural_key
 from .kernel import KernelSpec
 from .lower_elementwise import ElementwiseWriter
+from .lower_linalg import LinalgWriter
 from .lower_matmul import MatmulWriter, ragged_vectors
 from .lower_reduce import ReduceWriter
 from .lower_scan import ScanWriter
@@ -72,6 +73,8 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
         writer = SortWriter(spec, target, 1)
     elif spec.kind == "scatter":
         writer = ScatterWriter(spec, target)
+    elif spec.kind == "linalg":
+        writer = LinalgWriter(spec, target, 1)
     else:
         writer = ElementwiseWriter(spec, target, width)
     global_size = writer.write()
@@ -88,7 +91,7 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
     body = writer.source("KERNEL")
     digest = hashlib.sha256(body.encode()).hexdigest()[:6]
     prefix = {"elementwise": "E", "reduce": "R", "matmul": "M", "scan": "S", "sort": "Q",
-              "scatter": "X"}[spec.kind]
+              "scatter": "X", "linalg": "L"}[spec.kind]
     shape = "x".join(map(str, spec.shape)) or "1"
     name = "_".join([prefix, shape, *writer.ops_seen[:3], digest])
     params = [(node, output) for _, node, output in writer.params.values()]

@@ -83,6 +83,13 @@ class Op(Enum):
     SORT = auto()        # each row (last axis) of a contiguous source sorted; arg = descending
     ARGSORT = auto()     # int64 positions in SORT's order, ties by position; arg = descending
     SCATTER = auto()     # GATHER's inverse: out[idx[i...], r] combined with src[i..., r]; arg = mode
+    # dense factorizations of the (..., n, n) matrices of a batch (compiler/factorizations.py)
+    LU = auto()          # (..., n, n+2): packed L and U, then each row's pivot and permutation
+    CHOLESKY = auto()    # the lower factor L of a symmetric positive-definite source's L L^T
+    TRISOLVE = auto()    # X with op(A) X = B, A triangular; arg = (upper, unit, transposed)
+    QR = auto()          # (..., m, m+n): Householder Q (m, m), then R (m, n)
+    EIGH = auto()        # (..., n, 2n): eigenvectors V, then D = V^T A V (eigenvalues ascending)
+    SVD = auto()         # (..., m+n, n+1) of an (m, n), m >= n: U over V, then S (descending)
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
@@ -98,6 +105,7 @@ REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.STRIDE,
                       Op.WINDOW})
 SOURCE = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
+FACTORIZATIONS = frozenset({Op.LU, Op.CHOLESKY, Op.TRISOLVE, Op.QR, Op.EIGH, Op.SVD})
 
 # How a SCATTER combines the values landing on one element, and what an element nothing lands
 # on holds (the combine's identity; "replace" keeps one of the values written, as PyTorch's

@@ -15,7 +15,7 @@ from collections import defaultdict
 from . import ir
 from .ir import BufferRef, Node, base_of, toposort
 from .kernel import KernelSpec
-from .ops import ELEMENTWISE, REDUCE, SOURCE, Op
+from .ops import ELEMENTWISE, FACTORIZATIONS, REDUCE, SOURCE, Op
 
 _MIN_ROWS = 16
 _MAX_ROW_LENGTH = 8192
@@ -61,10 +61,10 @@ class Scheduler:
                 roots.add(node)
             if node.op in (Op.GATHER, Op.SORT, Op.ARGSORT) and buffer_of(node.src[0]) is None:
                 roots.add(node.src[0])      # rows are read at run-time offsets: need a buffer
-            if node.op in (Op.SORT, Op.ARGSORT):
+            if node.op in (Op.SORT, Op.ARGSORT) or node.op in FACTORIZATIONS:
                 roots.add(node)
-            if node.op is Op.MATMUL:
-                # matmul reads each operand element many times: give computed operands a buffer
+            if node.op is Op.MATMUL or node.op in FACTORIZATIONS:
+                # these read each operand element many times: give computed operands a buffer
                 for s in node.src:
                     base = base_of(s)
                     if base.op not in SOURCE and buffer_of(base) is None:
@@ -202,6 +202,8 @@ class Scheduler:
         if root.op in (Op.SORT, Op.ARGSORT):
             axes = (len(root.shape) - 1,)
             return KernelSpec("sort", root.shape, axes, [(root, ref)], inputs, [root])
+        if root.op in FACTORIZATIONS:
+            return KernelSpec("linalg", root.shape, (), [(root, ref)], inputs, [root])
         if root.op is Op.SCATTER:
             return KernelSpec("scatter", root.src[1].shape, (), [(root, ref)], inputs, fused)
         if any(n.op is Op.MATMUL for n in fused):

@@ -32,7 +32,7 @@ _ARG_NAME.update({Op.RESHAPE: "shape", Op.EXPAND: "shape", Op.PERMUTE: "order",
                   Op.SHRINK: "bounds", Op.STRIDE: "steps", Op.WINDOW: "window",
                   Op.SCATTER: "mode"})
 _GENERIC = "arg"      # an arg on an op that normally has none still round-trips
-_ONE_SOURCE = frozenset({Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT})
+_ONE_SOURCE = frozenset({Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT, Op.LU, Op.CHOLESKY, Op.QR, Op.EIGH, Op.SVD})
 
 _OPS = {op.name.lower(): op for op in Op}
 _INT_TEXT = re.compile(r"[+-]?\d+")
@@ -246,7 +246,7 @@ def _arity(op: Op) -> int | None:
     """How many sources `op` takes; None for an op whose count this file does not know."""
     if op in SOURCE:
         return 0
-    if op in BINARY or op is Op.MATMUL:
+    if op in BINARY or op in (Op.MATMUL, Op.TRISOLVE):
         return 2
     if op is Op.WHERE:
         return 3

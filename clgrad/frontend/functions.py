@@ -8,6 +8,9 @@ import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
 from . import copies, global_state, random_fills, type_functions
+from . import triangular
+from .lu import lu_solve_deprecated, lu_unpack
+from .matrix_functions import matrix_exp
 from .statistics import FUNCTIONS
 from .tensor import Tensor
 
@@ -54,6 +57,9 @@ METHODS_AS_FUNCTIONS = (
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
     # queries of real, non-negated tensors (composite_methods.py)
     "isreal", "adjoint", "get_device", "is_neg", "resolve_neg", "is_conj", "resolve_conj",
+    # linear algebra (lu.py, triangular.py, matrix_functions.py, qr.py, eigen.py)
+    "inverse", "det", "slogdet", "logdet", "matrix_power", "cholesky", "qr", "pinverse", "svd",
+    "lu",
 )
 
 
@@ -86,7 +92,9 @@ globals().update({name: _as_function(name) for name in METHODS_AS_FUNCTIONS})
 globals().update(FUNCTIONS)
 _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
              **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
-             **global_state.FUNCTIONS, **copies.FUNCTIONS, **random_fills.FUNCTIONS}
+             **global_state.FUNCTIONS, **copies.FUNCTIONS, **random_fills.FUNCTIONS,
+             **triangular.FUNCTIONS, "lu_unpack": lu_unpack, "lu_solve": lu_solve_deprecated,
+             "matrix_exp": matrix_exp}
 globals().update(_COMPOSED)
 
 
