@@ -122,17 +122,29 @@ def _amax_node(node: ir.Node, axes) -> ir.Node:
 
 
 def max_all(node: ir.Node, axes) -> ir.Node:
-    """The max over axes with PyTorch's max() gradient (evenly_distribute_backward): shared
-    among the elements equal to the max, or, where the max is NaN, among the NaNs (amax's
-    gives NaN there). NaN rows take a second path: the NaNs' mean (NaN, its gradient 1/k to
-    each NaN); the max itself is taken with NaNs as -inf, so its rule sees no NaN row."""
+    """The max over axes with PyTorch's max() gradient (evenly_distribute_backward, CPU): g /
+    count written into the elements equal to the max and exact zeros elsewhere, even where g
+    is NaN (amax's (g / count) * hit spreads a NaN g to every element); where the max is NaN,
+    among the NaNs. NaN rows take a second path: the NaNs' mean (NaN, its gradient 1/k to each
+    NaN); the max itself is taken with NaNs as -inf, so the path below sees no NaN row."""
     if not node.dtype.is_float or node.numel == 0:
         return reduce_node(Op.RMAX, node, axes)
     is_nan = node.ne(node)
     nans = reduce_node(Op.SUM, is_nan.cast(node.dtype), axes)
     nan_mean = reduce_node(Op.SUM, is_nan.where(node, 0), axes) / nans
-    largest = reduce_node(Op.RMAX, is_nan.where(-math.inf, node), axes)
-    return (nans > 0).where(nan_mean, largest)
+    largest = ir.detach(reduce_node(Op.RMAX, is_nan.where(-math.inf, node), axes))
+    return (nans > 0).where(nan_mean, _routed_to_hits(node, largest, axes))
+
+
+def _routed_to_hits(node: ir.Node, largest: ir.Node, axes) -> ir.Node:
+    """largest's value, with g / count reaching the elements equal to it through where alone
+    (no g * 0): largest - mean(largest - x over the hits), the mean exactly +0 for a finite
+    max (subtracting +0 keeps a -0.0 max) and -/+inf for an infinite one (then added to 0)."""
+    hit = node.eq(largest.expand(node.shape))
+    finite = (largest - largest).eq(0).where(largest, 0)
+    gap = hit.where(finite.expand(node.shape) - node, 0)
+    count = reduce_node(Op.SUM, hit.cast(node.dtype), axes)
+    return finite - reduce_node(Op.SUM, gap, axes) / count
 
 
 def _reversed(node: ir.Node) -> ir.Node:
