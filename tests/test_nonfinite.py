@@ -157,6 +157,14 @@ def test_max_gradient_shared_among_ties_and_nans():
                                               np.float32))
 
 
+def test_max_gradient_with_a_nonfinite_incoming_gradient():
+    # PyTorch's max() writes g / count into the extremes and exact zeros elsewhere even when g
+    # is NaN or inf (fuzz seed 10014); amax's (g / count) * mask spreads a NaN g everywhere
+    x, w = np.array([1.0, 3.0, 3.0, -1.0], np.float32), np.array([nan, inf], np.float32)
+    check(lambda t, v: (t.max() * v[0], t.min() * v[1]), x, w)
+    check(lambda t, v: t.amax() * v[0], x, w)
+
+
 def test_max_pool_propagates_nan():
     x = make((1, 2, 6, 6))
     x[0, 0, 1, 1] = nan
@@ -303,6 +311,13 @@ def test_square_root_powers_at_infinities():
         check(lambda t: t ** exponent, x)
     check(lambda t: t.round() ** -0.5, np.array([-0.2, 0.2, -inf], np.float32))  # -0.0: -inf
     check(lambda t: (t.abs() + 1) ** 0.5, x)
+
+
+def test_power_exponent_gradient_with_an_infinite_incoming_gradient():
+    # PyTorch multiplies g into the exponent's masked factor (g * 0 is NaN for an inf g, fuzz
+    # seed 10167: rsqrt of 0 ** e sends -inf back); the base's mask is a where (exact 0)
+    b, e = np.array([-0.2, 0.0, 2.0, 0.0], np.float32), np.array([0.25, 0.0, 0.5, -1.0], np.float32)
+    check(lambda s, t: ((s.ceil() ** t).rsqrt(), (0.0 ** t).rsqrt(), (s * 0) ** (t * 0)), b, e)
 
 
 def test_var_of_everything_without_degrees_of_freedom():

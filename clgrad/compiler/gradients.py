@@ -112,12 +112,14 @@ def _pow_rule(node: Node, g: Node):
         to_base = b.eq(0).where(0, to_base)
     elif b.arg == 0:
         to_base = g.const_like(0)
-    to_exponent = g * (node * a.log())
+    to_exponent = node * a.log()
     if a.op is not Op.CONST:
         to_exponent = (a.eq(0) & (b >= 0)).where(0, to_exponent)
     elif a.arg == 0:
         to_exponent = (b >= 0).where(0, to_exponent)
-    return to_base, to_exponent
+    # g times the masked factor, not masked after (PyTorch's pow_backward_exponent): an inf
+    # or NaN g gives NaN at a masked 0, where the base's mask gives an exact 0
+    return to_base, g * to_exponent
 
 
 def _matmul(a: Node, b: Node) -> Node:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from collections import namedtuple
+from functools import partial
 
 from ..compiler import dtype as dt
 from ..compiler import ir
@@ -99,14 +100,14 @@ def _compared(node: ir.Node) -> ir.Node:
 def amax(x, dim, keepdim, op="amax"):
     axes = normalize_dims(op, dim, x.ndim)
     _check_nonempty(op, x, axes, dim is None)
-    reduce = max_all if op == "max" else _amax_node
+    reduce = partial(max_all, routed=x.requires_grad) if op == "max" else _amax_node
     return record(op, _drop(reduce(_compared(x.node), axes), axes, keepdim), x.device, [x])
 
 
 def amin(x, dim, keepdim, op="amin"):
     axes = normalize_dims(op, dim, x.ndim)
     _check_nonempty(op, x, axes, dim is None)
-    reduce = max_all if op == "min" else _amax_node
+    reduce = partial(max_all, routed=x.requires_grad) if op == "min" else _amax_node
     out = _reversed(_drop(reduce(_reversed(_compared(x.node)), axes), axes, keepdim))
     return record(op, out, x.device, [x])
 
@@ -121,18 +122,33 @@ def _amax_node(node: ir.Node, axes) -> ir.Node:
     return out
 
 
-def max_all(node: ir.Node, axes) -> ir.Node:
-    """The max over axes with PyTorch's max() gradient (evenly_distribute_backward): shared
-    among the elements equal to the max, or, where the max is NaN, among the NaNs (amax's
-    gives NaN there). NaN rows take a second path: the NaNs' mean (NaN, its gradient 1/k to
-    each NaN); the max itself is taken with NaNs as -inf, so its rule sees no NaN row."""
+def max_all(node: ir.Node, axes, routed: bool) -> ir.Node:
+    """The max over axes with PyTorch's max() gradient (evenly_distribute_backward, CPU): g /
+    count written into the elements equal to the max and exact zeros elsewhere, even where g
+    is NaN (amax's (g / count) * hit spreads a NaN g to every element); where the max is NaN,
+    among the NaNs. NaN rows take a second path: the NaNs' mean (NaN, its gradient 1/k to each
+    NaN); the max itself is taken with NaNs as -inf, so the path below sees no NaN row.
+    routed: whether a gradient may come (the routing costs two more passes over node)."""
     if not node.dtype.is_float or node.numel == 0:
         return reduce_node(Op.RMAX, node, axes)
     is_nan = node.ne(node)
     nans = reduce_node(Op.SUM, is_nan.cast(node.dtype), axes)
     nan_mean = reduce_node(Op.SUM, is_nan.where(node, 0), axes) / nans
     largest = reduce_node(Op.RMAX, is_nan.where(-math.inf, node), axes)
+    if routed:
+        largest = _routed_to_hits(node, ir.detach(largest), axes)
     return (nans > 0).where(nan_mean, largest)
+
+
+def _routed_to_hits(node: ir.Node, largest: ir.Node, axes) -> ir.Node:
+    """largest's value, with g / count reaching the elements equal to it through where alone
+    (no g * 0): largest - mean(largest - x over the hits), the mean exactly +0 for a finite
+    max (subtracting +0 keeps a -0.0 max) and -/+inf for an infinite one (then added to 0)."""
+    hit = node.eq(largest.expand(node.shape))
+    finite = (largest - largest).eq(0).where(largest, 0)
+    gap = hit.where(finite.expand(node.shape) - node, 0)
+    count = reduce_node(Op.SUM, hit.cast(node.dtype), axes)
+    return finite - reduce_node(Op.SUM, gap, axes) / count
 
 
 def _reversed(node: ir.Node) -> ir.Node:
