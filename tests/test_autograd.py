@@ -355,3 +355,14 @@ def test_an_input_given_twice_through_a_folded_view_gets_its_gradient_once():
     c = np.array([[True, False], [False, True]])
     check(lambda x: library(x).where(library(x).tensor(c), x.sum(), x.sum()), (3,))
     check(lambda x: library(x).where(library(x).tensor(c), x @ x, x @ x), (3,))
+
+
+def test_only_floating_results_require_grad():
+    """As in PyTorch: comparisons, integer casts and argmax of a tensor that requires grad
+    give tensors outside autograd, and a float result of them does not require grad."""
+    x = cg.tensor([0.2, 0.7, 1.5], requires_grad=True)
+    for out in (x > 0.5, x.eq(x), x.to(cg.int64), x.long(), x.argmax(), x.isnan()):
+        assert not out.requires_grad and out.grad_fn is None
+    assert not (x > 0.5).float().requires_grad
+    (x * (x > 0.5).float()).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 1.0]

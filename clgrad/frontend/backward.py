@@ -205,7 +205,8 @@ def record(op: str, node: Node, device, inputs):
     when autograd should see this op."""
     if jit_protocol.capturing():
         jit_protocol.reading(inputs)
-    tracked = any(t.requires_grad for t in inputs)
+    # only floating results take part in autograd (a comparison or an integer cast does not)
+    tracked = node.dtype.is_float and any(t.requires_grad for t in inputs)
     if tracked and not is_grad_enabled():
         node = node.detach()        # else it would be the same node as its grad-mode twin
     out = tensor.Tensor(node, device)
