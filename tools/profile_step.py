@@ -20,11 +20,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # bench
 
 import clgrad as cg  # noqa: E402
-from clgrad import nn, optim  # noqa: E402
+from clgrad import optim  # noqa: E402
 import clgrad.nn.functional as F  # noqa: E402
 
-from bench.registry import randn, rng  # noqa: E402
-from bench.train import _relu_function, lenet, seed_arrays  # noqa: E402
+from bench.registry import example, randn, rng  # noqa: E402
+from bench.train import seed_arrays  # noqa: E402
 
 
 def w1_phases():
@@ -32,7 +32,7 @@ def w1_phases():
     x, y, w1, w2 = (cg.from_numpy(a) for a in seed_arrays())
     w1.requires_grad_()
     w2.requires_grad_()
-    relu = _relu_function(cg.autograd).apply
+    relu = example("custom_relu").MyReLU.apply
     held = {}
 
     def forward():
@@ -60,7 +60,7 @@ def w1_phases():
 def w2_phases():
     x = cg.from_numpy(randn(64, 1, 32, 32))
     target = cg.from_numpy(rng.integers(0, 10, 64))
-    net = lenet(nn, F)
+    net = example("lenet").Net()
     opt = optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     held = {}
 

@@ -53,12 +53,11 @@ def _signature(out: Node, wrt, grad: Node, given) -> tuple[tuple, list[Node]]:
         stop_kind[n] = 2
     # every node derive walks, out's graph down to the stops; a stop (and a buffer) keyed
     # first by its place alone, then below with what it is
-    walk, known, _ = ir.structural_key(
-        [out], lambda n: n if n in stop_kind or n.op is Op.BUFFER else None)
-    positions = {node: i for i, node in enumerate(known)}
+    positions: dict[Node, int] = {}
+    walk, known, leaves = ir.structural_key([out], stops=stop_kind, ids=positions)
     parts: list[int] = []
     expanded = set()            # the boundary, one level down: known as far as stated
-    for node in [*(n for n in known if n in stop_kind), grad, *wrt, *given]:
+    for node in [*(n for n in leaves if n in stop_kind), grad, *wrt, *given]:
         if node in expanded:
             continue
         expanded.add(node)
@@ -101,13 +100,16 @@ def _template(result: list, known: list[Node], first: int) -> tuple[list, list]:
             stack.pop()
             index[node] = len(known) + len(made)
             made.append((node.op, node.dtype, node.shape, node.arg,
-                         tuple([index[s] for s in node.src])))
+                         tuple([index[s] for s in node.src]),
+                         ir.head_of(node) if node.head is None else node.head))
     return made, [None if r is None else index[r] for r in result]
 
 
 def _rebuild(template: tuple[list, list], known: list[Node]) -> list[Node | None]:
     made, result = template
     nodes = known
-    for op, dtype, shape, arg, src in made:
-        nodes.append(Node(op, dtype, shape, tuple([nodes[i] for i in src]), arg))
+    for op, dtype, shape, arg, src, head in made:
+        node = Node(op, dtype, shape, tuple([nodes[i] for i in src]), arg)
+        node.head = head        # numbered once, for the plan key's walk
+        nodes.append(node)
     return [None if r is None else nodes[r] for r in result]

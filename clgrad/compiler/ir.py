@@ -116,40 +116,52 @@ def toposort(roots, stop=None) -> list[Node]:
     return order
 
 
-def structural_key(roots: list[Node], leaf_of=None) -> tuple[tuple, list[Node], list]:
+def structural_key(roots: list[Node], leaf_of=None, stops=None,
+                   ids: dict | None = None) -> tuple[tuple, list[Node], list]:
     """A key equal for graphs that differ only in their leaves; the nodes in walk order (each
     at its first sight from the roots: not sources first); and the leaves, numbered in order
     of first use. leaf_of(node) names the leaf a node reads (several nodes may name one), or
-    gives None for a node computed from its sources; without it, a node's leaf is the buffer
-    holding its value. The key is the walk's transcript, one record per step: a node seen
-    before by its position (negative), a computed node by its head number (kept on the node:
-    a node walked again costs a slot read) and source count, its sources' records following,
-    a leaf by the number of its (dtype, shape) and its own number."""
-    ids: dict[Node, int] = {}       # node -> position in walk order
+    gives None for a node computed from its sources; stops instead makes the nodes in it and
+    every BUFFER node their own leaves (no call per node); without either, a node's leaf is
+    the buffer holding its value. The key is the walk's transcript, one record per step: a
+    node seen before by its position (negative), a computed node by its head number (kept on
+    the node: a node walked again costs a slot read) and source count, its sources' records
+    following, a leaf by the number of its (dtype, shape) and its own number. ids, when
+    given, is filled with each node's position in walk order."""
+    if ids is None:
+        ids = {}
     nodes: list[Node] = []
     numbers: dict = {}
     leaves: list = []
     parts: list[int] = []
-    stack = list(reversed(roots))
+    record = parts.append
+    stack = roots[::-1]
+    pop, push = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
+        node = pop()
         pos = ids.get(node)
         if pos is not None:
-            parts.append(-1 - pos)
+            record(-1 - pos)
             continue
         ids[node] = len(nodes)
         nodes.append(node)
-        leaf = node.buffer if leaf_of is None else leaf_of(node)
+        if stops is not None:
+            leaf = node if node in stops or node.op is Op.BUFFER else None
+        else:
+            leaf = node.buffer if leaf_of is None else leaf_of(node)
         if leaf is None:
             src = node.src
-            parts += (node.head if node.head is not None else head_of(node), len(src))
-            stack += reversed(src)
+            head = node.head
+            record(head_of(node) if head is None else head)
+            record(len(src))
+            push(src[::-1])
         else:
             number = numbers.get(leaf)
             if number is None:
                 number = numbers[leaf] = len(leaves)
                 leaves.append(leaf)
-            parts += (head_number((node.dtype, node.shape)), number)
+            record(head_number((node.dtype, node.shape)))
+            record(number)
     return tuple(parts), nodes, leaves
 
 
