@@ -76,7 +76,7 @@ def _head(node: Node) -> int:
     """node's (op, dtype, shape, arg) number; a buffer's without its buffer."""
     if node.op is Op.BUFFER:
         return ir.head_number((Op.BUFFER, node.dtype, node.shape))
-    return node.head if node.head is not None else ir.head_of(node)
+    return node.head
 
 
 def _template(result: list, known: list[Node], first: int) -> tuple[list, list]:
@@ -100,16 +100,13 @@ def _template(result: list, known: list[Node], first: int) -> tuple[list, list]:
             stack.pop()
             index[node] = len(known) + len(made)
             made.append((node.op, node.dtype, node.shape, node.arg,
-                         tuple([index[s] for s in node.src]),
-                         ir.head_of(node) if node.head is None else node.head))
+                         tuple([index[s] for s in node.src])))
     return made, [None if r is None else index[r] for r in result]
 
 
 def _rebuild(template: tuple[list, list], known: list[Node]) -> list[Node | None]:
     made, result = template
     nodes = known
-    for op, dtype, shape, arg, src, head in made:
-        node = Node(op, dtype, shape, tuple([nodes[i] for i in src]), arg)
-        node.head = head        # numbered once, for the plan key's walk
-        nodes.append(node)
+    for op, dtype, shape, arg, src in made:
+        nodes.append(Node(op, dtype, shape, tuple([nodes[i] for i in src]), arg))
     return [None if r is None else nodes[r] for r in result]

@@ -43,7 +43,8 @@ class Node(MathTrait):
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None):
         global _made
-        key = (op, dtype, shape, src, _arg_key(op, arg) if op in _KEYED_ARGS else arg)
+        arg_key = _arg_key(op, arg) if op in _KEYED_ARGS else arg
+        key = (op, dtype, shape, src, arg_key)
         ref = _interned.get(key)
         node = None if ref is None else ref()
         if node is None:
@@ -52,7 +53,11 @@ class Node(MathTrait):
             node.serial = _made     # nodes made so far: which are newer than a point in time
             node.op, node.dtype, node.shape, node.src, node.arg = op, dtype, shape, src, arg
             node.buffer = arg if op is Op.BUFFER else None
-            node.head = None        # head_of's number, once asked
+            # the number of (op, dtype, shape, arg), for structural keys: nearly every node
+            # is walked by one, and numbering it here costs less than asking later
+            head = (op, dtype, shape, arg_key)
+            number = _heads.get(head)
+            node.head = head_number(head) if number is None else number
             ref = _interned[key] = _Ref(node, _forget)
             ref.key = key
         return node
@@ -124,8 +129,8 @@ def structural_key(roots: list[Node], leaf_of=None, stops=None,
     gives None for a node computed from its sources; stops instead makes the nodes in it and
     every BUFFER node their own leaves (no call per node); without either, a node's leaf is
     the buffer holding its value. The key is the walk's transcript, one record per step: a
-    node seen before by its position (negative), a computed node by its head number (kept on
-    the node: a node walked again costs a slot read) and source count, its sources' records
+    node seen before by its position (negative), a computed node by its head number (numbered
+    when the node was made) and source count, its sources' records
     following, a leaf by the number of its (dtype, shape) and its own number. ids, when
     given, is filled with each node's position in walk order."""
     if ids is None:
@@ -151,8 +156,7 @@ def structural_key(roots: list[Node], leaf_of=None, stops=None,
             leaf = node.buffer if leaf_of is None else leaf_of(node)
         if leaf is None:
             src = node.src
-            head = node.head
-            record(head_of(node) if head is None else head)
+            record(node.head)
             record(len(src))
             push(src[::-1])
         else:
@@ -181,14 +185,6 @@ def head_number(head: tuple) -> int:
             _heads.clear()
         number = _heads[head] = next(_next_head)
     return number
-
-
-def head_of(node: Node) -> int:
-    """The number of node's (op, dtype, shape, arg), kept on the node."""
-    op = node.op
-    node.head = head_number((op, node.dtype, node.shape,
-                             _arg_key(op, node.arg) if op in _KEYED_ARGS else node.arg))
-    return node.head
 
 
 def made_count() -> int:
