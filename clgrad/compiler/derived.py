@@ -5,10 +5,10 @@ later ones rebuild the nodes it made, recorded as a template over the nodes it w
 A template is sound when derive's choices depend only on what the key records. The key is a
 transcript of a deterministic walk: every node below out (down to the inputs), the inputs,
 the incoming gradient and their direct sources, each with its (op, dtype, shape, arg) and
-its position at first sight (a buffer by position only, so new buffers match). The rules
-and constructors look at most one level beneath a node they are handed (a permute of a
-permute is one permute); a result that reaches further, into nodes made before this call,
-is not recorded. Inputs that are views are left to derive: it looks down their chains.
+its position at first sight (a buffer's head leaves its buffer out, so new buffers match).
+The rules and constructors look at most one level beneath a node they are handed (a permute
+of a permute is one permute); a result that reaches further, into nodes made before this
+call, is not recorded. Inputs that are views are left to derive: it looks down their chains.
 """
 from __future__ import annotations
 
@@ -66,17 +66,10 @@ def _signature(out: Node, wrt, grad: Node, given) -> tuple[tuple, list[Node]]:
             if pos is None:
                 positions[s] = pos = len(known)
                 known.append(s)
-            parts += (pos, _head(s), stop_kind.get(s, 0), len(s.src))
+            parts += (pos, s.head, stop_kind.get(s, 0), len(s.src))
     parts += (len(wrt), len(given), positions[out], positions[grad],
               *(positions[n] for n in wrt), *(positions[n] for n in given))
     return (walk, tuple(parts)), known
-
-
-def _head(node: Node) -> int:
-    """node's (op, dtype, shape, arg) number; a buffer's without its buffer."""
-    if node.op is Op.BUFFER:
-        return ir.head_number((Op.BUFFER, node.dtype, node.shape))
-    return node.head
 
 
 def _template(result: list, known: list[Node], first: int) -> tuple[list, list]:

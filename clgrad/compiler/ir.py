@@ -52,10 +52,13 @@ class Node(MathTrait):
             node = object.__new__(cls)
             node.serial = _made     # nodes made so far: which are newer than a point in time
             node.op, node.dtype, node.shape, node.src, node.arg = op, dtype, shape, src, arg
-            node.buffer = arg if op is Op.BUFFER else None
             # the number of (op, dtype, shape, arg), for structural keys: nearly every node
-            # is walked by one, and numbering it here costs less than asking later
-            head = (op, dtype, shape, arg_key)
+            # is walked by one, and numbering it here costs less than asking later. A buffer's
+            # leaves its buffer out: graphs that differ only in their buffers key alike.
+            if op is Op.BUFFER:
+                node.buffer, head = arg, (op, dtype, shape, None)
+            else:
+                node.buffer, head = None, (op, dtype, shape, arg_key)
             number = _heads.get(head)
             node.head = head_number(head) if number is None else number
             ref = _interned[key] = _Ref(node, _forget)
