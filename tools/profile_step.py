@@ -2,7 +2,7 @@
 from bench/train.py, stepped many times with every kernel cached, timed per phase (forward,
 backward, optimizer, realize and launch, device wait) and profiled with cProfile.
 
-    python tools/profile_step.py [--steps 200] [--top 25] [--only W1]
+    python tools/profile_step.py [--steps 200] [--top 25] [--only W1] [--phases]
 
 The machine may be shared: compare cProfile's call counts and cumulative times, or runs
 taken alternately, rather than single wall-clock figures.
@@ -83,7 +83,7 @@ def w2_phases():
             ("realize", realize), ("device wait", wait)]
 
 
-def measure(name: str, phases, steps: int, top: int) -> None:
+def measure(name: str, phases, steps: int, top: int, profile: bool = True) -> None:
     for _ in range(5):                      # compiles, fills caches
         for _, fn in phases:
             fn()
@@ -101,6 +101,8 @@ def measure(name: str, phases, steps: int, top: int) -> None:
         totals = [t + m for t, m in zip(totals, meds)]
         print(f"  {label:18s} {meds[0]:8.1f} {meds[1]:8.1f}")
     print(f"  {'total':18s} {totals[0]:8.1f} {totals[1]:8.1f}")
+    if not profile:
+        return
     # this thread's CPU time, not wall (nor the runtime's worker threads'): figures that
     # stay comparable on a machine other work shares
     profiler = cProfile.Profile(time.thread_time)
@@ -119,10 +121,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--only", choices=["W1", "W2"])
+    parser.add_argument("--phases", action="store_true", help="the phase times only, no cProfile")
     args = parser.parse_args()
     for name, phases in (("W1", w1_phases), ("W2", w2_phases)):
         if args.only in (None, name):
-            measure(name, phases(), args.steps, args.top)
+            measure(name, phases(), args.steps, args.top, not args.phases)
 
 
 if __name__ == "__main__":

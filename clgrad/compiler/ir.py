@@ -63,6 +63,8 @@ class Node(MathTrait):
             node.head = head_number(head) if number is None else number
             ref = _interned[key] = _Ref(node, _forget)
             ref.key = key
+            if op is Op.CONST:
+                _keep(node)
         return node
 
     def __reduce__(self):
@@ -86,6 +88,20 @@ class _Ref(weakref.ref):
 _interned: dict[tuple, _Ref] = {}
 _made = 0
 _KEYED_ARGS = frozenset({Op.CONST, Op.BUFFER})
+
+
+# Constants made lately, kept alive: a training step makes the same few (a momentum, a mean's
+# 1/n, a gradient's 2) at every step, and finding a live node costs a third of making one.
+# They hold no memory; the set is emptied when full, so constants that change every step
+# (a Python float learning rate) cost one entry each until then.
+_kept_consts: set = set()
+_MAX_KEPT_CONSTS = 4096
+
+
+def _keep(node: Node) -> None:
+    if len(_kept_consts) >= _MAX_KEPT_CONSTS:
+        _kept_consts.clear()
+    _kept_consts.add(node)
 
 
 def _forget(dead: _Ref) -> None:
