@@ -28,8 +28,9 @@ class _NotRecordable(Exception):
 def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node | None]:
     """gradients.derive(out, wrt, grad, given), from the template of out's structure when
     there is one."""
-    if any(w.op in _VIEWS for w in wrt):
-        return gradients.derive(out, wrt, grad, given)
+    for w in wrt:
+        if w.op in _VIEWS:
+            return gradients.derive(out, wrt, grad, given)
     key, known = _signature(out, wrt, grad, given)
     template = _templates.get(key)
     if template is not None:
