@@ -43,7 +43,12 @@ class Node(MathTrait):
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None):
         global _made
-        arg_key = _arg_key(op, arg) if op in _KEYED_ARGS else arg
+        if op is _CONST:
+            arg_key = (type(arg), repr(arg))    # keeps 0.0 and -0.0 apart, NaN equal to itself
+        elif op is _BUFFER:
+            arg_key = id(arg)
+        else:
+            arg_key = arg
         key = (op, dtype, shape, src, arg_key)
         ref = _interned.get(key)
         node = None if ref is None else ref()
@@ -55,7 +60,7 @@ class Node(MathTrait):
             # the number of (op, dtype, shape, arg), for structural keys: nearly every node
             # is walked by one, and numbering it here costs less than asking later. A buffer's
             # leaves its buffer out: graphs that differ only in their buffers key alike.
-            if op is Op.BUFFER:
+            if op is _BUFFER:
                 node.buffer, head = arg, (op, dtype, shape, None)
             else:
                 node.buffer, head = None, (op, dtype, shape, arg_key)
@@ -63,7 +68,7 @@ class Node(MathTrait):
             node.head = head_number(head) if number is None else number
             ref = _interned[key] = _Ref(node, _forget)
             ref.key = key
-            if op is Op.CONST:
+            if op is _CONST:
                 _keep(node)
         return node
 
@@ -87,7 +92,7 @@ class _Ref(weakref.ref):
 # the entry is several times cheaper than a WeakValueDictionary (all of whose methods are Python)
 _interned: dict[tuple, _Ref] = {}
 _made = 0
-_KEYED_ARGS = frozenset({Op.CONST, Op.BUFFER})
+_CONST, _BUFFER = Op.CONST, Op.BUFFER      # a global reads faster than an Enum member
 
 
 # Constants made lately, kept alive: a training step makes the same few (a momentum, a mean's
@@ -107,13 +112,6 @@ def _keep(node: Node) -> None:
 def _forget(dead: _Ref) -> None:
     if _interned.get(dead.key) is dead:     # not a newer node interned under the same key
         del _interned[dead.key]
-
-
-def _arg_key(op: Op, arg: Any):
-    """How the arg of an op in _KEYED_ARGS keys its node (other args key as themselves)."""
-    if op is Op.CONST:
-        return (type(arg), repr(arg))   # keeps 0.0 and -0.0 apart, and NaN equal to itself
-    return id(arg)                      # a BUFFER's BufferRef
 
 
 def toposort(roots, stop=None) -> list[Node]:
@@ -170,7 +168,7 @@ def structural_key(roots: list[Node], leaf_of=None, stops=None,
         ids[node] = len(nodes)
         nodes.append(node)
         if stops is not None:
-            leaf = node if node in stops or node.op is Op.BUFFER else None
+            leaf = node if node in stops or node.op is _BUFFER else None
         else:
             leaf = node.buffer if leaf_of is None else leaf_of(node)
         if leaf is None:
