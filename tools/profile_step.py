@@ -1,8 +1,8 @@
 """Where an eager training step's host time goes: W1 (the seed MLP) and W2 (LeNet with SGD)
-from bench/train.py, stepped many times with every kernel cached, timed per phase (forward,
+from bench/train.py, and TINY (bench/loops.py's 30,000-step loop), stepped many times with every kernel cached, timed per phase (forward,
 backward, optimizer, realize and launch, device wait) and profiled with cProfile.
 
-    python tools/profile_step.py [--steps 200] [--top 25] [--only W1] [--phases]
+    python tools/profile_step.py [--steps 200] [--top 25] [--only W1|W2|TINY] [--phases]
 
 The machine may be shared: compare cProfile's call counts and cumulative times, or runs
 taken alternately, rather than single wall-clock figures.
@@ -20,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # bench
 
 import clgrad as cg  # noqa: E402
-from clgrad import optim  # noqa: E402
+from clgrad import nn, optim  # noqa: E402
 import clgrad.nn.functional as F  # noqa: E402
 
 from bench.registry import example, randn, rng  # noqa: E402
@@ -83,6 +83,26 @@ def w2_phases():
             ("realize", realize), ("device wait", wait)]
 
 
+def tiny_phases():
+    """bench/loops.py's 30,000-step loop: a tiny MLP stepped by SGD with momentum, nothing
+    read (so the optimizer's step realizes and launches)."""
+    x, y = cg.from_numpy(randn(16, 8)), cg.from_numpy(randn(16, 1))
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+    opt = optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    held = {}
+
+    def forward():
+        opt.zero_grad()
+        held["loss"] = nn.MSELoss()(model(x), y)
+
+    def backward():
+        held["loss"].backward()
+
+    def optimizer():
+        opt.step()
+    return [("forward", forward), ("backward", backward), ("optimizer+launch", optimizer)]
+
+
 def measure(name: str, phases, steps: int, top: int, profile: bool = True) -> None:
     for _ in range(5):                      # compiles, fills caches
         for _, fn in phases:
@@ -120,10 +140,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--only", choices=["W1", "W2"])
+    parser.add_argument("--only", choices=["W1", "W2", "TINY"])
     parser.add_argument("--phases", action="store_true", help="the phase times only, no cProfile")
     args = parser.parse_args()
-    for name, phases in (("W1", w1_phases), ("W2", w2_phases)):
+    for name, phases in (("W1", w1_phases), ("W2", w2_phases), ("TINY", tiny_phases)):
         if args.only in (None, name):
             measure(name, phases(), args.steps, args.top, not args.phases)
 
