@@ -386,3 +386,27 @@ def test_interning_returns_the_live_node_and_forgets_dead_ones():
     del n
     assert len(ir._interned) == count - 1       # the entry went with the node
     assert ir.unary(Op.EXP, x).src == (x,)
+
+
+def test_heads_number_structure_and_constants_made_lately_stay_interned():
+    a, b = buf((2, 3)), buf((2, 3))
+    assert a.head == b.head != buf((3, 2)).head           # a buffer's head leaves it out
+    assert ir.unary(Op.EXP, a).head == ir.unary(Op.EXP, b).head != ir.unary(Op.LOG, a).head
+    zero, negative_zero = ir.const(0.0, float32, (2,)), ir.const(-0.0, float32, (2,))
+    assert zero is not negative_zero and zero.head != negative_zero.head
+    made = ir.const(0.9, float32, (4, 5)).serial
+    assert ir.const(0.9, float32, (4, 5)).serial == made  # still the node made before
+
+
+def test_structural_key_stops_at_the_nodes_it_is_given():
+    x, w = buf((4, 3)), buf((3, 2))
+    mid = ir.matmul(x, w)
+    root = ir.unary(Op.EXP, ir.binary(Op.ADD, mid, mid))
+    ids = {}
+    key, nodes, leaves = ir.structural_key([root], stops={mid}, ids=ids)
+    assert leaves == [mid] and mid in nodes and x not in nodes
+    assert ids == {n: i for i, n in enumerate(nodes)}
+    assert (key, nodes, leaves) == ir.structural_key([root], lambda n: n if n is mid else None)
+    # the same structure over other buffers keys alike; the buffers themselves are the leaves
+    other = ir.unary(Op.EXP, ir.binary(Op.ADD, *[ir.matmul(buf((4, 3)), buf((3, 2)))] * 2))
+    assert ir.structural_key([other])[0] == ir.structural_key([root])[0]

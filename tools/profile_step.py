@@ -1,8 +1,8 @@
 """Where an eager training step's host time goes: W1 (the seed MLP) and W2 (LeNet with SGD)
-from bench/train.py, stepped many times with every kernel cached, timed per phase (forward,
+from bench/train.py, and TINY (bench/loops.py's 30,000-step loop), stepped many times with every kernel cached, timed per phase (forward,
 backward, optimizer, realize and launch, device wait) and profiled with cProfile.
 
-    python tools/profile_step.py [--steps 200] [--top 25] [--only W1]
+    python tools/profile_step.py [--steps 200] [--top 25] [--only W1|W2|TINY] [--phases]
 
 The machine may be shared: compare cProfile's call counts and cumulative times, or runs
 taken alternately, rather than single wall-clock figures.
@@ -23,8 +23,8 @@ import clgrad as cg  # noqa: E402
 from clgrad import nn, optim  # noqa: E402
 import clgrad.nn.functional as F  # noqa: E402
 
-from bench.registry import randn, rng  # noqa: E402
-from bench.train import _relu_function, lenet, seed_arrays  # noqa: E402
+from bench.registry import example, randn, rng  # noqa: E402
+from bench.train import seed_arrays  # noqa: E402
 
 
 def w1_phases():
@@ -32,7 +32,7 @@ def w1_phases():
     x, y, w1, w2 = (cg.from_numpy(a) for a in seed_arrays())
     w1.requires_grad_()
     w2.requires_grad_()
-    relu = _relu_function(cg.autograd).apply
+    relu = example("custom_relu").MyReLU.apply
     held = {}
 
     def forward():
@@ -60,7 +60,7 @@ def w1_phases():
 def w2_phases():
     x = cg.from_numpy(randn(64, 1, 32, 32))
     target = cg.from_numpy(rng.integers(0, 10, 64))
-    net = lenet(nn, F)
+    net = example("lenet").Net()
     opt = optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     held = {}
 
@@ -83,7 +83,27 @@ def w2_phases():
             ("realize", realize), ("device wait", wait)]
 
 
-def measure(name: str, phases, steps: int, top: int) -> None:
+def tiny_phases():
+    """bench/loops.py's 30,000-step loop: a tiny MLP stepped by SGD with momentum, nothing
+    read (so the optimizer's step realizes and launches)."""
+    x, y = cg.from_numpy(randn(16, 8)), cg.from_numpy(randn(16, 1))
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+    opt = optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    held = {}
+
+    def forward():
+        opt.zero_grad()
+        held["loss"] = nn.MSELoss()(model(x), y)
+
+    def backward():
+        held["loss"].backward()
+
+    def optimizer():
+        opt.step()
+    return [("forward", forward), ("backward", backward), ("optimizer+launch", optimizer)]
+
+
+def measure(name: str, phases, steps: int, top: int, profile: bool = True) -> None:
     for _ in range(5):                      # compiles, fills caches
         for _, fn in phases:
             fn()
@@ -101,6 +121,8 @@ def measure(name: str, phases, steps: int, top: int) -> None:
         totals = [t + m for t, m in zip(totals, meds)]
         print(f"  {label:18s} {meds[0]:8.1f} {meds[1]:8.1f}")
     print(f"  {'total':18s} {totals[0]:8.1f} {totals[1]:8.1f}")
+    if not profile:
+        return
     # this thread's CPU time, not wall (nor the runtime's worker threads'): figures that
     # stay comparable on a machine other work shares
     profiler = cProfile.Profile(time.thread_time)
@@ -118,11 +140,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--only", choices=["W1", "W2"])
+    parser.add_argument("--only", choices=["W1", "W2", "TINY"])
+    parser.add_argument("--phases", action="store_true", help="the phase times only, no cProfile")
     args = parser.parse_args()
-    for name, phases in (("W1", w1_phases), ("W2", w2_phases)):
+    for name, phases in (("W1", w1_phases), ("W2", w2_phases), ("TINY", tiny_phases)):
         if args.only in (None, name):
-            measure(name, phases(), args.steps, args.top)
+            measure(name, phases(), args.steps, args.top, not args.phases)
 
 
 if __name__ == "__main__":

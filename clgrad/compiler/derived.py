@@ -5,10 +5,10 @@ later ones rebuild the nodes it made, recorded as a template over the nodes it w
 A template is sound when derive's choices depend only on what the key records. The key is a
 transcript of a deterministic walk: every node below out (down to the inputs), the inputs,
 the incoming gradient and their direct sources, each with its (op, dtype, shape, arg) and
-its position at first sight (a buffer by position only, so new buffers match). The rules
-and constructors look at most one level beneath a node they are handed (a permute of a
-permute is one permute); a result that reaches further, into nodes made before this call,
-is not recorded. Inputs that are views are left to derive: it looks down their chains.
+its position at first sight (a buffer's head leaves its buffer out, so new buffers match).
+The rules and constructors look at most one level beneath a node they are handed (a permute
+of a permute is one permute); a result that reaches further, into nodes made before this
+call, is not recorded. Inputs that are views are left to derive: it looks down their chains.
 """
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ class _NotRecordable(Exception):
 def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node | None]:
     """gradients.derive(out, wrt, grad, given), from the template of out's structure when
     there is one."""
-    if any(w.op in _VIEWS for w in wrt):
-        return gradients.derive(out, wrt, grad, given)
+    for w in wrt:
+        if w.op in _VIEWS:
+            return gradients.derive(out, wrt, grad, given)
     key, known = _signature(out, wrt, grad, given)
     template = _templates.get(key)
     if template is not None:
@@ -53,12 +54,11 @@ def _signature(out: Node, wrt, grad: Node, given) -> tuple[tuple, list[Node]]:
         stop_kind[n] = 2
     # every node derive walks, out's graph down to the stops; a stop (and a buffer) keyed
     # first by its place alone, then below with what it is
-    walk, known, _ = ir.structural_key(
-        [out], lambda n: n if n in stop_kind or n.op is Op.BUFFER else None)
-    positions = {node: i for i, node in enumerate(known)}
+    positions: dict[Node, int] = {}
+    walk, known, leaves = ir.structural_key([out], stops=stop_kind, ids=positions)
     parts: list[int] = []
     expanded = set()            # the boundary, one level down: known as far as stated
-    for node in [*(n for n in known if n in stop_kind), grad, *wrt, *given]:
+    for node in [*(n for n in leaves if n in stop_kind), grad, *wrt, *given]:
         if node in expanded:
             continue
         expanded.add(node)
@@ -67,17 +67,10 @@ def _signature(out: Node, wrt, grad: Node, given) -> tuple[tuple, list[Node]]:
             if pos is None:
                 positions[s] = pos = len(known)
                 known.append(s)
-            parts += (pos, _head(s), stop_kind.get(s, 0), len(s.src))
+            parts += (pos, s.head, stop_kind.get(s, 0), len(s.src))
     parts += (len(wrt), len(given), positions[out], positions[grad],
               *(positions[n] for n in wrt), *(positions[n] for n in given))
     return (walk, tuple(parts)), known
-
-
-def _head(node: Node) -> int:
-    """node's (op, dtype, shape, arg) number; a buffer's without its buffer."""
-    if node.op is Op.BUFFER:
-        return ir.head_number((Op.BUFFER, node.dtype, node.shape))
-    return node.head if node.head is not None else ir.head_of(node)
 
 
 def _template(result: list, known: list[Node], first: int) -> tuple[list, list]:

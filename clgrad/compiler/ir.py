@@ -43,7 +43,13 @@ class Node(MathTrait):
 
     def __new__(cls, op: Op, dtype: DType, shape: Shape, src: tuple["Node", ...] = (), arg: Any = None):
         global _made
-        key = (op, dtype, shape, src, _arg_key(op, arg) if op in _KEYED_ARGS else arg)
+        if op is _CONST:
+            arg_key = (type(arg), repr(arg))    # keeps 0.0 and -0.0 apart, NaN equal to itself
+        elif op is _BUFFER:
+            arg_key = id(arg)
+        else:
+            arg_key = arg
+        key = (op, dtype, shape, src, arg_key)
         ref = _interned.get(key)
         node = None if ref is None else ref()
         if node is None:
@@ -51,10 +57,19 @@ class Node(MathTrait):
             node = object.__new__(cls)
             node.serial = _made     # nodes made so far: which are newer than a point in time
             node.op, node.dtype, node.shape, node.src, node.arg = op, dtype, shape, src, arg
-            node.buffer = arg if op is Op.BUFFER else None
-            node.head = None        # head_of's number, once asked
+            # the number of (op, dtype, shape, arg), for structural keys: nearly every node
+            # is walked by one, and numbering it here costs less than asking later. A buffer's
+            # leaves its buffer out: graphs that differ only in their buffers key alike.
+            if op is _BUFFER:
+                node.buffer, head = arg, (op, dtype, shape, None)
+            else:
+                node.buffer, head = None, (op, dtype, shape, arg_key)
+            number = _heads.get(head)
+            node.head = head_number(head) if number is None else number
             ref = _interned[key] = _Ref(node, _forget)
             ref.key = key
+            if op is _CONST:
+                _keep(node)
         return node
 
     def __reduce__(self):
@@ -77,19 +92,26 @@ class _Ref(weakref.ref):
 # the entry is several times cheaper than a WeakValueDictionary (all of whose methods are Python)
 _interned: dict[tuple, _Ref] = {}
 _made = 0
-_KEYED_ARGS = frozenset({Op.CONST, Op.BUFFER})
+_CONST, _BUFFER = Op.CONST, Op.BUFFER      # a global reads faster than an Enum member
+
+
+# Constants made lately, kept alive: a training step makes the same few (a momentum, a mean's
+# 1/n, a gradient's 2) at every step, and finding a live node costs a third of making one.
+# They hold no memory; the set is emptied when full, so constants that change every step
+# (a Python float learning rate) cost one entry each until then.
+_kept_consts: set = set()
+_MAX_KEPT_CONSTS = 4096
+
+
+def _keep(node: Node) -> None:
+    if len(_kept_consts) >= _MAX_KEPT_CONSTS:
+        _kept_consts.clear()
+    _kept_consts.add(node)
 
 
 def _forget(dead: _Ref) -> None:
     if _interned.get(dead.key) is dead:     # not a newer node interned under the same key
         del _interned[dead.key]
-
-
-def _arg_key(op: Op, arg: Any):
-    """How the arg of an op in _KEYED_ARGS keys its node (other args key as themselves)."""
-    if op is Op.CONST:
-        return (type(arg), repr(arg))   # keeps 0.0 and -0.0 apart, and NaN equal to itself
-    return id(arg)                      # a BUFFER's BufferRef
 
 
 def toposort(roots, stop=None) -> list[Node]:
@@ -116,40 +138,51 @@ def toposort(roots, stop=None) -> list[Node]:
     return order
 
 
-def structural_key(roots: list[Node], leaf_of=None) -> tuple[tuple, list[Node], list]:
+def structural_key(roots: list[Node], leaf_of=None, stops=None,
+                   ids: dict | None = None) -> tuple[tuple, list[Node], list]:
     """A key equal for graphs that differ only in their leaves; the nodes in walk order (each
     at its first sight from the roots: not sources first); and the leaves, numbered in order
     of first use. leaf_of(node) names the leaf a node reads (several nodes may name one), or
-    gives None for a node computed from its sources; without it, a node's leaf is the buffer
-    holding its value. The key is the walk's transcript, one record per step: a node seen
-    before by its position (negative), a computed node by its head number (kept on the node:
-    a node walked again costs a slot read) and source count, its sources' records following,
-    a leaf by the number of its (dtype, shape) and its own number."""
-    ids: dict[Node, int] = {}       # node -> position in walk order
+    gives None for a node computed from its sources; stops instead makes the nodes in it and
+    every BUFFER node their own leaves (no call per node); without either, a node's leaf is
+    the buffer holding its value. The key is the walk's transcript, one record per step: a
+    node seen before by its position (negative), a computed node by its head number (numbered
+    when the node was made) and source count, its sources' records
+    following, a leaf by the number of its (dtype, shape) and its own number. ids, when
+    given, is filled with each node's position in walk order."""
+    if ids is None:
+        ids = {}
     nodes: list[Node] = []
     numbers: dict = {}
     leaves: list = []
     parts: list[int] = []
-    stack = list(reversed(roots))
+    record = parts.append
+    stack = roots[::-1]
+    pop, push = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
+        node = pop()
         pos = ids.get(node)
         if pos is not None:
-            parts.append(-1 - pos)
+            record(-1 - pos)
             continue
         ids[node] = len(nodes)
         nodes.append(node)
-        leaf = node.buffer if leaf_of is None else leaf_of(node)
+        if stops is not None:
+            leaf = node if node in stops or node.op is _BUFFER else None
+        else:
+            leaf = node.buffer if leaf_of is None else leaf_of(node)
         if leaf is None:
             src = node.src
-            parts += (node.head if node.head is not None else head_of(node), len(src))
-            stack += reversed(src)
+            record(node.head)
+            record(len(src))
+            push(src[::-1])
         else:
             number = numbers.get(leaf)
             if number is None:
                 number = numbers[leaf] = len(leaves)
                 leaves.append(leaf)
-            parts += (head_number((node.dtype, node.shape)), number)
+            record(head_number((node.dtype, node.shape)))
+            record(number)
     return tuple(parts), nodes, leaves
 
 
@@ -169,14 +202,6 @@ def head_number(head: tuple) -> int:
             _heads.clear()
         number = _heads[head] = next(_next_head)
     return number
-
-
-def head_of(node: Node) -> int:
-    """The number of node's (op, dtype, shape, arg), kept on the node."""
-    op = node.op
-    node.head = head_number((op, node.dtype, node.shape,
-                             _arg_key(op, node.arg) if op in _KEYED_ARGS else node.arg))
-    return node.head
 
 
 def made_count() -> int:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from ..compiler.ir import BufferRef, Node
 from ..compiler.schedule import schedule
 from ..config import config
+from ..runtime.program import enqueue_all
 from .donation import unshared
 from .plan import Plan, graph_key, record
 
@@ -64,9 +65,10 @@ def launch(plan: Plan, leaves: list[BufferRef], written: list[BufferRef]) -> Non
     refs = leaves + written
     mems: list = [None] * len(refs)
     for i in plan.used:
-        mems[i] = storage(refs[i]).mem
-    for kernel, global_size, local_size, args in plan.launches:
-        kernel.enqueue(global_size, local_size, [mems[i] for i in args])
+        ref = refs[i]
+        buffer = ref.buffer
+        mems[i] = (storage(ref) if buffer is None else buffer).mem
+    enqueue_all(plan.launches, mems)
 
 
 def storage(ref: BufferRef):

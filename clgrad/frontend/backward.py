@@ -205,14 +205,18 @@ def record(op: str, node: Node, device, inputs):
     when autograd should see this op."""
     if jit_protocol.capturing():
         jit_protocol.reading(inputs)
-    # only floating results take part in autograd (a comparison or an integer cast does not)
-    tracked = node.dtype.is_float and any(t.requires_grad for t in inputs)
-    if tracked and not is_grad_enabled():
-        node = node.detach()        # else it would be the same node as its grad-mode twin
+    for t in inputs:                # (a loop, not any(): this runs for every op recorded)
+        if t.requires_grad:
+            break
+    else:
+        return tensor.Tensor(node, device)
+    if not node.dtype.is_float:     # only floating results take part in autograd (PyTorch's)
+        return tensor.Tensor(node, device)
+    if not is_grad_enabled():
+        return tensor.Tensor(node.detach(), device)   # else the same node as its grad twin
     out = tensor.Tensor(node, device)
-    if tracked and is_grad_enabled():
-        out.requires_grad = True
-        out.grad_fn = GradFn(grad_fn_name(op), list(inputs), node)
+    out.requires_grad = True
+    out.grad_fn = GradFn(grad_fn_name(op), list(inputs), node)
     return out
 
 

@@ -38,9 +38,22 @@ class Recording:
 
 _recording: Recording | None = None     # while a capture runs
 _steps_running = 0      # jitted steps whose Python runs now (a warm-up, capture or eager call)
-# id -> tensor, for the tensors that held a buffer node when told (a WeakSet would compare
-# tensors with ==, which is elementwise)
-_holders: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+class _Held(weakref.ref):
+    """A weak reference that knows its key: one callback serves every entry."""
+    __slots__ = ("key",)
+
+
+# id -> weak reference, for the tensors that held a buffer node when told (a WeakSet would
+# compare tensors with ==, which is elementwise; a WeakValueDictionary's methods are all
+# Python, and parameters are told at every step)
+_holders: dict[int, _Held] = {}
+
+
+def _let_go(dead: _Held) -> None:
+    if _holders.get(dead.key) is dead:      # not a newer tensor under the same id
+        del _holders[dead.key]
 
 
 def state(t) -> tuple:
@@ -84,7 +97,11 @@ def each_call(key, work) -> None:
 
 def holds_buffer(t) -> None:
     """t holds a buffer node: a capture names that buffer by t."""
-    _holders[id(t)] = t
+    key = id(t)
+    held = _holders.get(key)
+    if held is None or held() is not t:
+        held = _holders[key] = _Held(t, _let_go)
+        held.key = key
 
 
 def made(t) -> None:
@@ -140,7 +157,8 @@ def capturing() -> bool:
 
 def holders() -> list:
     """The live tensors that hold a buffer node (those that held one when told and still do)."""
-    return [t for t in list(_holders.values()) if t._node.op is Op.BUFFER]
+    live = (held() for held in list(_holders.values()))
+    return [t for t in live if t is not None and t._node.op is Op.BUFFER]
 
 
 @contextlib.contextmanager

@@ -54,17 +54,19 @@ class Tensor:
         return self._counter
 
     # ---- metadata ----
+    # metadata reads skip the node property's call unless this tensor is a view: the
+    # recording path reads them several times per op
     @property
     def shape(self) -> size.Size:
-        return size.of(self.node.shape)
+        return size.of((self._node if self._view is None else self.node).shape)
 
     @property
     def dtype(self) -> dt.DType:
-        return self.node.dtype
+        return (self._node if self._view is None else self.node).dtype
 
     @property
     def ndim(self) -> int:
-        return len(self.node.shape)
+        return len((self._node if self._view is None else self.node).shape)
 
     def dim(self) -> int:
         return self.ndim

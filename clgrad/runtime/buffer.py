@@ -6,6 +6,7 @@ allocated memory pays first-touch page faults and is 3-5x slower than reusing a 
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,6 +31,7 @@ class OutOfMemoryError(RuntimeError):
     """A device allocation failed even after the buffer pool was emptied."""
 
 
+@functools.lru_cache(maxsize=4096)     # a step allocates the same few sizes again and again
 def bucket_size(nbytes: int) -> int:
     """Round a request up so that nearby sizes share a free list.
 

@@ -144,8 +144,7 @@ class Kernel:
             event = cl.enqueue_nd_range_kernel(self._queue, self.cl_kernel,
                                                global_size, local_size)
         except (cl.Error, TypeError, ValueError) as error:
-            raise RuntimeError(f"launch of kernel {self.name!r} failed (global={global_size}, "
-                               f"local={local_size}, {len(raw)} args): {error}") from error
+            raise self._failed(global_size, local_size, len(raw), error) from error
         for active in profiler.active:
             active.record(self.name, global_size, event)
         if config.DEBUG >= 1:
@@ -153,5 +152,27 @@ class Kernel:
             print(f"*** {self.name} global={global_size} {profiler.event_ms(event):.3f} ms")
         return event
 
+    def _failed(self, global_size, local_size, args: int, error: Exception) -> RuntimeError:
+        return RuntimeError(f"launch of kernel {self.name!r} failed (global={global_size}, "
+                            f"local={local_size}, {args} args): {error}")
+
     def __repr__(self) -> str:
         return f"<Kernel {self.name!r} of {self.program!r}>"
+
+
+def enqueue_all(launches, mems: list) -> None:
+    """Enqueues launches, each (Kernel, global size, local size, indices into mems of its
+    arguments), without waiting: Kernel.enqueue's work in one loop, its checks for a
+    profiler or debug output made once per plan rather than once per kernel."""
+    if profiler.active or config.DEBUG >= 1:
+        for kernel, global_size, local_size, args in launches:
+            kernel.enqueue(global_size, local_size, [mems[i] for i in args])
+        return
+    enqueue = cl.enqueue_nd_range_kernel
+    for kernel, global_size, local_size, args in launches:
+        try:
+            cl_kernel = kernel.cl_kernel
+            cl_kernel.set_args(*[mems[i] for i in args])
+            enqueue(kernel._queue, cl_kernel, global_size, local_size)
+        except (cl.Error, TypeError, ValueError) as error:
+            raise kernel._failed(global_size, local_size, len(args), error) from error
