@@ -14,7 +14,7 @@ from . import functional as F
 from . import init
 from .functional_module import FunctionalModule
 from .module import Module, place
-from .parameter import Parameter, register_affine, register_bias
+from .parameter import Parameter, register_affine, register_bias, register_running_stats
 
 
 class WeightedLayer(Module):
@@ -63,8 +63,9 @@ class Linear(WeightedLayer):
                 f"bias={self.bias is not None}")
 
 
-class _BatchNorm(Module):
-    _dims: tuple[int, ...] = ()
+class NormBase(Module):
+    """What batch and instance norms share (PyTorch's _NormBase): hyperparameters, an
+    optional affine weight and bias, optional running statistics."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None,
@@ -73,14 +74,7 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         register_affine(self, (num_features,), affine, bias)
-        if track_running_stats:
-            self.register_buffer("running_mean", creation.zeros(num_features).realize())
-            self.register_buffer("running_var", creation.ones(num_features).realize())
-            self.register_buffer("num_batches_tracked", _count_tensor(0))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        register_running_stats(self, num_features, track_running_stats)
         place(self, device, dtype)
 
     def reset_running_stats(self) -> None:
@@ -88,6 +82,10 @@ class _BatchNorm(Module):
             init.zeros_(self.running_mean)
             init.ones_(self.running_var)
             self.num_batches_tracked = _count_tensor(0)
+
+
+class _BatchNorm(NormBase):
+    _dims: tuple[int, ...] = ()
 
     def _check_input_dim(self, input) -> None:
         if input.ndim not in self._dims:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..compiler import dtype as dt
 from ..frontend import creation
 from ..frontend.tensor import realize
 from . import functional as F
 from . import init
 from . import normalization as N
 from .functional_module import FunctionalModule
-from .layers import BatchNorm2d
+from .layers import BatchNorm2d, NormBase
 from .module import Module, place
 from .parameter import Parameter, register_affine, register_bias
 
@@ -90,30 +89,14 @@ class GroupNorm(_AffineNorm, fn=N.group_norm, layout="num_groups"):
                 f"affine={self.affine}, bias={self.bias is not None}")
 
 
-class _InstanceNorm(Module):
+class _InstanceNorm(NormBase):
     _dims: tuple[int, int] = (0, 0)        # (without, with) the batch dim
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device=None,
                  dtype=None, *, bias: bool = True):
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        register_affine(self, (num_features,), affine, bias)
-        if track_running_stats:
-            self.register_buffer("running_mean", creation.zeros(num_features).realize())
-            self.register_buffer("running_var", creation.ones(num_features).realize())
-            self.register_buffer("num_batches_tracked", creation.full((), 0, dtype=dt.int64))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        place(self, device, dtype)
-
-    def reset_running_stats(self) -> None:
-        if self.track_running_stats:
-            init.zeros_(self.running_mean)
-            init.ones_(self.running_var)
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias)
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()

@@ -32,6 +32,16 @@ def register_affine(module, shape: tuple[int, ...], affine: bool, bias: bool = T
     module.register_parameter("bias", Parameter(zeros(*shape)) if affine and bias else None)
 
 
+def register_running_stats(module, num_features: int, track: bool) -> None:
+    """A normalisation layer's running mean (zeros), variance (ones) and batch count, or None
+    for each when it does not track them."""
+    from ..compiler.dtype import int64
+    from ..frontend.creation import full, ones, zeros
+    module.register_buffer("running_mean", zeros(num_features).realize() if track else None)
+    module.register_buffer("running_var", ones(num_features).realize() if track else None)
+    module.register_buffer("num_batches_tracked", full((), 0, dtype=int64) if track else None)
+
+
 def register_bias(module, features: int, bias: bool) -> None:
     """A layer's bias of `features` zeros (its reset_parameters fills it), or None if bias is
     False."""
