@@ -130,6 +130,19 @@ def test_a_merged_kernel_still_computes_every_output():
     np.testing.assert_allclose(b2.numpy(), 2 * np.exp(x.numpy()) + x.numpy(), rtol=1e-6)
 
 
+def test_a_merged_kernel_runs_after_every_kernel_it_reads():
+    # the gradient of an index that selects nothing is a scatter of nothing: its fill kernel
+    # writes it, and the gradient kernel that reads it joined tanh's kernel, which ran first
+    # (it read a recycled buffer's old values: fuzz seed 11533)
+    cg.full((2, 128), 7.0).realize()
+    x = cg.randn(2, 64, requires_grad=True)
+    y = x.tanh()
+    picked = cg.maximum(x, x)[cg.tensor([False, False])]
+    cg.autograd.backward([y, picked * 2], [cg.ones(2, 64), cg.ones(0, 64)])
+    cg.realize(y, picked, x.grad)
+    np.testing.assert_allclose(x.grad.numpy(), 1 - np.tanh(x.numpy()) ** 2, atol=1e-6)
+
+
 def test_kernels_differing_only_in_a_constant_sign_of_zero_are_not_shared():
     x = cg.ones(3)
     np.testing.assert_array_equal((1 / (x * 0.0)).numpy(), [np.inf] * 3)

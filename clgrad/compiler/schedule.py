@@ -267,7 +267,9 @@ def _merge_elementwise(specs: list[KernelSpec]) -> list[KernelSpec]:
     them: one kernel with several outputs, in which those results are computed, stored, and
     reused, not reloaded."""
     merged: list[KernelSpec] = []
-    writer: dict[Node, int] = {}        # output node -> index in merged of its kernel
+    # buffer id -> index in merged of the kernel that writes it last. By buffer, not node: a
+    # scatter of nothing is written by its fill kernel, whose output node is the fill value
+    writer: dict[int, int] = {}
     for spec in specs:
         groups = _same_index_producers(spec, merged, writer)
         moving = [spec] + [merged[g] for g in groups]
@@ -278,12 +280,12 @@ def _merge_elementwise(specs: list[KernelSpec]) -> list[KernelSpec]:
                 _absorb(target, merged[g])
                 merged[g] = None
             _absorb(target, spec)
-            for node, _ in target.outputs:
-                writer[node] = first
+            for _, ref in target.outputs:
+                writer[ref.id] = first
             continue
         merged.append(spec)
-        for node, _ in spec.outputs:
-            writer[node] = len(merged) - 1
+        for _, ref in spec.outputs:
+            writer[ref.id] = len(merged) - 1
     return [m for m in merged if m is not None]
 
 
@@ -297,10 +299,17 @@ def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
         at_index, other = spec.input_reads(node)
         same.update(at_index)
         elsewhere |= other
-    groups = {writer[n] for n in same if n in writer}
-    groups = {g for g in groups if merged[g] is not None and merged[g].shape == spec.shape
-              and merged[g].kind in ("elementwise", "matmul")
-              and not any(writer.get(n) == g for n in elsewhere)}
+    groups, apart = set(), set()
+    for n in same:
+        g = writer.get(spec.inputs[n].id)
+        if g is not None:
+            # only a kernel that computes the very node read joins: a scatter's fill kernel
+            # computes the fill value, and merged would read the buffer it writes
+            computes = any(n is o for o, _ in merged[g].outputs)
+            (groups if computes else apart).add(g)
+    apart |= {writer.get(spec.inputs[n].id) for n in elsewhere}
+    groups = {g for g in groups - apart if merged[g] is not None
+              and merged[g].shape == spec.shape and merged[g].kind in ("elementwise", "matmul")}
     # a matmul kernel's epilogue takes one elementwise consumer's work alone (a ReLU whose
     # input is also saved for the backward): it has the products in registers
     matmuls = {g for g in groups if merged[g].kind == "matmul"}
@@ -310,7 +319,8 @@ def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
 def _movable(spec: KernelSpec, writer, first: int, merging: set[int]) -> bool:
     """Whether spec can run at position `first`: everything it reads is written before that,
     or by the kernels merging with it."""
-    return all(writer.get(n, -1) <= first or writer.get(n) in merging for n in spec.inputs)
+    return all(writer.get(ref.id, -1) <= first or writer.get(ref.id) in merging
+               for ref in spec.inputs.values())
 
 
 def _absorb(target: KernelSpec, spec: KernelSpec) -> None:
