@@ -237,6 +237,9 @@ def test_amax_over_dims_of_size_one():
     check(lambda t: t.amin(1, keepdim=True), x)
     check(lambda t: t[1, 0].amax(), x)
     check(lambda t: t[1, 0].max(), x)
+    # a zero gradient from an empty selection still meets amax's NaN count (fuzz seed 10782)
+    check(lambda t: t[1, 0].amax(0).expand(0), x)
+    check(lambda t: t.amax(1).expand(0, 3), x)
 
 
 def test_relu_keeps_negative_zero():
@@ -328,3 +331,6 @@ def test_var_of_everything_without_degrees_of_freedom():
         check(lambda t: t.std(correction=len(x)), np.array(x, np.float32))
     check(lambda t: t[0].var(), np.array([nan, 1.0], np.float32))
     check(lambda t: t.var(0), np.array([nan], np.float32))
+    # a 0-d tensor's var(dim) takes var()'s rule (fuzz seeds 10706, 11470)
+    check(lambda t: t.var(0), np.array(nan, np.float32))
+    check(lambda t: t.var(0), np.array(1.5, np.float32))

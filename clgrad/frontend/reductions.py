@@ -116,9 +116,11 @@ def _amax_node(node: ir.Node, axes) -> ir.Node:
     out = reduce_node(Op.RMAX, node, axes)
     if out is node and node.dtype.is_float:
         # nothing to reduce (dims of size 1): the node itself, but with amax's gradient,
-        # which is NaN at a NaN (its tie count is 0) as in PyTorch: x * c / c, c = (x == x)
+        # which is NaN at a NaN (its tie count is 0) as in PyTorch: x * (c / c), c = (x == x).
+        # Not x * c / c: Intel's compiler folds its gradient (g / c) * c to 0 when g is a
+        # constant 0, the gradient of an empty selection (fuzz seed 10782)
         same = node.eq(node).cast(node.dtype)
-        out = node * same / same
+        out = node * (same / same)
     return out
 
 
@@ -302,9 +304,10 @@ def var(x, dim, unbiased, keepdim, correction):
     # gradient sums to zero, but through a NaN or inf deviation it made the whole row NaN
     mean = (reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)).detach()
     denom = max(count - correction, 0)
-    if dim is None and not denom and count:
-        # NaN, whose gradient is PyTorch's for var() without degrees of freedom: g * inf where
-        # x is not the mean (a NaN is not), NaN where it is (its 2 / 0 * (x - mean) reads so)
+    if (dim is None or x.ndim == 0) and not denom and count:
+        # NaN, whose gradient is PyTorch's for var() (or a 0-d tensor's var(dim)) without
+        # degrees of freedom: g * inf where x is not the mean (a NaN is not), NaN where it is
+        # (its 2 / 0 * (x - mean) reads so)
         slope = node.eq(mean.expand(node.shape)).where(math.nan, node.const_like(math.inf))
         out = _drop(reduce_node(Op.SUM, node * slope, axes) + math.nan, axes, keepdim)
         return record("var", out, x.device, [x])
