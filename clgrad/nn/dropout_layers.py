@@ -22,28 +22,25 @@ class _DropoutNd(FunctionalModule):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class Dropout(_DropoutNd, fn=F.dropout):
-    """Zeroes each element with probability p while training, scaling the rest by 1/(1-p)."""
+def _layer(name: str, fn, doc: str) -> type:
+    """PyTorch's dropout layer `name`: a _DropoutNd calling fn."""
+    return type(name, (_DropoutNd,), {"__doc__": doc, "__module__": __name__,
+                                       "__qualname__": name}, fn=fn)
 
 
-class Dropout1d(_DropoutNd, fn=N.dropout1d):
-    """Zeroes whole channels of (N, C, L) or (C, L) input."""
-
-
-class Dropout2d(_DropoutNd, fn=N.dropout2d):
-    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input."""
-
-
-class Dropout3d(_DropoutNd, fn=N.dropout3d):
-    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input."""
-
-
-class AlphaDropout(_DropoutNd, fn=N.alpha_dropout):
-    """Dropout that keeps SELU's self-normalising mean and variance."""
-
-
-class FeatureAlphaDropout(_DropoutNd, fn=N.feature_alpha_dropout):
-    """Alpha dropout of whole channels."""
+# (the layers differ only in their functional: one table, not six class statements)
+Dropout = _layer("Dropout", F.dropout, "Zeroes each element with probability p while "
+                 "training, scaling the rest by 1/(1-p).")
+Dropout1d = _layer("Dropout1d", N.dropout1d,
+                   "Zeroes whole channels of (N, C, L) or (C, L) input.")
+Dropout2d = _layer("Dropout2d", N.dropout2d,
+                   "Zeroes whole channels of (N, C, H, W) or (C, H, W) input.")
+Dropout3d = _layer("Dropout3d", N.dropout3d,
+                   "Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input.")
+AlphaDropout = _layer("AlphaDropout", N.alpha_dropout,
+                      "Dropout that keeps SELU's self-normalising mean and variance.")
+FeatureAlphaDropout = _layer("FeatureAlphaDropout", N.feature_alpha_dropout,
+                             "Alpha dropout of whole channels.")
 
 
 __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
