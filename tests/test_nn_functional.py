@@ -153,6 +153,9 @@ def test_embedding():
     idx = np.array([[1, 3, 3], [0, 4, 1]], np.int64)
     check(lambda w: F(w).embedding(_like(w, idx), w), (5, 4))
     check(lambda w: F(w).embedding(_like(w, idx), w, padding_idx=3), (5, 4))
+    # each row's gradient divided by how often idx picks it; none to the padding row
+    check(lambda w: F(w).embedding(_like(w, idx), w, padding_idx=-2, scale_grad_by_freq=True),
+          (5, 4))
 
 
 def test_dropout_scales_kept_values_and_masks_gradient():

@@ -67,5 +67,6 @@ def test_layer_options_torch_has():
     assert not frozen.weight.requires_grad and frozen.padding_idx == 1
     np.testing.assert_array_equal(frozen(cg.tensor([3])).numpy(), table.numpy()[3:])
     assert cnn.Embedding.from_pretrained(table, freeze=False).weight.requires_grad
-    with pytest.raises(NotImplementedError, match="scale_grad_by_freq"):
-        cnn.Embedding(4, 2, scale_grad_by_freq=True)(cg.tensor([1]))
+    scaled = cnn.Embedding(4, 2, scale_grad_by_freq=True)
+    scaled(cg.tensor([1, 1, 2])).sum().backward()
+    np.testing.assert_array_equal(scaled.weight.grad.numpy(), [[0, 0], [1, 1], [1, 1], [0, 0]])

@@ -20,6 +20,7 @@ from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device
 from ..frontend.reductions import log_softmax_node
 from .embedding_bag import renorm_rows_
+from .embedding_frequency import rows_scaled_by_frequency
 from .loss_functions import legacy_reduction
 from .convolution import (avg_pool2d, conv1d, conv2d, conv_tbc,  # noqa: F401
                           conv_transpose1d, conv_transpose2d, max_pool2d)  # (re-exported)
@@ -130,14 +131,15 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False):
-    """Rows of weight picked by the integer tensor input; no gradient reaches padding_idx. The
+    """Rows of weight picked by the integer tensor input; no gradient reaches padding_idx, and
+    with scale_grad_by_freq a row's gradient is divided by how often input picks it. The
     gradient is always dense (clgrad has no sparse tensors), so sparse=True changes nothing."""
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding: scale_grad_by_freq is not supported")
     if input.dtype.is_float or input.dtype == dt.bool_:
         raise RuntimeError(f"embedding: expected an integer index tensor, got {input.dtype.name}")
     if max_norm is not None:
         renorm_rows_(weight, input, max_norm, norm_type)
+    if scale_grad_by_freq:
+        return rows_scaled_by_frequency(weight, input, padding_idx)
     from ..frontend import indexing
     picked = indexing.getitem(weight, input).node
     if padding_idx is None:
