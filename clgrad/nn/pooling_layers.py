@@ -2,6 +2,7 @@
 nn/pooling.py and nn/resampling.py."""
 from __future__ import annotations
 
+from . import fractional_pooling as FP
 from . import functional as F
 from . import pooling as P
 from . import resampling as R
@@ -270,6 +271,46 @@ ZeroPad2d = _pad_class("ZeroPad2d", _ZeroPad, 2, "constant")
 ZeroPad3d = _pad_class("ZeroPad3d", _ZeroPad, 3, "constant")
 
 
+
+class _FractionalMaxPoolNd(Module):
+    """The maxima of pseudo-random windows (fractional_pooling.py), fixed by _random_samples
+    when given (a buffer, as in PyTorch)."""
+    _dims: int
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None,
+                 return_indices: bool = False, _random_samples=None):
+        super().__init__()
+        name, dims = type(self).__name__, self._dims
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             f"ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        self.kernel_size = ntuple(kernel_size, dims, "kernel_size")
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = (None if output_size is None
+                            else ntuple(output_size, dims, "output_size"))
+        self.output_ratio = (None if output_ratio is None
+                             else FP.per_axis(output_ratio, dims, "output_ratio", name))
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        pool = FP.fractional_max_pool2d if self._dims == 2 else FP.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio,
+                    self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, H, W) or (C, H, W) input."""
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, D, H, W) or (C, D, H, W) input."""
+    _dims = 3
+
 __all__ = ["MaxPool2d", "AvgPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
            "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool1d", "AvgPool1d",
@@ -279,4 +320,4 @@ __all__ = ["MaxPool2d", "AvgPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3
            "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
            "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d", "CircularPad2d",
            "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
-           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
+           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]

@@ -1,0 +1,65 @@
+"""Fractional max pooling: values, indices and gradients against PyTorch with the same random
+samples (they fix the windows), the modules, and bad arguments."""
+import numpy as np
+import pytest
+
+import clgrad as cg
+import clgrad.nn as cnn
+from helpers import F, check, library, make
+
+SAMPLES_2D = make((2, 3, 2), low=0.0, high=1.0)
+SAMPLES_3D = make((1, 2, 3), low=0.0, high=1.0)
+
+
+def test_fractional_max_pool2d_values_indices_and_gradient():
+    def pool(x):
+        samples = library(x).tensor(SAMPLES_2D)
+        return [*F(x).fractional_max_pool2d(x, (3, 2), output_size=(4, 5), return_indices=True,
+                                            _random_samples=samples),
+                F(x).fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.75),
+                                           _random_samples=samples)]
+    check(pool, (2, 3, 10, 9))
+
+
+def test_fractional_max_pool3d_unbatched_and_a_window_per_axis():
+    def pool(x):
+        samples = library(x).tensor(SAMPLES_3D)
+        return F(x).fractional_max_pool3d_with_indices(x, (2, 3, 2), output_size=(3, 1, 4),
+                                                       _random_samples=samples)
+    check(pool, (2, 5, 6, 7))
+
+
+def test_fractional_max_pool_gradient_goes_to_the_last_nan():
+    x = make((1, 1, 4, 4))
+    x[0, 0, 1, 1] = x[0, 0, 2, 2] = np.nan
+    samples = SAMPLES_2D[:1, :1]
+    check(lambda t: F(t).fractional_max_pool2d(t, 3, output_size=2,
+                                               _random_samples=library(t).tensor(samples)), x)
+
+
+def test_fractional_max_pool_modules():
+    x = cg.tensor(make((1, 2, 8, 8)))
+    pooled, index = cnn.FractionalMaxPool2d(3, output_ratio=0.5, return_indices=True)(x)
+    assert pooled.shape == (1, 2, 4, 4) and index.dtype == cg.int64
+    # every value is the input's at its index
+    flat = x.numpy().reshape(1, 2, -1)
+    np.testing.assert_array_equal(np.take_along_axis(flat, index.numpy().reshape(1, 2, -1), 2),
+                                  pooled.numpy().reshape(1, 2, -1))
+    fixed = cnn.FractionalMaxPool3d(2, output_size=3, _random_samples=cg.tensor(SAMPLES_3D))
+    assert "_random_samples" in dict(fixed.named_buffers())
+    assert repr(fixed) == "FractionalMaxPool3d()"
+    assert fixed(cg.tensor(make((1, 2, 5, 5, 5)))).shape == (1, 2, 3, 3, 3)
+
+
+@pytest.mark.parametrize("build, error", [
+    (lambda lib: lib.nn.FractionalMaxPool2d(2), ValueError),
+    (lambda lib: lib.nn.FractionalMaxPool2d(2, output_size=2, output_ratio=0.5), ValueError),
+    (lambda lib: lib.nn.FractionalMaxPool2d(2, output_ratio=1.5), ValueError),
+    (lambda lib: lib.nn.functional.fractional_max_pool2d(lib.ones(1, 1, 4, 4), 3,
+                                                         output_size=3), RuntimeError),
+])
+def test_fractional_max_pool_bad_arguments(build, error):
+    import torch
+    for lib in (torch, cg):
+        with pytest.raises(error):
+            build(lib)
