@@ -28,9 +28,13 @@ from .conv_layers import *  # noqa: E402,F401,F403
 from .containers import Container, ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
 from .dropout_layers import (AlphaDropout, Dropout1d, Dropout2d,  # noqa: E402,F401
                              Dropout3d, FeatureAlphaDropout)
-from .layers import EmbeddingBag  # noqa: E402,F401
+from .cross_map_lrn import CrossMapLRN2d  # noqa: E402,F401
+from .layers import BatchNorm3d, EmbeddingBag, SyncBatchNorm  # noqa: E402,F401
+from .parallel import DataParallel  # noqa: E402,F401
+from . import parallel  # noqa: E402,F401
 from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402,F401
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
+                   LinearCrossEntropyLoss,
                    MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
                    MultiMarginLoss, NLLLoss2d, PairwiseDistance, PoissonNLLLoss, SmoothL1Loss,
                    SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
@@ -42,5 +46,6 @@ from .transformer import *  # noqa: E402,F401,F403
 __all__ += _activation_layers.__all__ + _attention_layers.__all__ + _conv_layers.__all__ + \
     _loss.LOSSES_MORE + _normalization_layers.__all__ + _pooling_layers.__all__ + \
     _recurrent.__all__ + _transformer.__all__ + [
-        "Container", "EmbeddingBag", "ModuleDict", "ParameterList", "ParameterDict",
+        "BatchNorm3d", "Container", "CrossMapLRN2d", "DataParallel", "EmbeddingBag",
+        "SyncBatchNorm", "ModuleDict", "ParameterList", "ParameterDict",
         "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]

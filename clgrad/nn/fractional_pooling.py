@@ -17,7 +17,7 @@ from ..frontend import creation
 from ..frontend.backward import record
 from ..frontend.reductions import max_at_first
 from ..frontend.tensor import Tensor
-from .pooling import _spatial_input
+from .pooling import spatial_input
 
 
 def per_axis(value, dims: int, name: str, op: str) -> tuple:
@@ -60,7 +60,7 @@ def _starts(samples: Tensor, n: int, m: int, k: int) -> Tensor:
 
 def _fractional_max_pool(op, input, kernel_size, output_size, output_ratio, return_indices,
                          samples, dims: int):
-    node, unbatched = _spatial_input(op, input, dims)
+    node, unbatched = spatial_input(op, input, dims)
     x = Tensor(node, input.device) if unbatched else input
     batch, channels, *spatial = x.shape
     kernel = tuple(int(k) for k in per_axis(kernel_size, dims, "kernel_size", op))

@@ -138,6 +138,44 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    _dims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm whose statistics span the processes of process_group; in one process, as
+    clgrad runs (and PyTorch's does without a process group), they are this batch's."""
+    _dims = range(2, 64)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, process_group=None,
+                 device=None, dtype=None, *, bias: bool = True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input) -> None:
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+        super()._check_input_dim(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """module with every batch norm layer in it replaced by a SyncBatchNorm holding the
+        same parameters, buffers and mode."""
+        if isinstance(module, _BatchNorm) and not isinstance(module, cls):
+            sync = cls(module.num_features, module.eps, module.momentum, module.affine,
+                       module.track_running_stats, process_group)
+            for name, value in [*module.named_parameters(recurse=False),
+                                *module.named_buffers(recurse=False)]:
+                setattr(sync, name, value)
+            sync.train(module.training)
+            return sync
+        for name, child in list(module.named_children()):
+            setattr(module, name, cls.convert_sync_batchnorm(child, process_group))
+        return module
+
+
 class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm=None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,

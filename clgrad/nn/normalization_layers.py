@@ -11,7 +11,7 @@ from . import functional as F
 from . import init
 from . import normalization as N
 from .functional_module import FunctionalModule
-from .layers import BatchNorm2d, NormBase
+from .layers import NormBase
 from .module import Module, place
 from .parameter import Parameter, register_affine, register_bias
 
@@ -157,12 +157,6 @@ class LocalResponseNorm(FunctionalModule, fn=N.local_response_norm):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
-class BatchNorm3d(BatchNorm2d):
-    """nn/layers.py's batch norm over (N, C, D, H, W) (a subclass of BatchNorm2d here, which
-    PyTorch's is not, as nn/layers.py's common base is private)."""
-    _dims = (5,)
-
-
 class Unflatten(Module):
     def __init__(self, dim: int, unflattened_size):
         super().__init__()
@@ -223,4 +217,4 @@ class Bilinear(Module):
 
 
 __all__ = ["RMSNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-           "LocalResponseNorm", "BatchNorm3d", "Unflatten", "Bilinear"]
+           "LocalResponseNorm", "Unflatten", "Bilinear"]

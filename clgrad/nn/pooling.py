@@ -34,7 +34,7 @@ def _sizes(op: str, output_size, spatial: tuple[int, ...]) -> tuple[int, ...]:
     return sizes
 
 
-def _spatial_input(op: str, input, dims: int):
+def spatial_input(op: str, input, dims: int):
     """input's node with a batch dim (an unbatched input gets one), and whether it was added."""
     if input.ndim not in (dims + 1, dims + 2):
         raise RuntimeError(f"{op}(): Expected {dims + 1}D or {dims + 2}D tensor, but got "
@@ -114,7 +114,7 @@ def _max_axis(x: ir.Node, axis: int, m: int):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    x, unbatched = _spatial_input("adaptive_avg_pool2d", input, 2)
+    x, unbatched = spatial_input("adaptive_avg_pool2d", input, 2)
     oh, ow = _sizes("adaptive_avg_pool2d", output_size, x.shape[2:])
     out = _avg_axis(_avg_axis(x, 3, ow), 2, oh)
     return record("adaptive_avg_pool2d", out.reshape(out.shape[1:]) if unbatched else out,
@@ -122,7 +122,7 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    x, unbatched = _spatial_input("adaptive_avg_pool1d", input, 1)
+    x, unbatched = spatial_input("adaptive_avg_pool1d", input, 1)
     (o,) = _sizes("adaptive_avg_pool1d", output_size, x.shape[2:])
     out = _avg_axis(x, 2, o)
     return record("squeeze_dim", out.reshape(out.shape[1:]) if unbatched else out,
@@ -130,7 +130,7 @@ def adaptive_avg_pool1d(input, output_size):
 
 
 def adaptive_avg_pool3d(input, output_size):
-    x, unbatched = _spatial_input("adaptive_avg_pool3d", input, 3)
+    x, unbatched = spatial_input("adaptive_avg_pool3d", input, 3)
     od, oh, ow = _sizes("adaptive_avg_pool3d", output_size, x.shape[2:])
     out = _avg_axis(_avg_axis(_avg_axis(x, 4, ow), 3, oh), 2, od)
     return record("adaptive_avg_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
@@ -140,7 +140,7 @@ def adaptive_avg_pool3d(input, output_size):
 def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
     if return_indices:
         raise NotImplementedError("adaptive_max_pool3d: return_indices=True is not supported")
-    x, unbatched = _spatial_input("adaptive_max_pool3d", input, 3)
+    x, unbatched = spatial_input("adaptive_max_pool3d", input, 3)
     od, oh, ow = _sizes("adaptive_max_pool3d", output_size, x.shape[2:])
     if 0 in (od, oh, ow):
         out = ir.const(0.0, x.dtype, x.shape[:2] + (od, oh, ow))
@@ -151,7 +151,7 @@ def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
 
 
 def _adaptive_max2d(input, output_size, op):
-    x, unbatched = _spatial_input(op, input, 2)
+    x, unbatched = spatial_input(op, input, 2)
     oh, ow = _sizes(op, output_size, x.shape[2:])
     n, c, h, w = x.shape
     if oh == 0 or ow == 0:
@@ -184,7 +184,7 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
-    x, unbatched = _spatial_input("adaptive_max_pool1d", input, 1)
+    x, unbatched = spatial_input("adaptive_max_pool1d", input, 1)
     (o,) = _sizes("adaptive_max_pool1d", output_size, x.shape[2:])
     out, index = _max_axis(x, 2, o)
     return _pooled("squeeze_dim", input, out, index, unbatched, return_indices)
