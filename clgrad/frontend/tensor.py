@@ -106,11 +106,21 @@ class Tensor:
         realize(self)
         return self
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The value as a NumPy array. On a CPU device it is this tensor's memory, as
+        PyTorch's is: NumPy's writes change the tensor, and the tensor's in-place ops change
+        the array (computed at once, inplace.py). It is a copy on a GPU, for a tensor that
+        requires grad (PyTorch refuses those; clgrad's own code and tests read them) and for a
+        view that is not the whole of its base (a slice, a transpose), which has memory of its
+        own in clgrad. force=True detaches first, as PyTorch's does."""
+        if force:
+            return self.detach().numpy()
         if self.dtype == dt.bfloat16:
             raise TypeError("numpy: Got unsupported ScalarType BFloat16 (NumPy has no bfloat16; "
                             "convert with .float() first)")
-        return host_values(self)
+        if self.requires_grad or not self.device.shares_host_memory:
+            return host_values(self)
+        return shared_values(self)
 
     def item(self):
         if self.numel() != 1:
@@ -378,6 +388,26 @@ def host_values(t: Tensor) -> np.ndarray:
         engine.storage(t.node.arg).read(out)
         jit_protocol.downloaded()
     return dt.decode(out, t.dtype)
+
+
+def shared_values(t: Tensor) -> np.ndarray:
+    """t's value as a NumPy array over the memory of the buffer holding it (a CPU device's):
+    the one t detaches, or t's own, made first where another value could name it."""
+    node = t.node
+    while node.op is Op.DETACH:
+        node = node.src[0]
+    if node.op is not Op.BUFFER:
+        t.realize()
+        node = t.node
+    ref = engine.own_buffer(node, t.device)
+    if ref is not node.buffer:      # the same value, in memory of t's own
+        t._node = ir.buffer(ref, t.dtype, t.shape)
+        jit_protocol.holds_buffer(t)
+    memory = engine.storage(ref).host_view()
+    jit_protocol.downloaded()
+    storage = np.dtype(dt.storage_numpy(t.dtype))
+    values = memory[:t.numel() * storage.itemsize].view(storage).reshape(t.shape)
+    return dt.decode(values, t.dtype)
 
 
 def realize(*tensors: Tensor) -> None:
