@@ -131,6 +131,17 @@ def test_arrays_clgrad_cannot_share_are_copied():
     np.testing.assert_array_equal(t.numpy(), np.full(3, 2.0))
 
 
+def test_numpy_of_a_view_is_a_copy_and_the_view_keeps_its_base_s_value():
+    """PyTorch's slice shares its base's memory; clgrad's has none of its own to share."""
+    t = cg.from_numpy(np.arange(4, dtype=np.float32))
+    v = t[1:]
+    v.numpy()[0] = 9
+    assert v.tolist() == t.tolist()[1:] == [1.0, 2.0, 3.0]
+    d = t.detach()
+    d.numpy()[0] = 5          # a detached tensor is its base's memory, as in PyTorch
+    assert t.tolist()[0] == 5 and v.tolist()[0] == 1
+
+
 def test_numpy_of_a_tensor_requiring_grad_is_a_copy():
     """PyTorch raises RuntimeError here; clgrad returns a copy (documented in numpy())."""
     w = cg.ones(2, requires_grad=True)
