@@ -7,9 +7,11 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 
 import clgrad as cg
+from helpers import torch
+
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch's behaviour is the reference")
 
 
 def _both(scenario):
@@ -23,6 +25,7 @@ def _same(scenario):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(r))
 
 
+@needs_torch
 def test_from_numpy_sees_numpy_writes_and_writes_in_place_into_the_array():
     def scenario(lib):
         a = np.zeros(3, np.float32)
@@ -34,6 +37,7 @@ def test_from_numpy_sees_numpy_writes_and_writes_in_place_into_the_array():
     _same(scenario)
 
 
+@needs_torch
 @pytest.mark.parametrize("change", [
     lambda t: t.mul_(3),
     lambda t: t.copy_(t * 2 + 1),        # a value computed from the old one
@@ -51,6 +55,7 @@ def test_in_place_changes_land_in_the_array(change):
     _same(scenario)
 
 
+@needs_torch
 def test_numpy_is_the_tensors_memory():
     def scenario(lib):
         t = lib.ones(3)
@@ -64,6 +69,7 @@ def test_numpy_is_the_tensors_memory():
     _same(scenario)
 
 
+@needs_torch
 def test_values_computed_before_an_in_place_change_keep_the_old_value():
     def scenario(lib):
         a = np.arange(4, dtype=np.float32)
@@ -79,7 +85,7 @@ def test_values_computed_before_an_in_place_change_keep_the_old_value():
 def test_each_dtype_shares_both_ways(dtype):
     a = np.zeros((2, 3), dtype)
     t = cg.from_numpy(a)
-    assert t.dtype.name == str(torch.from_numpy(a).dtype).removeprefix("torch.")
+    assert t.dtype.name == np.dtype(dtype).name
     n = t.numpy()
     assert n.dtype == a.dtype and np.shares_memory(n, a)
     n[1, 2] = 1
@@ -104,6 +110,7 @@ def _raised(lib, make):
     return None
 
 
+@needs_torch
 @pytest.mark.parametrize("make", [
     lambda lib: lib.from_numpy(np.zeros((3, 4), np.float32)[::-1]),
     lambda lib: lib.from_numpy(np.zeros(3, ">f4")),
@@ -182,6 +189,7 @@ def test_memory_numpy_holds_outlives_its_tensor(share):
     np.testing.assert_array_equal(others[2].numpy(), np.full(4, 2.0))
 
 
+@needs_torch
 def test_as_tensor_shares_as_pytorch_does():
     def scenario(lib):
         a = np.zeros(3, np.float32)
@@ -191,6 +199,7 @@ def test_as_tensor_shares_as_pytorch_does():
     _same(scenario)
 
 
+@needs_torch
 def test_tensor_copies_the_array_at_once():
     def scenario(lib):
         a = np.zeros(100_000, np.float32)
