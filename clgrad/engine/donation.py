@@ -87,8 +87,6 @@ def _aligned_inputs(spec: KernelSpec) -> dict[Node, list[Node]]:
     return {root: [n for n in same if n not in elsewhere] for root, (same, _) in reads.items()}
 
 
-
-
 def unshared(donor: Donor, nodes: list[Node], ref: BufferRef) -> bool:
     """Whether the graph holds the only references to the donor's leaf node, its buffer and
     the nodes between it and the output: no tensor, view or other lazy graph could read the
