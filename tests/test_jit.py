@@ -27,6 +27,9 @@ def _seed_step(x, y, w1, w2):
 
 
 def _seed_state(x, y, w1, w2):
+    """Tensors over copies of the arrays: from_numpy shares an array's memory, and the eager
+    and the jitted state must not."""
+    x, y, w1, w2 = (a.copy() for a in (x, y, w1, w2))
     return [cg.from_numpy(x), cg.from_numpy(y), cg.from_numpy(w1, requires_grad=True),
             cg.from_numpy(w2, requires_grad=True)]
 
@@ -117,7 +120,7 @@ def test_jit_replays_a_module_step_with_momentum_and_fresh_grads():
 ], ids=["SGD", "Adam", "AdamW", "RMSprop"])
 def test_jit_replays_optimizer_steps_through_learning_rate_changes(make):
     values = np.array([1.0, -2.0, 3.0], np.float32)
-    (pe, pj) = (cg.from_numpy(values, requires_grad=True) for _ in range(2))
+    (pe, pj) = (cg.from_numpy(values.copy(), requires_grad=True) for _ in range(2))
     (oe, oj) = (make([p]) for p in (pe, pj))
     (se, sj) = (optim.lr_scheduler.StepLR(o, step_size=5, gamma=0.5) for o in (oe, oj))
 
@@ -191,7 +194,7 @@ def test_jit_captures_each_argument_shape_apart():
 
 def test_jit_follows_an_optimizer_state_loaded_between_replays():
     values = np.array([1.0, -2.0, 3.0], np.float32)
-    (pe, pj) = (cg.from_numpy(values, requires_grad=True) for _ in range(2))
+    (pe, pj) = (cg.from_numpy(values.copy(), requires_grad=True) for _ in range(2))
     (oe, oj) = (optim.Adam([p], lr=0.1) for p in (pe, pj))
 
     def train(p, opt):
@@ -204,8 +207,8 @@ def test_jit_follows_an_optimizer_state_loaded_between_replays():
     for i in range(9):
         train(pe, oe)
         step(pj, oj)
-        if i == 1:              # values, not the live state tensors state_dict() shares
-            saved = [{"state": {k: {n: v.item() if n == "step" else v.numpy()
+        if i == 1:              # copies: numpy() is the memory of the live state tensors
+            saved = [{"state": {k: {n: v.item() if n == "step" else v.numpy().copy()
                                     for n, v in st.items()} for k, st in sd["state"].items()},
                       "param_groups": sd["param_groups"]}
                      for sd in (o.state_dict() for o in (oe, oj))]
@@ -262,7 +265,7 @@ def test_jit_runs_a_step_eagerly_when_a_replay_could_be_wrong(why, body):
 
 def test_jit_replays_gradients_accumulating_in_grad():
     values = np.array([1.0, 2.0], np.float32)
-    eager, jitted = (cg.from_numpy(values, requires_grad=True) for _ in range(2))
+    eager, jitted = (cg.from_numpy(values.copy(), requires_grad=True) for _ in range(2))
 
     def accumulate(w):
         (w * w).sum().backward()        # .grad grows by 2w, a new tensor each call

@@ -201,7 +201,7 @@ def test_steps_write_over_parameters_and_state_only_when_nothing_else_reads_them
     assert (buffers[1] == buffers[-1]) == donation.REFCOUNTS_VERIFIED
     np.testing.assert_allclose(p.numpy(), adam_rule(lr=0.01), rtol=1e-5, atol=1e-6)
 
-    before, m_before = p.numpy(), opt.state[p]["exp_avg"].numpy()
+    before, m_before = p.numpy(), opt.state[p]["exp_avg"].numpy().copy()   # (numpy() shares)
     lazy = p * 2                        # reads the parameter's current buffer later
     moment = opt.state[p]["exp_avg"] + 0
     grad_alias = p.grad                 # the gradient is read, never written

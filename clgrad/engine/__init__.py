@@ -5,7 +5,8 @@ codegen target per device, the buffers, and which outputs may take over an input
 It knows tensors no more than the compiler does; the frontend hands it graphs of IR nodes.
 """
 from .plan import Plan
-from .run import launch, listen, run, storage
+from .run import launch, listen, own_buffer, run, storage, write_through
 from .targets import codegen_target
 
-__all__ = ["Plan", "codegen_target", "launch", "listen", "run", "storage"]
+__all__ = ["Plan", "codegen_target", "launch", "listen", "own_buffer", "run", "storage",
+           "write_through"]

@@ -13,6 +13,7 @@ from ..compiler.ir import BufferRef, Node, toposort
 from ..compiler.kernel import KernelSpec
 from ..compiler.ops import Op
 from ..compiler.schedule import buffer_of
+from ..runtime.buffer import REFCOUNTS_VERIFIED     # where it is not: never given away
 
 
 Donor = tuple[int, int, int, int, tuple[tuple[int, int], ...]]
@@ -86,19 +87,14 @@ def _aligned_inputs(spec: KernelSpec) -> dict[Node, list[Node]]:
     return {root: [n for n in same if n not in elsewhere] for root, (same, _) in reads.items()}
 
 
-# The counts below are CPython's up to 3.13; 3.14 may borrow stack references, so a count
-# could come out right with an outside holder: there, buffers are never given away.
-REFCOUNTS_VERIFIED = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
-
-
 def unshared(donor: Donor, nodes: list[Node], ref: BufferRef) -> bool:
     """Whether the graph holds the only references to the donor's leaf node, its buffer and
     the nodes between it and the output: no tensor, view or other lazy graph could read the
     old value after a kernel overwrites it. Counted references: a node's uses in the graph,
     the graph's node list and this call; the buffer's own node (its arg and buffer), the
     graph's leaf list and this call."""
-    if not REFCOUNTS_VERIFIED:
-        return False
+    if not REFCOUNTS_VERIFIED or (ref.buffer is not None and ref.buffer.shared):
+        return False    # (NumPy may read a shared buffer: runtime/buffer.py)
     _, _, pos, uses, between = donor
     held_by_node = 2 if nodes[pos].op is Op.BUFFER else 1     # (no local name: one more ref)
     return (_only_in_graph(nodes[pos], uses) and sys.getrefcount(ref) == held_by_node + 3

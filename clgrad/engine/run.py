@@ -4,11 +4,13 @@ structure and only bind new buffers."""
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 
 from ..compiler.ir import BufferRef, Node
 from ..compiler.schedule import schedule
 from ..config import config
+from ..runtime.buffer import REFCOUNTS_VERIFIED
 from ..runtime.program import enqueue_all
 from .donation import unshared
 from .plan import Plan, graph_key, record
@@ -69,6 +71,31 @@ def launch(plan: Plan, leaves: list[BufferRef], written: list[BufferRef]) -> Non
         buffer = ref.buffer
         mems[i] = (storage(ref) if buffer is None else buffer).mem
     enqueue_all(plan.launches, mems)
+
+
+def write_through(target: Node, ref: BufferRef, device) -> BufferRef:
+    """Computes target now into the memory of ref's buffer, which NumPy shares (an in-place
+    change of a tensor over an array), waiting until it is there, and returns a new ref to
+    that memory for the changed tensor. The graphs still naming ref keep its old value: ref
+    takes a copy of it first."""
+    shared = ref.buffer
+    ref.buffer = None
+    storage(ref).copy_from(shared)
+    value = run([target], device)[0]
+    shared.copy_from(storage(value))
+    device.synchronize()    # NumPy reads the memory without asking the queue
+    return BufferRef(device, ref.nbytes, shared)
+
+
+def own_buffer(node: Node, device) -> BufferRef:
+    """A buffer holding a buffer node's value that nothing else names, whose memory NumPy may
+    write without changing another value: the node's own, or a copy where another node names
+    it too (a computed node keeps its buffer, and equal nodes are one: `cg.ones(3)` again)."""
+    if REFCOUNTS_VERIFIED and sys.getrefcount(node.buffer) == 3:   # node.arg, node.buffer
+        return node.buffer
+    copy = BufferRef(device, node.buffer.nbytes)
+    storage(copy).copy_from(storage(node.buffer))
+    return copy
 
 
 def storage(ref: BufferRef):

@@ -46,10 +46,37 @@ def _shape(args) -> tuple[int, ...]:
 
 
 def from_numpy(array: np.ndarray, device=None, requires_grad: bool = False) -> Tensor:
-    """A tensor holding a copy of array (its dtype kept where clgrad has it)."""
-    array = np.asarray(array)
+    """A tensor over array's memory, as torch.from_numpy's: on a CPU device NumPy and clgrad
+    see each other's writes, and an in-place op on the tensor lands in the array at once
+    (inplace.py). clgrad copies the array instead where it cannot share it: on a GPU, and
+    for arrays that are empty, read-only (PyTorch shares those with a warning), not
+    C-contiguous (PyTorch keeps their strides) or of a dtype clgrad lacks (uint16, uint32
+    and uint64 become int32 or int64). A value still lazy reads the memory when computed."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected np.ndarray (got {_type_name(array)})")
+    if any(s < 0 for s in array.strides):
+        raise ValueError("from_numpy: At least one stride in the given numpy array is "
+                         "negative, and tensors with negative strides are not currently "
+                         "supported. (You can probably work around this by making a copy of "
+                         "your array with array.copy().)")
+    if array.dtype.byteorder not in "=|":
+        raise ValueError("from_numpy: given numpy array has byte order different from the "
+                         "native byte order. Conversion between byte orders is currently not "
+                         "supported.")
     dtype = dt.from_numpy(array.dtype)
-    return _upload(array, dtype, device, requires_grad)
+    device = _checked_device(device, dtype)
+    buffer = device.wrap(array.view(dt.storage_numpy(dtype))) if array.dtype == dtype.np \
+        else None
+    if buffer is None:
+        return _upload(array, dtype, device, requires_grad)
+    ref = ir.BufferRef(device, array.nbytes, buffer)
+    jit_protocol.uploaded(ref)
+    return _leaf(ref, dtype, array.shape, device, requires_grad)
+
+
+def _type_name(value) -> str:
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
 
 
 def overwrite(t: Tensor, array: np.ndarray) -> None:
@@ -69,15 +96,26 @@ def alias(t: Tensor) -> Tensor:
 
 
 def _upload(array: np.ndarray, dtype: dt.DType, device, requires_grad: bool) -> Tensor:
+    device = _checked_device(device, dtype)
+    stored = np.asarray(dt.encode(array, dtype), order="C")  # ascontiguousarray makes 0-d 1-d
+    if np.may_share_memory(stored, array):
+        stored = stored.copy()  # the upload reads it later; the caller may change it before
+    ref = ir.BufferRef(device, max(stored.nbytes, dtype.itemsize))
+    if stored.size:
+        engine.storage(ref).write(stored)
+    jit_protocol.uploaded(ref)
+    return _leaf(ref, dtype, stored.shape, device, requires_grad)
+
+
+def _checked_device(device, dtype: dt.DType):
     device = get_device(device)
     if dtype == dt.float64 and not device.has_fp64:
         raise TypeError(f"float64 is not supported by {device.name} ({device.spec})")
-    array = np.asarray(dt.encode(array, dtype), order="C")  # ascontiguousarray makes 0-d 1-d
-    ref = ir.BufferRef(device, max(array.nbytes, dtype.itemsize))
-    if array.size:
-        engine.storage(ref).write(array)
-    jit_protocol.uploaded(ref)
-    t = Tensor(ir.buffer(ref, dtype, array.shape), device)
+    return device
+
+
+def _leaf(ref: ir.BufferRef, dtype: dt.DType, shape, device, requires_grad: bool) -> Tensor:
+    t = Tensor(ir.buffer(ref, dtype, shape), device)
     if requires_grad:
         t.requires_grad_()
     return t
@@ -149,11 +187,15 @@ def empty_like(input: Tensor, dtype=None, device=None, requires_grad: bool = Fal
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """data as a tensor: a tensor of that dtype and device itself, else a new one."""
+    """data as a tensor: a tensor of that dtype and device itself, a NumPy array of that
+    dtype over its memory (from_numpy), else a new one."""
+    dtype = _resolve_dtype(dtype)
     if isinstance(data, Tensor):
-        dtype = _resolve_dtype(dtype)
         return data.to(*(a for a in (device, dtype) if a is not None)) if dtype or device \
             else data
+    if isinstance(data, np.ndarray):
+        shared = from_numpy(data, device)       # (and PyTorch's checks of the array)
+        return shared if dtype in (None, shared.dtype) else tensor(data, dtype, device)
     return tensor(data, dtype=dtype, device=device)
 
 

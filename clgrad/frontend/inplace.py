@@ -4,7 +4,8 @@ Every write ends in `_commit`: the tensor takes a new IR node, its version count
 (autograd compares versions to refuse saved values that changed since), and a value that is
 still a lazy graph is remembered, so that the next schedule computes it too (a loop of
 `w -= lr * w.grad` never builds an ever longer chain). A view writes its new value back into
-its base; views of a tensor that changed read it again when next used (views.py).
+its base; views of a tensor that changed read it again when next used (views.py). A tensor
+whose memory NumPy shares takes its new value at once, in that memory (`_write_through`).
 
 - `assign(t, value)`: t takes value outside autograd, as `with no_grad(): t.copy_(value)`
   would: initialisers, load_state_dict, optimizers, step counters.
@@ -17,7 +18,8 @@ from __future__ import annotations
 
 import weakref
 
-from ..compiler.ir import Node
+from .. import engine
+from ..compiler.ir import BufferRef, Node, buffer
 from ..compiler.ops import Op
 from . import elementwise as ew
 from . import indexing, jit_protocol, views
@@ -38,12 +40,26 @@ def take_pending() -> list:
 
 def _commit(t, node: Node) -> None:
     jit_protocol.changing(t)
-    t._node = node
+    old, t._node = t._node, node
     t._counter += 1
+    if old.op is Op.BUFFER and old.arg.buffer is not None and old.arg.buffer.shared \
+            and not jit_protocol.capturing():
+        _write_through(t, old.arg)
+        return
     if node.op is Op.BUFFER:
         jit_protocol.holds_buffer(t)
     if node.op is not Op.CONST:
         _PENDING[id(t)] = weakref.ref(t)
+
+
+def _write_through(t, shared: BufferRef) -> None:
+    """t's memory is shared with NumPy (from_numpy, numpy()): its new value is computed now,
+    into that memory, since NumPy reading it cannot start a computation. PyTorch's in-place
+    ops write there at once too. A jit capture's steps give their results new buffers, whose
+    replays launch the same kernels each step: there t leaves the shared memory instead."""
+    ref = engine.write_through(t._node, shared, t.device)
+    t._node = buffer(ref, t.dtype, t.shape)
+    jit_protocol.holds_buffer(t)
 
 
 def assign(t, value, op: str = "assign"):

@@ -106,11 +106,21 @@ class Tensor:
         realize(self)
         return self
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The value as a NumPy array. On a CPU device it is this tensor's memory, as
+        PyTorch's is: NumPy's writes change the tensor, and the tensor's in-place ops change
+        the array (computed at once, inplace.py). It is a copy on a GPU, for a tensor that
+        requires grad (PyTorch refuses those; clgrad's own code and tests read them) and for a
+        view other than detach() (a slice, a reshape: clgrad would give it memory of its own,
+        not its base's). force=True detaches first, as PyTorch's does."""
+        if force:
+            return self.detach().numpy()
         if self.dtype == dt.bfloat16:
             raise TypeError("numpy: Got unsupported ScalarType BFloat16 (NumPy has no bfloat16; "
                             "convert with .float() first)")
-        return host_values(self)
+        if self.requires_grad or not self.device.shares_host_memory:
+            return host_values(self)
+        return shared_values(self)
 
     def item(self):
         if self.numel() != 1:
@@ -378,6 +388,39 @@ def host_values(t: Tensor) -> np.ndarray:
         engine.storage(t.node.arg).read(out)
         jit_protocol.downloaded()
     return dt.decode(out, t.dtype)
+
+
+def shared_values(t: Tensor) -> np.ndarray:
+    """t's value as a NumPy array over the memory of the buffer holding it (a CPU device's):
+    the one t detaches, or t's own, made first where another value could name it. A view's
+    memory of its own would not be its base's, so a view other than a detach gets a copy."""
+    node = _memory_node(t)
+    view = t._view
+    if view is not None and (node is None or node is not _memory_node(view.base)):
+        return host_values(t)
+    if node is None:
+        t.realize()
+        node = t.node
+    ref = engine.own_buffer(node, t.device)
+    if ref is not node.buffer:      # the same value, in memory of t's own
+        if view is not None:
+            return host_values(t)
+        t._node = ir.buffer(ref, t.dtype, t.shape)
+        jit_protocol.holds_buffer(t)
+    memory = engine.storage(ref).host_view()
+    jit_protocol.downloaded()
+    storage = np.dtype(dt.storage_numpy(t.dtype))
+    values = memory[:t.numel() * storage.itemsize].view(storage).reshape(t.shape)
+    return dt.decode(values, t.dtype)
+
+
+def _memory_node(t: Tensor) -> ir.Node | None:
+    """The buffer node whose memory holds t's value as it is (t's own, or the one t
+    detaches), or None while t is a graph still to compute."""
+    node = t.node
+    while node.op is Op.DETACH:
+        node = node.src[0]
+    return node if node.op is Op.BUFFER else None
 
 
 def realize(*tensors: Tensor) -> None:

@@ -199,7 +199,7 @@ class Embedding(Module):
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            values = self.weight.detach().numpy()
+            values = self.weight.detach().numpy().copy()    # numpy() is the weight's memory
             values[self.padding_idx] = 0
             assign(self.weight, creation.tensor(values, dtype=self.weight.dtype,
                                                 device=self.weight.device))

@@ -2,11 +2,19 @@
 
 Freed memory goes back to the pool rather than to the driver: writing into freshly
 allocated memory pays first-touch page faults and is 3-5x slower than reusing a buffer.
+
+On a CPU device the host's memory is the device's, and NumPy can share it both ways: a
+Buffer can be made over an array's own memory (`BufferPool.wrap`), and `Buffer.host_view`
+shows a buffer's memory to NumPy without a copy. Such a buffer is `shared`: whatever writes
+it changes what the other side reads, so it is never recycled or handed to another result
+while NumPy can still see it.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,6 +33,12 @@ _OOM_CODES = {
     cl.status_code.OUT_OF_RESOURCES,
     cl.status_code.OUT_OF_HOST_MEMORY,
 }
+
+
+# Whether sys.getrefcount counts every holder: CPython up to 3.13 (3.14 may borrow stack
+# references, so a count could come out right with an outside holder). Where it does not,
+# nothing that decides by counting references takes a chance.
+REFCOUNTS_VERIFIED = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
 class OutOfMemoryError(RuntimeError):
@@ -59,6 +73,24 @@ class BufferPool:
             self.cached_bytes -= size
             return Buffer(self, nbytes, size, free.pop())
         return Buffer(self, nbytes, size, self._create(nbytes, size))
+
+    def wrap(self, array: np.ndarray) -> Buffer | None:
+        """A Buffer over array's own memory (kernels and NumPy see each other's writes; the
+        memory stays the array's and never joins the pool), or None where this device cannot
+        share it: not a CPU device, or an array that is empty, read-only, not C-contiguous or
+        not aligned for its elements (clgrad's kernels load whole elements), or a runtime
+        that would keep a copy of its own (its mapping would not be the array's memory)."""
+        if not (self.device.shares_host_memory and array.size and array.flags.c_contiguous
+                and array.flags.writeable and array.flags.aligned):
+            return None
+        flags = cl.mem_flags.READ_WRITE | cl.mem_flags.USE_HOST_PTR
+        buffer = Buffer(self, array.nbytes, 0, cl.Buffer(self.device.context, flags,
+                                                         hostbuf=array))
+        buffer._host, buffer._owner = array, _owner(array)
+        if _address(buffer._map()) != _address(array):
+            buffer.release()
+            return None
+        return buffer
 
     def free_all(self) -> None:
         """Drop every cached allocation, returning the memory to the driver."""
@@ -121,7 +153,8 @@ class Buffer:
     """`nbytes` of memory on one device; its memory returns to the pool when released or
     garbage-collected."""
 
-    __slots__ = ("pool", "nbytes", "_size", "mem", "_pending_write")
+    __slots__ = ("pool", "nbytes", "_size", "mem", "_pending_write", "_host", "_owner",
+                 "_mapped", "_view")
     transfers = 0       # copies to or from the host so far, all buffers together (for jit)
 
     def __init__(self, pool: BufferPool, nbytes: int, size: int, mem: cl.Buffer):
@@ -131,6 +164,42 @@ class Buffer:
         self.mem = mem
         # The non-blocking upload's event keeps the host array alive until the copy is done.
         self._pending_write: cl.Event | None = None
+        self._host: np.ndarray | None = None      # the array this buffer was made over (wrap)
+        self._owner: np.ndarray | None = None     # the array owning its memory, if one does
+        self._mapped: np.ndarray | None = None    # its memory mapped for the host, once asked
+        self._view: weakref.ref | None = None     # host_view's array, while one is alive
+
+    @property
+    def shared(self) -> bool:
+        """Whether NumPy can see this buffer's memory now: an array of host_view's is alive,
+        or it was made over an array that something besides this buffer still holds (any
+        array over that memory holds the array owning it). Its contents are then no one
+        else's to overwrite, and a change must reach the memory at once."""
+        if self._view is not None and self._view() is not None:
+            return True
+        if self._host is None:
+            return False
+        # held by our array's base, our _owner and getrefcount's argument
+        return self._owner is None or not REFCOUNTS_VERIFIED or sys.getrefcount(self._owner) > 3
+
+    def host_view(self) -> np.ndarray:
+        """This buffer's bytes as a NumPy array over its own memory, after the kernels queued
+        before it finished. The array keeps the buffer alive, so its memory is never handed
+        to another tensor while the array (or a view of it) lives. CPU devices only."""
+        view = None if self._view is None else self._view()
+        if view is None:
+            memory = self._host if self._host is not None else self._map()
+            view = np.asarray(_HostMemory(memory, self))
+            self._view = weakref.ref(view)
+        self.device.queue.finish()
+        return view
+
+    def copy_from(self, other: Buffer) -> None:
+        """Copies other's bytes in, on the queue after the kernels launched before."""
+        nbytes = min(self.nbytes, other.nbytes)
+        if nbytes:
+            cl.enqueue_copy(self.device.queue, self._live_mem(), other._live_mem(),
+                            byte_count=nbytes)
 
     @property
     def device(self) -> Device:
@@ -159,13 +228,31 @@ class Buffer:
 
     def release(self) -> None:
         """Give the memory back to the pool now; the Buffer is unusable afterwards."""
-        if self.mem is not None:
-            self._pending_write = None  # waits for an upload still in flight
+        if self.mem is None:
+            return
+        self._pending_write = None  # waits for an upload still in flight
+        if self._mapped is not None:
+            self._mapped.base.release(self.device.queue)
+            self._mapped = None
+        if self._host is not None:
+            # the memory is the array's: no kernel may still write it once the array can die
+            self.device.queue.finish()
+            self.mem.release()
+            self._host = self._owner = None
+        else:
             self.pool._put(self._size, self.mem)
-            self.mem = None
+        self.mem = None
 
     def __del__(self) -> None:
         self.release()
+
+    def _map(self) -> np.ndarray:
+        """This buffer's memory as the host sees it (a CPU runtime maps it where it is)."""
+        if self._mapped is None:
+            flags = cl.map_flags.READ | cl.map_flags.WRITE
+            self._mapped, _ = cl.enqueue_map_buffer(self.device.queue, self._live_mem(), flags,
+                                                    0, (self.nbytes,), np.uint8)
+        return self._mapped
 
     def _live_mem(self) -> cl.Buffer:
         if self.mem is None:
@@ -180,3 +267,26 @@ class Buffer:
     def __repr__(self) -> str:
         state = "released" if self.mem is None else f"{self.nbytes} bytes"
         return f"<Buffer {state} on {self.device.spec}>"
+
+
+class _HostMemory:
+    """Shows memory (an array over it) to NumPy as bytes, keeping the Buffer that owns it
+    alive for as long as any array made from it lives."""
+    __slots__ = ("__array_interface__", "buffer")
+
+    def __init__(self, memory: np.ndarray, buffer: Buffer):
+        self.buffer = buffer
+        self.__array_interface__ = {"shape": (buffer.nbytes,), "typestr": "|u1",
+                                    "data": (_address(memory), False), "version": 3}
+
+
+def _owner(array: np.ndarray) -> np.ndarray | None:
+    """The array owning array's memory (NumPy makes every view's base that array), or None
+    when another kind of object owns it (bytes, an mmap), which NumPy does not count."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array if array.base is None else None
+
+
+def _address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]

@@ -14,6 +14,7 @@ import functools
 import re
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pyopencl as cl
 
@@ -21,6 +22,9 @@ from ..config import config
 from . import icd, pocl_store, probe
 from .buffer import Buffer, BufferPool
 from .program import Kernel, Program, get_kernels, get_program
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _SPEC_RE = re.compile(r"cl:(\d+):(\d+)")
 
@@ -96,6 +100,16 @@ class Device:
 
     def alloc(self, nbytes: int) -> Buffer:
         return self.pool.alloc(nbytes)
+
+    def wrap(self, array: np.ndarray) -> Buffer | None:
+        """A buffer over array's own memory, or None where it cannot be (BufferPool.wrap)."""
+        return self.pool.wrap(array)
+
+    @functools.cached_property
+    def shares_host_memory(self) -> bool:
+        """Whether NumPy arrays and this device's buffers can be the same memory: a CPU
+        device (a GPU's memory, even a unified one, is the GPU's to cache)."""
+        return self.kind == "cpu" and bool(self.cl_device.host_unified_memory)
 
     def build(self, name: str, source: str, options: Sequence[str] | None = None) -> Program:
         return get_program(self, name, source,
