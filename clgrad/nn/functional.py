@@ -22,8 +22,9 @@ from ..frontend.reductions import log_softmax_node
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
 from .loss_functions import legacy_reduction
-from .convolution import (avg_pool2d, conv1d, conv2d, conv_tbc,  # noqa: F401
-                          conv_transpose1d, conv_transpose2d, max_pool2d)  # (re-exported)
+from .convolution import (avg_pool2d, conv1d, conv2d, conv3d, conv_tbc,  # noqa: F401
+                          conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                          max_pool2d)  # (re-exported)
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -440,7 +441,8 @@ def one_hot(tensor, num_classes: int = -1):
 __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
            "embedding", "pad", "layer_norm", "batch_norm", "nll_loss",
            "cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
-           "conv_tbc", "conv_transpose1d", "conv_transpose2d", "max_pool2d",
+           "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "max_pool2d",
            "avg_pool2d", "one_hot"]
 
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
