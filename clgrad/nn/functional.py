@@ -447,7 +447,7 @@ __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "gelu",
 
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
 from . import (activation as _activation, attention as _attention,  # noqa: E402
-               distance as _distance, embedding_bag as _embedding_bag,
+               distance as _distance, embedding_bag as _embedding_bag, folding as _folding,
                fractional_pooling as _fractional_pooling,
                grid_sampling as _grid_sampling, loss_functions as _loss_functions,
                normalization as _normalization, pooling as _pooling,
@@ -457,6 +457,7 @@ from .activation import *  # noqa: E402,F401,F403
 from .attention import *  # noqa: E402,F401,F403
 from .distance import *  # noqa: E402,F401,F403
 from .embedding_bag import *  # noqa: E402,F401,F403
+from .folding import *  # noqa: E402,F401,F403
 from .fractional_pooling import *  # noqa: E402,F401,F403
 from .grid_sampling import *  # noqa: E402,F401,F403
 from .ranking_losses import *  # noqa: E402,F401,F403
@@ -468,8 +469,8 @@ from .resampling import *  # noqa: E402,F401,F403
 
 avg_pool2d = _pooling.avg_pool2d    # convolution.py's, and with ceil_mode
 pad = _resampling.with_modes(pad)   # the constant pad above, and reflect, replicate, circular
-__all__ += [name for module in (_activation, _attention, _distance, _embedding_bag,
-                                _fractional_pooling,
-                                _grid_sampling, _loss_functions, _normalization, _pooling,
-                                _ranking_losses, _resampling, _unpooling)
+__all__ += [name for module in (_activation, _attention, _distance, _embedding_bag, _folding,
+                                _fractional_pooling, _grid_sampling, _loss_functions,
+                                _normalization, _pooling, _ranking_losses, _resampling,
+                                _unpooling)
            for name in module.__all__]
