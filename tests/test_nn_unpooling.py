@@ -38,13 +38,15 @@ def _volume():
     return x
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(kernel_size=2),
-    dict(kernel_size=(3, 2, 3), stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1),
-         ceil_mode=True),
+@pytest.mark.parametrize("kwargs, grad", [
+    (dict(kernel_size=2), True),
+    # the indices where windows overlap, reach into padding and past the end (the values'
+    # gradient there is test_nn_pooling's, and costly to build with a NaN in the volume)
+    (dict(kernel_size=(3, 2, 3), stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1),
+          ceil_mode=True), False),
 ])
-def test_max_pool3d_indices(kwargs):
-    check(lambda t: F(t).max_pool3d(t, return_indices=True, **kwargs), _volume())
+def test_max_pool3d_indices(kwargs, grad):
+    check(lambda t: F(t).max_pool3d(t, return_indices=True, **kwargs), _volume(), grad=grad)
     check(lambda t: F(t).max_pool3d_with_indices(t, **kwargs)[1], _volume(), grad=False)
 
 
