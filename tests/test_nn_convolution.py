@@ -1,6 +1,5 @@
 """conv1d, conv3d, the transposed convolutions and torch.convolution: forward and backward
 against PyTorch, empty batches, their errors, and the kernels a transposed convolution costs."""
-import numpy as np
 import pytest
 
 import clgrad as cg
@@ -95,6 +94,10 @@ def test_conv3d(kw, weight):
 def test_conv_transpose3d(kw, shapes):
     check(lambda x, w, *b: F(x).conv_transpose3d(x, w, *b, **kw), *shapes, atol=1e-4,
           grad_atol=1e-3)
+
+
+def test_top_level_3d_convolutions_are_the_functionals():
+    assert cg.conv3d is CF.conv3d and cg.conv_transpose3d is CF.conv_transpose3d
 
 
 def test_torch_convolution_takes_lists_and_the_transposed_flag():
