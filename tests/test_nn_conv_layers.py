@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d, ConvTranspose1d and ConvTranspose2d layers against PyTorch's with the same
+"""Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d and ConvTranspose3d layers against PyTorch's with the same
 weights: reprs, outputs, input and parameter gradients, padding modes, output_size."""
 import numpy as np
 import pytest
@@ -43,6 +43,16 @@ def test_transposed_convolutions():
     _compare("ConvTranspose2d", (4, 6, 3), dict(stride=2, padding=1, groups=2), (2, 4, 7, 6),
              output_size=(14, 12))
     _compare("ConvTranspose2d", (4, 2, (2, 3)), dict(dilation=2, bias=False), (4, 7, 6))
+
+
+def test_3d_convolutions():
+    _compare("Conv3d", (4, 6, (2, 3, 2)), dict(padding=1, groups=2), (2, 4, 4, 5, 4))
+    # (padding modes other than zeros pad all three axes before the convolution: one row, as
+    # their 3-D backward is a costly kernel to build)
+    _compare("Conv3d", (2, 3, 2), dict(padding="same", dilation=(1, 2, 1),
+                                       padding_mode="circular"), (2, 4, 3, 5))
+    _compare("ConvTranspose3d", (4, 2, 2), dict(stride=2, padding=1, dilation=(1, 2, 1),
+                                                bias=False), (4, 3, 3, 2), output_size=(5, 6, 3))
 
 
 def test_conv_layer_errors():

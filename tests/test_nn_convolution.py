@@ -1,12 +1,10 @@
-"""conv1d and the transposed convolutions: forward and backward against PyTorch, their errors,
-and the kernels a transposed convolution costs."""
-import numpy as np
+"""conv1d, conv3d, the transposed convolutions and torch.convolution: forward and backward
+against PyTorch, empty batches, their errors, and the kernels a transposed convolution costs."""
 import pytest
 
 import clgrad as cg
 import clgrad.nn.functional as CF
-from helpers import F, check, torch
-
+from helpers import F, check, library, torch
 
 
 @pytest.mark.parametrize("kw", [
@@ -74,3 +72,74 @@ def test_convolution_errors_name_the_op_and_shapes():
         with pytest.raises(RuntimeError):
             torch.nn.functional.conv_transpose2d(torch.ones(1, 2, 4, 4), torch.ones(2, 3, 3, 3),
                                                  stride=2, output_padding=2)
+
+
+@pytest.mark.parametrize("kw, weight", [
+    ({}, (6, 4, 2, 2, 2)),
+    (dict(stride=(1, 2, 1), padding=(1, 0, 1), dilation=(1, 1, 2), groups=2), (6, 2, 2, 2, 3)),
+    (dict(padding="same", dilation=(2, 1, 1)), (6, 4, 2, 3, 2)),    # odd totals: one more after
+])
+@pytest.mark.filterwarnings("ignore:Using padding='same'")   # PyTorch's, about its own copy
+def test_conv3d(kw, weight):
+    out = check(lambda x, w, b: F(x).conv3d(x, w, b, **kw), (2, 4, 4, 5, 5), weight, (6,),
+                atol=1e-4, grad_atol=1e-3)
+    assert out[0].grad_fn.name() == "ConvolutionBackward0"
+
+
+@pytest.mark.parametrize("kw, shapes", [
+    (dict(stride=2, padding=(1, 0, 0), output_padding=(1, 0, 1), groups=2),
+     ((2, 4, 3, 3, 2), (4, 3, 2, 2, 2), (6,))),
+    (dict(dilation=(2, 1, 1), stride=(1, 2, 1)), ((4, 3, 3, 2), (4, 2, 2, 2, 2))),  # unbatched
+])
+def test_conv_transpose3d(kw, shapes):
+    check(lambda x, w, *b: F(x).conv_transpose3d(x, w, *b, **kw), *shapes, atol=1e-4,
+          grad_atol=1e-3)
+
+
+def test_top_level_3d_convolutions_are_the_functionals():
+    assert cg.conv3d is CF.conv3d and cg.conv_transpose3d is CF.conv_transpose3d
+
+
+def test_torch_convolution_takes_lists_and_the_transposed_flag():
+    check(lambda x, w, b: library(x).convolution(x, w, b, [2], [1], [1], True, [1], 1),
+          (2, 3, 4, 3, 3), (3, 2, 2, 2, 2), (2,), atol=1e-4, grad_atol=1e-3)
+    check(lambda x, w: library(x).convolution(x, w, None, [1, 2], [0, 1], [2, 1], False, [0, 0],
+                                              3), (2, 6, 7, 6), (3, 2, 2, 3), atol=1e-4)
+
+
+def test_convolutions_of_an_empty_batch():
+    """(0, O, ...) out; the weight and bias get zero gradients, as PyTorch's do."""
+    check(lambda x, w, b: [F(x).conv3d(x, w, b, padding=1),
+                           F(x).conv_transpose2d(x[:, :, 0], w[:, :, 0], b, stride=2)],
+          (0, 4, 3, 3, 3), (4, 4, 2, 2, 2), (4,))
+
+
+ERRORS = [   # each called on clgrad and on torch: the same exception type
+    lambda lib: lib.nn.functional.conv3d(lib.zeros(3, 3), lib.zeros(6, 4, 1, 1, 1)),
+    lambda lib: lib.nn.functional.conv3d(lib.zeros(1, 1, 4, 3, 3, 3), lib.zeros(6, 4, 1, 1, 1)),
+    lambda lib: lib.nn.functional.conv3d(lib.zeros(1, 4, 3, 3, 3), lib.zeros(6, 2, 1, 1, 1),
+                                         groups=4),
+    lambda lib: lib.nn.functional.conv3d(lib.zeros(1, 4, 3, 3, 3), lib.zeros(6, 4, 1, 1, 1),
+                                         groups=0),
+    lambda lib: lib.nn.functional.conv_transpose3d(lib.zeros(1, 4, 3, 3, 3),
+                                                   lib.zeros(4, 6, 1, 1, 1), groups=3),
+    lambda lib: lib.nn.functional.conv3d(lib.zeros(1, 4, 3, 3, 3), lib.zeros(6, 4, 1, 1, 1),
+                                         stride=(1, 2)),
+    lambda lib: lib.nn.functional.conv3d(lib.zeros(1, 4, 3, 3, 3), lib.zeros(6, 4, 1, 1, 1),
+                                         padding="full"),
+    lambda lib: lib.nn.functional.conv3d(lib.zeros(1, 4, 3, 3, 3), lib.zeros(6, 4, 1, 1, 1),
+                                         lib.zeros(5)),
+    lambda lib: lib.nn.functional.conv_transpose3d(lib.zeros(1, 4, 3, 3, 3),
+                                                   lib.zeros(4, 6, 1, 1, 1), padding="same"),
+    lambda lib: lib.convolution(lib.zeros(4, 3, 3, 3), lib.zeros(6, 4, 1, 1, 1), None, [1],
+                                [0], [1], False, [0], 1),
+]
+
+
+@pytest.mark.skipif(torch is None, reason="compares exception types with PyTorch's")
+@pytest.mark.parametrize("call", ERRORS)
+def test_convolution_errors_are_pytorchs(call):
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(theirs.type):
+        call(cg)

@@ -46,8 +46,10 @@ GRAD_FN_NAMES = {
     "batch_norm": "NativeBatchNormBackward0",
     "conv1d": "ConvolutionBackward0",
     "conv2d": "ConvolutionBackward0",
+    "conv3d": "ConvolutionBackward0",
     "conv_transpose1d": "ConvolutionBackward0",
     "conv_transpose2d": "ConvolutionBackward0",
+    "conv_transpose3d": "ConvolutionBackward0",
     "max_pool2d": "MaxPool2DWithIndicesBackward0",
     # nn activations, losses, normalisation, pooling and resampling (nn/activation.py, ...)
     "prelu": "PreluKernelBackward0",

@@ -1,5 +1,5 @@
-"""Convolution layers: Conv1d, Conv2d and their transposes, PyTorch's constructors, parameters,
-padding modes and reprs around nn/convolution.py's functionals."""
+"""Convolution layers: Conv1d, Conv2d, Conv3d and their transposes, PyTorch's constructors,
+parameters, padding modes and reprs around nn/convolution.py's functionals."""
 from __future__ import annotations
 
 from . import functional as F
@@ -106,6 +106,10 @@ class Conv2d(_Conv):
     _dims, _fn = 2, staticmethod(F.conv2d)
 
 
+class Conv3d(_Conv):
+    _dims, _fn = 3, staticmethod(F.conv3d)
+
+
 class _ConvTranspose(_ConvNd):
     """A transposed convolution; forward's output_size picks the output padding."""
     _transposed, _fn = True, None
@@ -155,4 +159,8 @@ class ConvTranspose2d(_ConvTranspose):
     _dims, _fn = 2, staticmethod(F.conv_transpose2d)
 
 
-__all__ = ["Conv1d", "ConvTranspose1d", "ConvTranspose2d"]
+class ConvTranspose3d(_ConvTranspose):
+    _dims, _fn = 3, staticmethod(F.conv_transpose3d)
+
+
+__all__ = ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]

@@ -3,11 +3,12 @@
 Sliding windows are pure index arithmetic (`windows`): a spatial axis of size i becomes two
 axes (o, k) with element [oo, kk] = x[oo*s + kk*d], so im2col never materialises and the
 matmul kernel reads the input through that index map. Backward comes from the primitive rules.
-A 1-D convolution is the 2-D one of (N, C, 1, L); a transposed convolution is written as the
-input gradient of a convolution.
+One code path serves 1, 2 and 3 spatial dims (the weight's rank says which); a transposed
+convolution is written as the input gradient of a convolution.
 """
 from __future__ import annotations
 
+import math
 
 from ..compiler import dtype as dtypes, ir
 from ..frontend.backward import record
@@ -32,6 +33,21 @@ def ntuple(value, dims: int, name: str = "value") -> tuple[int, ...]:
     return (int(value),) * dims
 
 
+def _conv_param(op: str, value, dims: int, name: str) -> tuple[int, ...]:
+    """A convolution's stride, padding, ... as one int per spatial dim: an int, or a sequence
+    of one (repeated) or of dims ints, as PyTorch's expand_param_if_needed takes them."""
+    if isinstance(value, str):
+        raise TypeError(f"{op}: {name} must be a tuple of ints, not str ({value!r})")
+    values = list(value) if isinstance(value, (tuple, list)) else [value]
+    if len(values) == 1:
+        values *= dims
+    if len(values) != dims:
+        raise RuntimeError(f"{op}: expected {name} to be a single integer value or a list of "
+                           f"{dims} values to match the convolution dimensions, but got "
+                           f"{name}={list(value)}")
+    return tuple(int(v) for v in values)
+
+
 def out_size(i: int, k: int, s: int, d: int, p: int, op: str) -> int:
     o = (i + 2 * p - d * (k - 1) - 1) // s + 1
     if o < 1:
@@ -41,14 +57,17 @@ def out_size(i: int, k: int, s: int, d: int, p: int, op: str) -> int:
 
 
 def windows(node: ir.Node, kernel, stride, dilation) -> ir.Node:
-    """(N, C, H, W) -> (N, C, Ho, kh, Wo, kw) sliding windows of the last two axes."""
-    node = node.window(2, kernel[0], stride[0], dilation[0])
-    return node.window(4, kernel[1], stride[1], dilation[1])
+    """(N, C, *spatial) -> (N, C, o1, k1, o2, k2, ...) sliding windows of the spatial axes."""
+    for a, (k, s, d) in enumerate(zip(kernel, stride, dilation)):
+        node = node.window(2 + 2 * a, k, s, d)
+    return node
 
 
-def _pad_spatial(node: ir.Node, padding, fill=0.0, extra=(0, 0)) -> ir.Node:
-    (ph, pw), (eh, ew) = padding, extra
-    return node.pad(((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)), fill)
+def _pad_spatial(node: ir.Node, padding, fill=0.0, extra=None) -> ir.Node:
+    """padding on both sides of each spatial axis, and extra more after it."""
+    extra = extra or (0,) * len(padding)
+    pads = tuple((p, p + e) for p, e in zip(padding, extra))
+    return node.pad(((0, 0), (0, 0)) + pads, fill)
 
 
 def _batched(x, op: str):
@@ -59,32 +78,42 @@ def _batched(x, op: str):
     return x.node, False
 
 
-def _same_padding(kernel, dilation, stride) -> tuple[int, int]:
-    if stride != (1, 1):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+def _padding(op: str, padding, kernel, dilation, stride) -> tuple[tuple, tuple]:
+    """(padding on both sides, extra after) per spatial axis. 'same' splits an odd total
+    padding with the extra element after, as PyTorch does."""
+    dims = len(kernel)
+    if not isinstance(padding, str):
+        return _conv_param(op, padding, dims, "padding"), None
+    if padding == "valid":
+        return (0,) * dims, None
+    if padding != "same":
+        raise RuntimeError(f"{op}: Invalid padding string: '{padding}'")
+    if any(s != 1 for s in stride):
+        raise RuntimeError(f"{op}: padding='same' is not supported for strided convolutions")
     totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
-    if any(t % 2 for t in totals):
-        raise NotImplementedError("padding='same' with an odd total padding is not supported")
-    return totals[0] // 2, totals[1] // 2
+    return tuple(t // 2 for t in totals), tuple(t % 2 for t in totals)
 
 
 def _conv_rows(win: ir.Node, weight: ir.Node, bias, g: int, og: int) -> ir.Node:
-    """(N*Ho*Wo, C*kh*kw) windows @ (C*kh*kw, O) weight per group, then back to NCHW."""
-    n, c, ho, kh, wo, kw = win.shape
-    cg = c // g
-    win = win.reshape((n, g, cg, ho, kh, wo, kw))
-    cols = win.permute((1, 0, 3, 5, 2, 4, 6))                         # G N Ho Wo Cg kh kw
-    cols = cols.reshape((g, n * ho * wo, cg * kh * kw))
-    wmat = weight.reshape((g, og, cg * kh * kw)).permute((0, 2, 1))
-    out = cols @ wmat                                                 # G NHW Og
+    """(N*spatial, C*kernel) windows @ (C*kernel, O) weight per group, then back to
+    (N, O, *spatial); win is (N, C, o1, k1, o2, k2, ...)."""
+    n, c = win.shape[:2]
+    outs, kernel = win.shape[2::2], win.shape[3::2]
+    dims, cg = len(outs), c // g
+    win = win.reshape((n, g, cg) + win.shape[2:])
+    spatial = tuple(3 + 2 * a for a in range(dims))
+    cols = win.permute((1, 0) + spatial + (2,) + tuple(a + 1 for a in spatial))  # G N o.. Cg k..
+    cols = cols.reshape((g, n * math.prod(outs), cg * math.prod(kernel)))
+    wmat = weight.reshape((g, og, cg * math.prod(kernel))).permute((0, 2, 1))
+    out = cols @ wmat                                                 # G N*o.. Og
     if bias is not None:
         # broadcast per image, then over its rows: the derived bias gradient sums each
         # image's rows (G*N*Og rows to reduce), then the images, where one reduction would
         # give only Og rows of N*Ho*Wo each
         per_image = bias.reshape((g, 1, 1, og)).expand((g, n, 1, og))
-        out = out + per_image.expand((g, n, ho * wo, og)).reshape(out.shape)
-    out = out.reshape((g, n, ho, wo, og)).permute((1, 0, 4, 2, 3))
-    return out.reshape((n, g * og, ho, wo))
+        out = out + per_image.expand((g, n, math.prod(outs), og)).reshape(out.shape)
+    out = out.reshape((g, n) + outs + (og,)).permute((1, 0, 2 + dims) + tuple(range(2, 2 + dims)))
+    return out.reshape((n, g * og) + outs)
 
 
 def _check_conv(op: str, input, weight, bias, groups: int, transposed: bool, dims: int):
@@ -94,69 +123,59 @@ def _check_conv(op: str, input, weight, bias, groups: int, transposed: bool, dim
         raise RuntimeError(f"{op}: expected a {dims}-D weight {layout}, got shape "
                            f"{tuple(weight.shape)}")
     if input.ndim not in (dims - 1, dims):
-        raise RuntimeError(f"{op}: expected a {dims - 1}-D or {dims}-D input, got shape "
-                           f"{tuple(input.shape)}")
+        raise RuntimeError(f"{op}: expected a {dims - 1}-D (unbatched) or {dims}-D (batched) "
+                           f"input, got shape {tuple(input.shape)}")
+    if groups < 1:
+        raise RuntimeError(f"{op}: non-positive groups is not supported, got groups={groups}")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"{op}: groups={groups} should divide the {weight.shape[0]} channels "
+                           f"of dim 0 of the weight of shape {tuple(weight.shape)}")
     channels = input.shape[-dims + 1]
     expected = weight.shape[0] if transposed else weight.shape[1] * groups
-    if groups < 1 or weight.shape[0] % groups or channels != expected:
+    if channels != expected:
         raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} with groups={groups} "
                            f"expects {expected} input channels for weight of shape "
                            f"{tuple(weight.shape)}, got {channels}")
-    if input.dtype != weight.dtype:
-        raise RuntimeError(f"{op}: input dtype {input.dtype.name} and weight dtype "
-                           f"{weight.dtype.name} should be the same")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.dtype != input.dtype:
+            raise RuntimeError(f"{op}: input dtype {input.dtype.name} and {name} dtype "
+                               f"{t.dtype.name} should be the same")
     out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
     if bias is not None and tuple(bias.shape) != (out_channels,):
         raise RuntimeError(f"{op}: expected bias of shape ({out_channels},), got "
                            f"{tuple(bias.shape)}")
 
 
-def _as_2d(node: ir.Node, length_axes: int) -> ir.Node:
-    """A 1-D convolution's operand (..., L) as a 2-D one (..., 1, L)."""
-    return node.reshape(node.shape[:-1] + (1,) + node.shape[-1:]) if length_axes == 1 else node
-
-
-def _spatial(value, name: str, dims: int, fill: int) -> tuple[int, int]:
-    """A 1-D convolution's argument as the 2-D one of its (1, L) view."""
-    if dims == 2:
-        return pair(value, name)
-    if isinstance(value, (tuple, list)):
-        if len(value) != 1:
-            raise ValueError(f"{name} must be an int or a 1-tuple, got {value}")
-        value = value[0]
-    return fill, int(value)
-
-
 def _operands(op, input, weight, bias, groups, transposed, dims):
-    """The checked operands of a 1-D or 2-D convolution as 2-D ones: (tensors, device, input
-    as (N, C, H, W), weight as (O, C, kh, kw), whether the input had no batch dimension)."""
+    """The checked operands of a convolution of dims spatial dims: (tensors, device, input
+    with a batch dimension, whether the input had none)."""
     tensors = [t for t in (input, weight, bias) if t is not None]
     device = common_device(op, tensors)
     _check_conv(op, input, weight, bias, groups, transposed, dims + 2)
     unbatched = input.ndim == dims + 1
     x = input.node.reshape((1,) + input.shape) if unbatched else input.node
-    return tensors, device, _as_2d(x, dims), _as_2d(weight.node, dims), unbatched
+    return tensors, device, x, unbatched
 
 
-def _result(op, out: ir.Node, dims: int, unbatched: bool, device, tensors):
-    """A 2-D convolution's (N, O, Ho, Wo) output as the op's: back to 1-D, unbatched."""
-    out = out.reshape(out.shape[:2] + out.shape[3:]) if dims == 1 else out
+def _result(op, out: ir.Node, unbatched: bool, device, tensors):
     return record(op, out.reshape(out.shape[1:]) if unbatched else out, device, tensors)
 
 
 def _convolve(op, input, weight, bias, stride, padding, dilation, groups, dims):
-    """conv1d and conv2d: a 1-D convolution is the 2-D one of (N, C, 1, L)."""
-    tensors, device, x, w, unbatched = _operands(op, input, weight, bias, groups, False, dims)
-    stride, dilation = _spatial(stride, "stride", dims, 1), _spatial(dilation, "dilation", dims, 1)
-    if isinstance(padding, str):
-        padding = (0, 0) if padding == "valid" else _same_padding(w.shape[2:], dilation, stride)
-    else:
-        padding = _spatial(padding, "padding", dims, 0)
-    for a in range(2):      # raises, naming the shapes, if the kernel does not fit
-        out_size(x.shape[2 + a], w.shape[2 + a], stride[a], dilation[a], padding[a], op)
-    win = windows(_pad_spatial(x, padding), w.shape[2:], stride, dilation)  # N C Ho kh Wo kw
-    out = _conv_rows(win, w, None if bias is None else bias.node, groups, w.shape[0] // groups)
-    return _result(op, out, dims, unbatched, device, tensors)
+    """conv1d, conv2d and conv3d: a matmul of the input's windows (a view) with the flattened
+    weight."""
+    tensors, device, x, unbatched = _operands(op, input, weight, bias, groups, False, dims)
+    kernel = weight.shape[2:]
+    stride = _conv_param(op, stride, dims, "stride")
+    dilation = _conv_param(op, dilation, dims, "dilation")
+    padding, extra = _padding(op, padding, kernel, dilation, stride)
+    for a in range(dims):   # raises, naming the shapes, if the kernel does not fit
+        out_size(x.shape[2 + a] + (extra[a] if extra else 0), kernel[a], stride[a],
+                 dilation[a], padding[a], op)
+    win = windows(_pad_spatial(x, padding, 0.0, extra), kernel, stride, dilation)
+    out = _conv_rows(win, weight.node, None if bias is None else bias.node, groups,
+                     weight.shape[0] // groups)
+    return _result(op, out, unbatched, device, tensors)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
@@ -165,9 +184,13 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """Cross-correlation of (N, C, H, W) input with (O, C/groups, kh, kw) weight, as a matmul
-    of the input's windows (a view) with the flattened weight."""
+    """Cross-correlation of (N, C, H, W) input with (O, C/groups, kh, kw) weight."""
     return _convolve("conv2d", input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """Cross-correlation of (N, C, D, H, W) input with (O, C/groups, kd, kh, kw) weight."""
+    return _convolve("conv3d", input, weight, bias, stride, padding, dilation, groups, 3)
 
 
 def conv_tbc(input, weight, bias, pad: int = 0):
@@ -183,26 +206,27 @@ def conv_tbc(input, weight, bias, pad: int = 0):
 
 def _transposed(op, input, weight, bias, stride, padding, output_padding, groups, dilation,
                 dims):
-    """conv_transpose1d and conv_transpose2d: the gradient of a convolution with respect to its
-    input, so written as one: the input dilated by the stride, padded, and convolved (stride 1)
-    with the weight flipped in space and transposed in channels."""
-    tensors, device, g, w, unbatched = _operands(op, input, weight, bias, groups, True, dims)
-    stride, dilation = _spatial(stride, "stride", dims, 1), _spatial(dilation, "dilation", dims, 1)
-    padding = _spatial(padding, "padding", dims, 0)
-    extra = _spatial(output_padding, "output_padding", dims, 0)
+    """conv_transpose1d/2d/3d: the gradient of a convolution with respect to its input, so
+    written as one: the input dilated by the stride, padded, and convolved (stride 1) with the
+    weight flipped in space and transposed in channels."""
+    tensors, device, g, unbatched = _operands(op, input, weight, bias, groups, True, dims)
+    stride = _conv_param(op, stride, dims, "stride")
+    dilation = _conv_param(op, dilation, dims, "dilation")
+    padding = _conv_param(op, padding, dims, "padding")
+    extra = _conv_param(op, output_padding, dims, "output_padding")
     if any(e >= max(s, d) for e, s, d in zip(extra, stride, dilation)):
         raise RuntimeError(f"{op}: output padding must be smaller than either stride or "
                            f"dilation, got output_padding={output_padding}, stride={stride}, "
                            f"dilation={dilation}")
     sizes = tuple((i - 1) * s - 2 * p + d * (k - 1) + e + 1 for i, s, p, d, k, e in
-                  zip(g.shape[2:], stride, padding, dilation, w.shape[2:], extra))
+                  zip(g.shape[2:], stride, padding, dilation, weight.shape[2:], extra))
     if min(sizes) < 1:
         raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} with weight of shape "
                            f"{tuple(weight.shape)} gives an output of size {sizes}")
-    out = _input_grad(g, w, sizes, (stride, padding, dilation, groups))
+    out = _input_grad(g, weight.node, sizes, (stride, padding, dilation, groups))
     if bias is not None:
-        out = out + bias.node.reshape((1, out.shape[1], 1, 1)).expand(out.shape)
-    return _result(op, out, dims, unbatched, device, tensors)
+        out = out + bias.node.reshape((1, out.shape[1]) + (1,) * dims).expand(out.shape)
+    return _result(op, out, unbatched, device, tensors)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
@@ -217,6 +241,30 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """The transposed convolution of (N, C, H, W) input with (C, O/groups, kh, kw) weight."""
     return _transposed("conv_transpose2d", input, weight, bias, stride, padding, output_padding,
                        groups, dilation, 2)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """The transposed convolution of (N, C, D, H, W) input with (C, O/groups, kd, kh, kw)
+    weight."""
+    return _transposed("conv_transpose3d", input, weight, bias, stride, padding, output_padding,
+                       groups, dilation, 3)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed: bool,
+                output_padding, groups: int):
+    """torch.convolution: a batched convolution (transposed or not) of as many spatial dims as
+    the weight has past its two channel dims; every argument given, as lists."""
+    if weight.ndim not in (3, 4, 5) or input.ndim != weight.ndim:
+        raise RuntimeError(f"convolution: expected a {weight.ndim}-D input for a "
+                           f"{weight.ndim}-D weight of shape {tuple(weight.shape)}, got input "
+                           f"of shape {tuple(input.shape)}")
+    dims = weight.ndim - 2
+    if transposed:
+        return _transposed(f"conv_transpose{dims}d", input, weight, bias, stride, padding,
+                           output_padding, groups, dilation, dims)
+    return _convolve(f"conv{dims}d", input, weight, bias, stride, padding, dilation, groups,
+                     dims)
 
 
 def _dilate(node: ir.Node, axis: int, step: int) -> ir.Node:
@@ -247,18 +295,18 @@ def _input_grad(g: ir.Node, weight: ir.Node, sizes, conf) -> ir.Node:
     padded, convolved (stride 1) with the weight flipped in space and transposed in channels,
     group by group."""
     stride, padding, dilation, groups = conf
-    o, cg, kh, kw = weight.shape
-    og = o // groups
-    for axis, k in ((2, kh), (3, kw)):
-        a = axis - 2
+    o, cg, kernel = weight.shape[0], weight.shape[1], weight.shape[2:]
+    og, dims = o // groups, len(kernel)
+    for a, k in enumerate(kernel):
+        axis = 2 + a
         g = _dilate(g, axis, stride[a])
         lo = dilation[a] * (k - 1) - padding[a]
         hi = sizes[a] + dilation[a] * (k - 1) - g.shape[axis] - lo
         g = _pad_or_crop(g, axis, lo, hi)
-    flipped = weight.reshape((groups, og, cg, kh, kw))
-    flipped = flipped.permute((0, 2, 1, 3, 4)).stride((1, 1, 1, -1, -1))
-    flipped = flipped.reshape((groups * cg, og, kh, kw))
-    win = windows(g, (kh, kw), (1, 1), dilation)
+    flipped = weight.reshape((groups, og, cg) + kernel)
+    flipped = flipped.permute((0, 2, 1) + tuple(range(3, 3 + dims)))
+    flipped = flipped.stride((1, 1, 1) + (-1,) * dims).reshape((groups * cg, og) + kernel)
+    win = windows(g, kernel, (1,) * dims, dilation)
     return _conv_rows(win, flipped, None, groups, cg)
 
 

@@ -22,8 +22,9 @@ from ..frontend.reductions import log_softmax_node
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
 from .loss_functions import legacy_reduction
-from .convolution import (avg_pool2d, conv1d, conv2d, conv_tbc,  # noqa: F401
-                          conv_transpose1d, conv_transpose2d, max_pool2d)  # (re-exported)
+from .convolution import (avg_pool2d, conv1d, conv2d, conv3d, conv_tbc,  # noqa: F401
+                          conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                          max_pool2d)  # (re-exported)
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -440,12 +441,13 @@ def one_hot(tensor, num_classes: int = -1):
 __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
            "embedding", "pad", "layer_norm", "batch_norm", "nll_loss",
            "cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
-           "conv_tbc", "conv_transpose1d", "conv_transpose2d", "max_pool2d",
+           "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "max_pool2d",
            "avg_pool2d", "one_hot"]
 
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
 from . import (activation as _activation, attention as _attention,  # noqa: E402
-               distance as _distance, embedding_bag as _embedding_bag,
+               distance as _distance, embedding_bag as _embedding_bag, folding as _folding,
                fractional_pooling as _fractional_pooling,
                linear_cross_entropy as _linear_cross_entropy,
                grid_sampling as _grid_sampling, loss_functions as _loss_functions,
@@ -456,6 +458,7 @@ from .activation import *  # noqa: E402,F401,F403
 from .attention import *  # noqa: E402,F401,F403
 from .distance import *  # noqa: E402,F401,F403
 from .embedding_bag import *  # noqa: E402,F401,F403
+from .folding import *  # noqa: E402,F401,F403
 from .fractional_pooling import *  # noqa: E402,F401,F403
 from .linear_cross_entropy import *  # noqa: E402,F401,F403
 from .grid_sampling import *  # noqa: E402,F401,F403
@@ -468,8 +471,8 @@ from .resampling import *  # noqa: E402,F401,F403
 
 avg_pool2d = _pooling.avg_pool2d    # convolution.py's, and with ceil_mode
 pad = _resampling.with_modes(pad)   # the constant pad above, and reflect, replicate, circular
-__all__ += [name for module in (_activation, _attention, _distance, _embedding_bag,
-                                _fractional_pooling, _linear_cross_entropy,
-                                _grid_sampling, _loss_functions, _normalization, _pooling,
-                                _ranking_losses, _resampling, _unpooling)
+__all__ += [name for module in (_activation, _attention, _distance, _embedding_bag, _folding,
+                                _fractional_pooling, _grid_sampling, _linear_cross_entropy,
+                                _loss_functions, _normalization, _pooling, _ranking_losses,
+                                _resampling, _unpooling)
            for name in module.__all__]

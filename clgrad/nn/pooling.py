@@ -1,4 +1,5 @@
-"""Adaptive pooling, 1-D pooling and avg_pool2d's ceil_mode, as torch.nn.functional's.
+"""Adaptive pooling, 1-D and 3-D pooling, power-average pooling and avg_pool2d's ceil_mode, as
+torch.nn.functional's.
 
 Adaptive pooling of an axis of size n into m windows takes window i over
 [floor(i n / m), ceil((i + 1) n / m)), as PyTorch does. When m divides n that is a reshape
@@ -85,15 +86,18 @@ def _avg_axis(x: ir.Node, axis: int, m: int) -> ir.Node:
 def first_max(rows: ir.Node, axis: int) -> tuple[ir.Node, ir.Node]:
     """The max along axis (kept as size 1), read at the first largest element only, so its
     derived gradient goes there alone (PyTorch's pooling gradient), and that element's
-    position (int64)."""
+    position (int64). A NaN wins over any number, the last NaN over the others, as in
+    PyTorch's kernels (which take every NaN they meet)."""
     n = rows.shape[axis]
     best = rows.max((axis,)).expand(rows.shape)
     line = tuple(n if a == axis else 1 for a in range(len(rows.shape)))
     position = ir.iota(n, dt.int64).reshape(line).expand(rows.shape)
-    score = rows.eq(best).where(n - position, 0)        # the earliest hit scores highest
-    first = n - score.max((axis,))
+    # the earliest largest number scores n - position (1..n), a NaN n + 1 + position (more)
+    score = rows.ne(rows).where(position + (n + 1), rows.eq(best).where(n - position, 0))
+    top = score.max((axis,))
+    first = (top > n).where(top - (n + 1), n - top)
     hit = position.eq(first.expand(rows.shape))
-    return hit.where(rows, -math.inf).max((axis,)), first
+    return hit.where(rows, 0.0).sum((axis,)), first
 
 
 def _max_axis(x: ir.Node, axis: int, m: int):
@@ -137,57 +141,61 @@ def adaptive_avg_pool3d(input, output_size):
                   input.device, [input])
 
 
-def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool3d: return_indices=True is not supported")
-    x, unbatched = spatial_input("adaptive_max_pool3d", input, 3)
-    od, oh, ow = _sizes("adaptive_max_pool3d", output_size, x.shape[2:])
-    if 0 in (od, oh, ow):
-        out = ir.const(0.0, x.dtype, x.shape[:2] + (od, oh, ow))
-    else:       # the first max of each row, then of each plane, then of the volume
-        out = _max_axis(_max_axis(_max_axis(x, 4, ow)[0], 3, oh)[0], 2, od)[0]
-    return record("adaptive_max_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
-                  input.device, [input])
+def _pick(values: ir.Node, axis: int, at: ir.Node) -> ir.Node:
+    """values read along axis at the positions in at (int64), whose axis holds m windows where
+    values' holds n positions and whose other axes are values': for each window, the value at
+    the position its max came from (compared positions, summed: no gather)."""
+    n, m = values.shape[axis], at.shape[axis]
+    before, after = values.shape[:axis], values.shape[axis + 1:]
+    both = before + (m, n) + after
+    line = (1,) * (len(before) + 1) + (n,) + (1,) * len(after)
+    hit = ir.iota(n, dt.int64).reshape(line).expand(both).eq(
+        at.reshape(before + (m, 1) + after).expand(both))
+    grown = values.reshape(before + (1, n) + after).expand(both)
+    return hit.where(grown, 0).sum((axis + 1,)).reshape(at.shape)
 
 
-def _adaptive_max2d(input, output_size, op):
-    x, unbatched = spatial_input(op, input, 2)
-    oh, ow = _sizes(op, output_size, x.shape[2:])
-    n, c, h, w = x.shape
-    if oh == 0 or ow == 0:
-        empty = ir.const(0.0, x.dtype, (n, c, oh, ow))
-        return empty, ir.const(0, dt.int64, (n, c, oh, ow)), unbatched
-    row_max, col = _max_axis(x, 3, ow)                  # N C H ow: first max of each row
-    out, row = _max_axis(row_max, 2, oh)                # N C oh ow: first row holding it
-    # the column of the winning row: col at (row), picked by comparing positions
-    rows = ir.iota(h, dt.int64).reshape((1, 1, 1, h, 1)).expand((n, c, oh, h, ow))
-    picked = rows.eq(row.reshape((n, c, oh, 1, ow)).expand(rows.shape))
-    cols = col.reshape((n, c, 1, h, ow)).expand(rows.shape)
-    col_at = picked.where(cols, 0).sum((3,)).reshape((n, c, oh, ow))
-    return out, row * w + col_at, unbatched
+def _adaptive_max(op: str, input, output_size, dims: int):
+    """adaptive_max_pool1d/2d/3d: the first max of each window of the last axis, then of those
+    along the axis before, ...; and its index in the input's spatial volume (row-major), built
+    as the winning position along each axis plus the index already found at that position."""
+    x, unbatched = spatial_input(op, input, dims)
+    sizes = _sizes(op, output_size, x.shape[2:])
+    if 0 in sizes:
+        shape = x.shape[:2] + sizes
+        return ir.const(0.0, x.dtype, shape), ir.const(0, dt.int64, shape), unbatched
+    out, index, step = x, None, 1
+    for axis in reversed(range(2, 2 + dims)):
+        out, position = _max_axis(out, axis, sizes[axis - 2])
+        index = position if index is None else position * step + _pick(index, axis, position)
+        step *= x.shape[axis]
+    return out, index, unbatched
 
 
 def _pooled(op: str, input, out, index, unbatched: bool, return_indices: bool):
     """A max pool's values (recorded as op) and, if asked, its indices, unbatched as input."""
     if unbatched:
-        out, index = out.reshape(out.shape[1:]), index.reshape(index.shape[1:])
+        out = out.reshape(out.shape[1:])
     values = record(op, out, input.device, [input])
     if not return_indices:
         return values
     from ..frontend.tensor import Tensor
-    return values, Tensor(index, input.device)
-
-
-def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
-    out, index, unbatched = _adaptive_max2d(input, output_size, "adaptive_max_pool2d")
-    return _pooled("adaptive_max_pool2d", input, out, index, unbatched, return_indices)
+    return values, Tensor(index.reshape(index.shape[1:]) if unbatched else index, input.device)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
-    x, unbatched = spatial_input("adaptive_max_pool1d", input, 1)
-    (o,) = _sizes("adaptive_max_pool1d", output_size, x.shape[2:])
-    out, index = _max_axis(x, 2, o)
+    out, index, unbatched = _adaptive_max("adaptive_max_pool1d", input, output_size, 1)
     return _pooled("squeeze_dim", input, out, index, unbatched, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
+    out, index, unbatched = _adaptive_max("adaptive_max_pool2d", input, output_size, 2)
+    return _pooled("adaptive_max_pool2d", input, out, index, unbatched, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
+    out, index, unbatched = _adaptive_max("adaptive_max_pool3d", input, output_size, 3)
+    return _pooled("adaptive_max_pool3d", input, out, index, unbatched, return_indices)
 
 
 # ---- 1-D pooling: the 2-D pools of (N, C, 1, L) ------------------------------------------
@@ -295,36 +303,50 @@ def _pool3d_args(op, input, kernel_size, stride, padding, dilation):
 
 
 def _pool3d_by_planes(pool2d, x: ir.Node, device, kernel, stride, padding, dilation,
-                      ceil_mode, **kw) -> ir.Node:
+                      ceil_mode, **kw):
     """A 3-D pool as a 2-D pool of each depth slice, then a pool of the results along depth
     (max and average are separable over a box). Its gradient is the 2-D pools', whose window
     rules run in one kernel per pool: three windowed axes at once would lower to a kernel
-    whose index expressions grow with the cube of the window."""
+    whose index expressions grow with the cube of the window. pool2d returns a pair (values,
+    a max pool's indices or None); this returns (N, C, Do, Ho, Wo) and both pools' indices."""
     from ..frontend.tensor import Tensor
     n, c, d, h, w = x.shape
     planes = Tensor(x.reshape((n, c * d, h, w)), device)
-    first = pool2d(planes, kernel[1:], stride[1:], padding[1:], dilation=dilation[1:],
-                   ceil_mode=ceil_mode, **kw.get("plane", {}))
+    first, plane_index = pool2d(planes, kernel[1:], stride[1:], padding[1:],
+                                dilation=dilation[1:], ceil_mode=ceil_mode,
+                                **kw.get("plane", {}))
     ho, wo = first.shape[2:]
     depth = Tensor(first.node.reshape((n, c, d, ho * wo)), device)
-    second = pool2d(depth, (kernel[0], 1), (stride[0], 1), (padding[0], 0),
-                    dilation=(dilation[0], 1), ceil_mode=ceil_mode, **kw.get("depth", {}))
-    return second.node.reshape((n, c, second.shape[2], ho, wo))
+    second, depth_index = pool2d(depth, (kernel[0], 1), (stride[0], 1), (padding[0], 0),
+                                 dilation=(dilation[0], 1), ceil_mode=ceil_mode,
+                                 **kw.get("depth", {}))
+    return second.node.reshape((n, c, second.shape[2], ho, wo)), plane_index, depth_index
+
+
+def _volume_index(plane_index, depth_index, shape) -> ir.Node:
+    """max_pool3d's indices (depth * H * W + row * W + column) from its 2-D pools': the depth
+    pool's index into the (D, Ho * Wo) plane of the slices' maxima gives the depth, and the
+    slice pool's index at that depth the position in the plane."""
+    n, c, d, h, w = shape
+    planes = plane_index.node.reshape((n, c, d) + plane_index.shape[2:])    # N C D Ho Wo
+    depth = (depth_index.node / (planes.shape[3] * planes.shape[4])).reshape(
+        (n, c, depth_index.shape[2]) + planes.shape[3:])
+    return depth * (h * w) + _pick(planes, 2, depth)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
-    if return_indices:
-        raise NotImplementedError("max_pool3d: return_indices=True is not supported")
+    """The max of each window; with return_indices also its position in the input's volume
+    (depth * H * W + row * W + column, int64), PyTorch's indices for max_unpool3d."""
     x, unbatched, kernel, stride, padding, dilation = _pool3d_args(
         "max_pool3d", input, kernel_size, stride, padding, dilation)
 
-    def pool2d(t, k, s, p, dilation, ceil_mode):
-        return conv.max_pool2d(t, k, s, p, dilation, ceil_mode)
-    out = _pool3d_by_planes(pool2d, x, input.device, kernel, stride, padding, dilation,
-                            ceil_mode)
-    return record("max_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
-                  input.device, [input])
+    def pool2d(t, k, s, p, dilation, ceil_mode):     # (values, indices: lazy, unread if unused)
+        return conv.max_pool2d(t, k, s, p, dilation, ceil_mode, True)
+    out, plane_index, depth_index = _pool3d_by_planes(pool2d, x, input.device, kernel, stride,
+                                                      padding, dilation, ceil_mode)
+    index = _volume_index(plane_index, depth_index, x.shape) if return_indices else None
+    return _pooled("max_pool3d", input, out, index, unbatched, return_indices)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -333,13 +355,13 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
         "avg_pool3d", input, kernel_size, stride, padding, 1)
 
     def pool2d(t, k, s, p, dilation, ceil_mode, divisor_override=None):
-        return avg_pool2d(t, k, s, p, ceil_mode, count_include_pad, divisor_override)
+        return avg_pool2d(t, k, s, p, ceil_mode, count_include_pad, divisor_override), None
     # the planes' averages, averaged along depth: each divided by its own count, which is
     # the box's count split in two factors; an override divides the sum once
     split = {} if not divisor_override else dict(plane=dict(divisor_override=1),
                                                  depth=dict(divisor_override=divisor_override))
-    out = _pool3d_by_planes(pool2d, x, input.device, kernel, stride, padding, (1, 1, 1),
-                            ceil_mode, **split)
+    out, _, _ = _pool3d_by_planes(pool2d, x, input.device, kernel, stride, padding,
+                                  (1, 1, 1), ceil_mode, **split)
     return record("avg_pool3d", out.reshape(out.shape[1:]) if unbatched else out,
                   input.device, [input])
 
@@ -374,76 +396,7 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode: bool = Fals
     return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
-# ---- unfold and fold: sliding blocks as columns, and back -----------------------------------
-
-def _block_args(kernel_size, dilation, padding, stride):
-    return (conv.pair(kernel_size, "kernel_size"), conv.pair(dilation, "dilation"),
-            conv.pair(padding, "padding"), conv.pair(stride, "stride"))
-
-
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """(N, C, H, W) -> (N, C kh kw, L): each sliding block as a column (im2col), a view of
-    the padded input."""
-    kernel, dilation, padding, stride = _block_args(kernel_size, dilation, padding, stride)
-    if input.ndim not in (3, 4) or any(s == 0 for s in input.shape[-3:]):
-        raise RuntimeError(f"unfold: Expected 3D or 4D (batch mode) tensor with possibly 0 "
-                           f"batch size and other non-zero dimensions for input, but got: "
-                           f"{list(input.shape)}")
-    unbatched = input.ndim == 3
-    x = input.node.reshape((1,) + input.shape) if unbatched else input.node
-    for a in range(2):
-        conv.out_size(x.shape[2 + a], kernel[a], stride[a], dilation[a], padding[a], "unfold")
-    win = conv.windows(conv._pad_spatial(x, padding), kernel, stride, dilation)
-    n, c, ho, kh, wo, kw = win.shape
-    cols = win.permute((0, 1, 3, 5, 2, 4)).reshape((n, c * kh * kw, ho * wo))
-    return record("unfold", cols.reshape(cols.shape[1:]) if unbatched else cols, input.device,
-                  [input])
-
-
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """(N, C kh kw, L) -> (N, C, H, W): the columns summed back into the blocks they came
-    from (col2im, unfold's adjoint)."""
-    kernel, dilation, padding, stride = _block_args(kernel_size, dilation, padding, stride)
-    h, w = conv.pair(output_size, "output_size")
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"fold: Expected 2D or 3D (batch mode) tensor for input, but got: "
-                           f"{list(input.shape)}")
-    unbatched = input.ndim == 2
-    x = input.node.reshape((1,) + input.shape) if unbatched else input.node
-    n, ckk, length = x.shape
-    kh, kw = kernel
-    if ckk % (kh * kw):
-        raise RuntimeError(f"fold: Expected size of input's dimension 1 to be divisible by the "
-                           f"product of kernel_size, but got input.size(1)={ckk} and "
-                           f"kernel_size={kernel}")
-    ho, wo = (conv.out_size(size, k, s, d, p, "fold") for size, k, s, d, p in
-              zip((h, w), kernel, stride, dilation, padding))
-    if ho * wo != length:
-        raise RuntimeError(f"fold: Given output_size={(h, w)}, kernel_size={kernel}, "
-                           f"dilation={dilation}, padding={padding}, stride={stride}, expected "
-                           f"size of input's dimension 2 to match the calculated number of "
-                           f"sliding blocks {ho} * {wo} = {ho * wo}, but got input.size(2)="
-                           f"{length}.")
-    c = ckk // (kh * kw)
-    blocks = x.reshape((n, c, kh, kw, ho, wo))
-    hp, wp = h + 2 * padding[0], w + 2 * padding[1]
-    total = None
-    for i in range(kh):
-        for j in range(kw):
-            piece = blocks.shrink(((0, n), (0, c), (i, i + 1), (j, j + 1), (0, ho), (0, wo)))
-            piece = piece.reshape((n, c, ho, wo))
-            piece = conv._dilate(conv._dilate(piece, 2, stride[0]), 3, stride[1])
-            top, left = i * dilation[0], j * dilation[1]
-            piece = piece.pad(((0, 0), (0, 0), (top, hp - top - piece.shape[2]),
-                               (left, wp - left - piece.shape[3])))
-            total = piece if total is None else total + piece
-    out = total.shrink(((0, n), (0, c), (padding[0], padding[0] + h),
-                        (padding[1], padding[1] + w)))
-    return record("fold", out.reshape(out.shape[1:]) if unbatched else out, input.device,
-                  [input])
-
-
-__all__ = ["max_pool3d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "unfold", "fold",
+__all__ = ["max_pool3d", "avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool3d",
            "adaptive_max_pool3d"]

@@ -2,6 +2,7 @@
 nn/pooling.py and nn/resampling.py."""
 from __future__ import annotations
 
+from . import folding
 from . import fractional_pooling as FP
 from . import functional as F
 from . import pooling as P
@@ -182,13 +183,13 @@ class ChannelShuffle(FunctionalModule, fn=R.channel_shuffle):
         super().__init__(groups=groups)
 
 
-class Unfold(FunctionalModule, fn=P.unfold):
+class Unfold(FunctionalModule, fn=folding.unfold):
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__(kernel_size=kernel_size, dilation=dilation, padding=padding,
                          stride=stride)
 
 
-class Fold(FunctionalModule, fn=P.fold):
+class Fold(FunctionalModule, fn=folding.fold):
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__(output_size=output_size, kernel_size=kernel_size, dilation=dilation,
                          padding=padding, stride=stride)

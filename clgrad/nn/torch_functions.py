@@ -5,14 +5,15 @@ weight first, the losses take reduction as an enum number, the norms a cudnn fla
 from __future__ import annotations
 
 from . import functional as F
+from .convolution import convolution
 from .distance import cdist
 
-SAME = ("conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "pixel_shuffle",
-        "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "celu", "celu_", "selu",
-        "selu_", "rrelu", "rrelu_", "threshold", "threshold_", "prelu", "hardshrink",
-        "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d",
-        "bilinear", "channel_shuffle", "native_channel_shuffle", "pdist", "rms_norm",
-        "conv_tbc", "max_pool1d_with_indices")
+SAME = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+        "conv_transpose3d", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
+        "pairwise_distance", "celu", "celu_", "selu", "selu_", "rrelu", "rrelu_", "threshold",
+        "threshold_", "prelu", "hardshrink", "max_pool1d", "max_pool2d", "max_pool3d",
+        "avg_pool1d", "adaptive_avg_pool1d", "bilinear", "channel_shuffle",
+        "native_channel_shuffle", "pdist", "rms_norm", "conv_tbc", "max_pool1d_with_indices")
 
 _REDUCTION_NAMES = ("none", "mean", "sum")    # torch.* losses' enum: 0, 1, 2
 
@@ -113,7 +114,8 @@ def affine_grid_generator(theta, size, align_corners: bool):
     return F.affine_grid(theta, size, align_corners)
 
 
-FUNCTIONS = {name: getattr(F, name) for name in SAME} | {"cdist": cdist}
+FUNCTIONS = {name: getattr(F, name) for name in SAME} | {"cdist": cdist,
+                                                        "convolution": convolution}
 FUNCTIONS.update({fn.__name__: fn for fn in (
     dropout, alpha_dropout, feature_alpha_dropout, embedding, layer_norm, group_norm, batch_norm,
     instance_norm, adaptive_max_pool1d, kl_div, binary_cross_entropy_with_logits,

@@ -21,12 +21,21 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return conv.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = True):
+    return P.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices: bool = True):
     return P.adaptive_max_pool1d(input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices: bool = True):
     return P.adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices: bool = True):
+    return P.adaptive_max_pool3d(input, output_size, True)
 
 
 def _output_size(input, kernel, stride, padding, output_size) -> tuple[int, ...]:
@@ -86,6 +95,6 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
                        output_size)
 
 
-__all__ = ["max_pool1d_with_indices", "max_pool2d_with_indices",
+__all__ = ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
-           "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+           "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
