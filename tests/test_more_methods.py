@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import clgrad as cg
-from helpers import check
+from helpers import check, library, make
 
 
 # ---- in-place shape changes: the tensor itself takes the new shape ----
@@ -61,3 +61,62 @@ def test_in_place_shape_change_errors():
     with cg.no_grad():
         leaf = cg.ones(2, requires_grad=True)
         assert leaf.unsqueeze_(0).shape == (1, 2) and leaf.is_leaf
+
+
+# ---- writing a part at once ----
+
+def test_select_slice_and_diagonal_scatter():
+    check(lambda x, s: x.select_scatter(s, 1, -1), (3, 4), (3,))
+    check(lambda x, s: library(x).select_scatter(x, s, 0, 2), (3, 4), (4,))
+    check(lambda x, s: x.slice_scatter(s, 1, 0, 4, 2), (3, 4), (3, 2))
+    check(lambda x, s: library(x).slice_scatter(x, s, dim=1, start=-3), (3, 4), (3, 3))
+    check(lambda x, s: x.slice_scatter(s, 0, 5), (3, 4), (0, 4))
+    check(lambda x, s: x.diagonal_scatter(s), (3, 4), (3,))
+    check(lambda x, s: x.diagonal_scatter(s, -1), (3, 4), (2,))
+    check(lambda x, s: library(x).diagonal_scatter(x, s, -1, 2, 0), (2, 3, 4), (3, 2))
+
+
+def test_masked_scatter():
+    mask = make((3, 4), np.bool_)
+    check(lambda x, m, s: x.masked_scatter(m, s), (3, 4), mask, (13,))
+    check(lambda x, m, s: library(x).masked_scatter(x, m, s), (4,), mask, (12,))   # broadcast
+    check(lambda x, m, s: (x * 1).masked_scatter_(m, s), (3, 4), np.zeros((3, 4), bool), (0,))
+    check(lambda x, m, s: x.masked_scatter(m, s), np.arange(4), mask[0], np.arange(5) * 3)
+
+
+def test_fill_diagonal_and_renorm_():
+    for shape, wrap in (((3, 4), False), ((7, 3), True), ((7, 3), False), ((3, 3, 3), False)):
+        check(lambda x: (x * 1).fill_diagonal_(-5.0, wrap=wrap), shape)
+    check(lambda x: (x * 1).renorm_(2, 0, 1.0), (3, 4))
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce(reduce):
+    index = np.array([2, 0, 2, 2])
+    for include_self in (True, False):
+        check(lambda x, i, s: x.index_reduce(0, i, s, reduce, include_self=include_self),
+              (3, 2), index, (4, 2))
+    check(lambda x, i, s: library(x).index_reduce((x * 1).index_reduce_(1, i, s, reduce), 1,
+                                                 i, s, reduce),
+          np.arange(6).reshape(2, 3), index[:2], np.arange(4).reshape(2, 2) - 1)
+
+
+def test_scatter_errors():
+    x = cg.zeros(3, 4)
+    with pytest.raises(RuntimeError, match=r"src size = \[4\], slice size = \[3\]"):
+        x.select_scatter(cg.zeros(4), 1, 2)
+    with pytest.raises(IndexError, match="index 5 out of range"):
+        x.select_scatter(cg.zeros(3), 1, 5)
+    with pytest.raises(RuntimeError, match="slice step must be positive"):
+        x.slice_scatter(cg.zeros(3, 4), 1, 0, 4, 0)
+    with pytest.raises(RuntimeError, match="boolean masks"):
+        x.masked_scatter(cg.ones(3, 4), cg.zeros(12))
+    with pytest.raises(RuntimeError, match="Number of elements of source"):
+        x.masked_scatter(cg.ones(3, 4).bool(), cg.zeros(5))
+    with pytest.raises(RuntimeError, match="equal length"):
+        cg.zeros(3, 4, 3).fill_diagonal_(1)
+    with pytest.raises(RuntimeError, match="Expected reduce to be one of"):
+        x.index_reduce(0, cg.tensor([0]), cg.zeros(1, 4), "sum")
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.index_reduce(0, cg.tensor([5]), cg.zeros(1, 4), "amax")

@@ -42,7 +42,9 @@ METHODS_AS_FUNCTIONS = (
     "norm", "nansum", "nanmean", "count_nonzero", "aminmax", "diff",
     # writing at indices (scatter.py)
     "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
-    "index_put", "index_put_", "put", "take",
+    "index_put", "index_put_", "put", "take", "index_reduce",
+    # slice_scatters.py
+    "select_scatter", "slice_scatter", "diagonal_scatter", "masked_scatter",
     # math_functions.py
     "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc",
     "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2", "hypot",
