@@ -120,3 +120,86 @@ def test_scatter_errors():
         x.index_reduce(0, cg.tensor([0]), cg.zeros(1, 4), "sum")
     with pytest.raises(IndexError, match="out of bounds"):
         x.index_reduce(0, cg.tensor([5]), cg.zeros(1, 4), "amax")
+
+
+# ---- quantiles ----
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile(interpolation):
+    check(lambda x: x.quantile(0.3, dim=1, interpolation=interpolation), (3, 5))
+    check(lambda x, q: library(x).quantile(x, q, keepdim=True, interpolation=interpolation),
+          (3, 5), np.array([0.0, 0.25, 0.5, 1.0], np.float32))
+    with_nans = make((3, 4))
+    with_nans[0, 1] = with_nans[2, :] = np.nan
+    check(lambda x: x.nanquantile(0.6, dim=-1, keepdim=True, interpolation=interpolation),
+          with_nans)
+    check(lambda x: x.quantile(0.6, dim=0, interpolation=interpolation), with_nans)
+
+
+def test_quantile_edges_and_errors():
+    check(lambda x: x.quantile(0.5), (1,))
+    check(lambda x: x.quantile(0.5, dim=0, keepdim=True), np.array(2.0, np.float32))
+    check(lambda x, q: library(x).nanquantile(x, q), (2, 3), np.array(0.7), dtype=np.float64)
+    with pytest.raises(RuntimeError, match=r"q must be in the range \[0, 1\] but got 1.3"):
+        cg.zeros(3).quantile(1.3)
+    with pytest.raises(RuntimeError, match="q values must be in the range"):
+        cg.zeros(3).quantile(cg.tensor([0.3, 1.5]))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        cg.zeros(3).quantile(cg.tensor([0.3], dtype=cg.float64))
+    with pytest.raises(RuntimeError, match="float or double"):
+        cg.arange(3).quantile(0.5)
+    with pytest.raises(RuntimeError, match="non-empty"):
+        cg.zeros(0).nanquantile(0.5)
+    with pytest.raises(RuntimeError, match="interpolation must be one of"):
+        cg.zeros(3).quantile(0.5, interpolation="cubic")
+
+
+# ---- integer and special functions ----
+
+def test_gcd_and_lcm():
+    a = np.array([-4, 0, 0, 7, 12, 2**62, -9, 1071], np.int64)
+    b = np.array([6, 0, -5, 3, 18, 2**61 + 2**40, 15, 462], np.int64)
+    check(lambda a, b: a.gcd(b), a, b)
+    check(lambda a, b: library(a).lcm(a, b), a[:5], b[:5])
+    check(lambda a, b: a.gcd(b), a[:5].astype(np.int32), b[:5])
+    check(lambda a, b: a.clone().lcm_(b), np.array([4, 250], np.uint8), np.array([6, 5], np.uint8))
+    with pytest.raises(NotImplementedError, match="gcd"):
+        cg.ones(2).gcd(cg.ones(2))
+
+
+def test_frexp():
+    x = np.array([0.0, -0.0, 1.0, -3.0, np.inf, -np.inf, np.nan, 1e-40, 3e38, 0.1], np.float32)
+    check(lambda x: library(x).frexp(x), x)
+    check(lambda x: x.frexp(), np.array([1e-310, -5e300, 0.75, 2.0 ** -1074]), dtype=np.float64)
+    check(lambda x: x.frexp(), np.array([6e-8, -3.0, 65504.0], np.float16))
+    with pytest.raises(RuntimeError, match="floating-point"):
+        cg.arange(3).frexp()
+
+
+def test_i0_polygamma_mvlgamma():
+    check(lambda x: x.i0(), np.array([0.0, 0.5, -3.0, 7.9, 8.1, 20.0, 60.0, -np.inf], np.float32))
+    check(lambda x: library(x).i0(x), np.arange(4), grad=False)
+    check(lambda x: (x * 1).i0_(), (3,))
+    points = np.array([-2.5, -0.3, 0.3, 1e-3, 1.0, 4.5, 30.0, 300.0], np.float32)
+    for n in (1, 2, 3):
+        check(lambda x: x.polygamma(n), points, rtol=3e-4, grad_rtol=3e-3)
+    # (of high order, left of -1 float32's sum loses to cancellation what PyTorch's float64
+    # sum keeps, and near 0 the gradient's x^-14 overflows)
+    check(lambda x: x.polygamma(6), points[[1, 2, 4, 5, 6, 7]], rtol=3e-4, grad_rtol=3e-3)
+    check(lambda x: library(x).polygamma(3, x), np.array([0.0, -1.0, np.inf, np.nan], np.float32),
+          grad=False)
+    check(lambda x: library(x).polygamma(0, x), (4,), low=0.5, high=3.0)
+    check(lambda x: (x * 1).polygamma_(2), (4,), low=0.5, high=3.0)
+    check(lambda x: x.mvlgamma(3), (2, 3), low=1.5, high=4.0)
+    check(lambda x: library(x).mvlgamma(x, 1), np.arange(1, 4), grad=False)
+    check(lambda x: (x * 1).mvlgamma_(2), (3,), low=1.0, high=4.0, dtype=np.float64)
+    with pytest.raises(RuntimeError, match="negative n"):
+        cg.ones(2).polygamma(-1)
+    with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
+        cg.ones(2).mvlgamma(0)
+
+
+def test_nn_functions_as_tensor_methods():
+    check(lambda x, w: x.prelu(w), (2, 3, 4), np.array([0.25, -0.5, 2.0], np.float32))
+    check(lambda x: x.hardshrink(), (3, 4))
+    check(lambda x: x.hardshrink(lambd=1.0), (3, 4))
