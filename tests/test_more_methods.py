@@ -14,6 +14,7 @@ from helpers import check, library, make
     lambda x: x.squeeze_(), lambda x: x.squeeze_(1), lambda x: x.squeeze_((0, 1)),
     lambda x: x.unsqueeze_(-1), lambda x: x.transpose_(0, 2), lambda x: x.swapaxes_(0, 2),
     lambda x: x.swapdims_(-1, 0), lambda x: x[0].t_(), lambda x: x[0, 0].t_(),
+    lambda x: x[0, 0, 0].transpose_(0, -1),
 ])
 def test_in_place_shape_changes(change):
     def fn(x):
@@ -108,6 +109,8 @@ def test_scatter_errors():
         x.select_scatter(cg.zeros(4), 1, 2)
     with pytest.raises(IndexError, match="index 5 out of range"):
         x.select_scatter(cg.zeros(3), 1, 5)
+    with pytest.raises(IndexError, match="0-dim"):
+        cg.tensor(1.0).slice_scatter(cg.tensor(2.0))
     with pytest.raises(RuntimeError, match="slice step must be positive"):
         x.slice_scatter(cg.zeros(3, 4), 1, 0, 4, 0)
     with pytest.raises(RuntimeError, match="boolean masks"):

@@ -223,8 +223,6 @@ def unsqueeze_(self, dim: int):
 
 
 def transpose_(self, dim0: int, dim1: int):
-    if self.ndim == 0:
-        return relayout(self, "transpose_", lambda x: x, lambda x: x)
     a, b = normalize_dim("transpose_", dim0, self.ndim), normalize_dim("transpose_", dim1,
                                                                         self.ndim)
     swap = lambda x: x.transpose(a, b)     # noqa: E731  (its own inverse)

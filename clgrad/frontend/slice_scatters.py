@@ -47,8 +47,14 @@ def _scattered(op: str, self, src, dim: int, start: int, step: int):
     return record(op, written.where(values, self.node), self.device, [self, src])
 
 
+def _dim(op: str, input, dim: int) -> int:
+    if not input.ndim:
+        raise IndexError(f"{op}() cannot be applied to a 0-dim tensor.")
+    return normalize_dim(f"{op}_scatter", dim, input.ndim)
+
+
 def select_scatter(input, src, dim: int, index: int):
-    dim = normalize_dim("select_scatter", dim, input.ndim)
+    dim = _dim("select", input, dim)
     n = input.shape[dim]
     if not -n <= index < n:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
@@ -59,7 +65,7 @@ def select_scatter(input, src, dim: int, index: int):
 
 def slice_scatter(input, src, dim: int = 0, start: int | None = None, end: int | None = None,
                   step: int = 1):
-    dim = normalize_dim("slice_scatter", dim, input.ndim)
+    dim = _dim("slice", input, dim)
     if step <= 0:
         raise RuntimeError("slice step must be positive")
     start, end, _ = slice(start, end, step).indices(input.shape[dim])
