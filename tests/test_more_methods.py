@@ -52,6 +52,16 @@ def test_in_place_shape_change_keeps_views_in_their_layout():
     assert w.shape == (2, 3) and d.shape == (1, 2, 3)
 
 
+def test_in_place_shape_change_keeps_numpy_memory_in_its_layout():
+    array = np.arange(6.0).reshape(2, 3)
+    shared = cg.from_numpy(array)
+    shared.t_()
+    np.testing.assert_array_equal(array, np.arange(6.0).reshape(2, 3))
+    shared.mul_(2)          # reaches the array, in the array's layout, as PyTorch's strides do
+    np.testing.assert_array_equal(array, np.arange(6.0).reshape(2, 3) * 2)
+    np.testing.assert_array_equal(shared.numpy(), array.T)
+
+
 def test_in_place_shape_change_errors():
     with pytest.raises(RuntimeError, match="unsqueeze_.*leaf Variable"):
         cg.ones(2, requires_grad=True).unsqueeze_(0)

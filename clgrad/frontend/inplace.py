@@ -41,12 +41,19 @@ def take_pending() -> list:
     return pending
 
 
+def _shares_numpy_memory(t) -> bool:
+    """Whether t's value is memory NumPy shares (a view's changes reach it through its base)."""
+    node = t._node
+    return t._view is None and node.op is Op.BUFFER and node.arg.buffer is not None \
+        and node.arg.buffer.shared and not jit_protocol.capturing()
+
+
 def _commit(t, node: Node) -> None:
     jit_protocol.changing(t)
+    shared = _shares_numpy_memory(t)
     old, t._node = t._node, node
     t._counter += 1
-    if old.op is Op.BUFFER and old.arg.buffer is not None and old.arg.buffer.shared \
-            and not jit_protocol.capturing():
+    if shared:
         _write_through(t, old.arg)
         return
     if node.op is Op.BUFFER:
@@ -134,6 +141,9 @@ def relayout(t, op: str, redo, undo):
     """t becomes redo(t), its own elements in another shape (undo(redo(x)) is x): a new
     version, with op's grad_fn; views of t read it through undo, and a view t stays one."""
     _refuse_leaf(t, op)
+    if _shares_numpy_memory(t):
+        # NumPy's memory keeps its layout: t reads and writes it through a tensor holding it
+        views.held(t, tensor.Tensor(t._node, t.device))
     snap = snapshot(t)
     node = redo(snap).node          # (its grad_fn is replaced by op's)
     result = record(op, node, t.device, [snap])

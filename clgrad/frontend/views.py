@@ -70,6 +70,11 @@ def relayouts(t) -> tuple:
     return getattr(t, "_relayouts", ())
 
 
+def held(t, holder) -> None:
+    """t becomes a view of holder, which has its value: reads and writes pass through."""
+    t._view = View(holder, lambda b: b, _write)
+
+
 def relaid(t, redo, undo) -> None:
     """t, which changed shape in place (redo, undone by undo), stays a view of its base:
     reading it rearranges what it read before, writing it undoes that first."""
