@@ -55,9 +55,12 @@ from .frontend.generator import Generator  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 from .nn.torch_functions import FUNCTIONS as _nn_functions  # noqa: E402  (cg.conv2d, ...)
+from .nn.torch_functions import TENSOR_METHODS as _nn_methods  # noqa: E402  (x.prelu(w))
 from .frontend.legacy_types import LEGACY_TYPES as _legacy_types  # noqa: E402  (cg.FloatTensor)
 
 globals().update(_nn_functions)
 globals().update(_legacy_types)
+for _name in _nn_methods:
+    setattr(Tensor, _name, _nn_functions[_name])
 __all__ += ["nn", "optim", "utils", "Generator", "save", "load"] + list(_nn_functions) + \
     list(_legacy_types)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..compiler import dtype as dt
 from . import creation
+from .composite_methods import _in_place
 from .elementwise import where
 from .joining import cat
 from .movement import pad
@@ -213,6 +214,7 @@ def unravel_index(indices, shape):
 METHODS = [
     ("repeat_interleave", repeat_interleave), ("sum_to_size", sum_to_size),
     ("unfold", unfold), ("cov", cov), ("corrcoef", corrcoef), ("renorm", renorm),
+    ("renorm_", _in_place("renorm")),
 ]
 
 FUNCTIONS = {

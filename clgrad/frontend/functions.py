@@ -8,7 +8,7 @@ import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
 from . import copies, global_state, random_fills, type_functions
-from . import triangular
+from . import special_functions, triangular
 from .lu import lu_solve_deprecated, lu_unpack
 from .matrix_functions import matrix_exp
 from .statistics import FUNCTIONS
@@ -42,7 +42,9 @@ METHODS_AS_FUNCTIONS = (
     "norm", "nansum", "nanmean", "count_nonzero", "aminmax", "diff",
     # writing at indices (scatter.py)
     "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
-    "index_put", "index_put_", "put", "take",
+    "index_put", "index_put_", "put", "take", "index_reduce",
+    # slice_scatters.py
+    "select_scatter", "slice_scatter", "diagonal_scatter", "masked_scatter",
     # math_functions.py
     "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc",
     "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2", "hypot",
@@ -51,7 +53,11 @@ METHODS_AS_FUNCTIONS = (
     "tan_", "asin_", "acos_", "atan_", "sinh_", "cosh_", "asinh_", "acosh_", "atanh_", "erf_",
     "erfc_", "arcsin_", "arccos_", "arctan_", "arcsinh_", "arccosh_", "arctanh_", "deg2rad_",
     "rad2deg_", "sinc_", "logit_", "ldexp_", "xlogy_", "lgamma", "digamma", "erfinv",
-    "nextafter",
+    "nextafter", "frexp", "gcd", "gcd_", "lcm", "lcm_",
+    # special_functions.py
+    "i0", "i0_", "mvlgamma",
+    # quantiles.py
+    "quantile", "nanquantile",
     # bitwise.py
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
@@ -93,7 +99,7 @@ globals().update(FUNCTIONS)
 _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
              **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
              **global_state.FUNCTIONS, **copies.FUNCTIONS, **random_fills.FUNCTIONS,
-             **triangular.FUNCTIONS, "lu_unpack": lu_unpack, "lu_solve": lu_solve_deprecated,
+             **triangular.FUNCTIONS, **special_functions.FUNCTIONS, "lu_unpack": lu_unpack, "lu_solve": lu_solve_deprecated,
              "matrix_exp": matrix_exp}
 globals().update(_COMPOSED)
 

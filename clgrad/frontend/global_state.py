@@ -1,14 +1,19 @@
-"""torch.*'s process-wide settings: the random ops' seed and state, the default device."""
+"""torch.*'s process-wide settings: the random ops' seed and state, the default device, print
+options, and the flags PyTorch keeps for thread counts, determinism, matmul precision,
+anomaly detection and warnings (clgrad's kernels are OpenCL's to schedule: the thread
+counts are kept and reported, not applied)."""
 from __future__ import annotations
 
 import copy
 import os
+import warnings
 
 import numpy as np
 
 from ..config import config
 from ..runtime import get_device
 from . import creation
+from .printing import set_printoptions
 
 
 def seed() -> int:
@@ -44,6 +49,130 @@ def get_default_device():
     return get_device()
 
 
-FUNCTIONS = {fn.__name__: fn for fn in (seed, get_rng_state, set_rng_state, set_default_device,
-                                         get_default_device)}
+class _Settings:
+    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+    interop_threads = threads
+    interop_threads_set = False
+    deterministic, deterministic_warn_only = False, False
+    matmul_precision = "highest"
+    anomaly, anomaly_check_nan = False, True
+    warn_always = False
+
+
+def _require(op: str, name: str, value, kind: type, position: int = 1) -> None:
+    if type(value) is not kind:     # (not isinstance: PyTorch refuses a bool for an int too)
+        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be "
+                        f"{kind.__name__}, not {type(value).__name__}")
+
+
+def _positive_threads(op: str, n) -> int:
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise RuntimeError(f"{op} expects an int, but got {type(n).__name__}")
+    if n <= 0:
+        raise RuntimeError(f"{op} expects a positive integer, got {n}")
+    return n
+
+
+def get_num_threads() -> int:
+    return _Settings.threads
+
+
+def set_num_threads(n: int) -> None:
+    _Settings.threads = _positive_threads("set_num_threads", n)
+
+
+def get_num_interop_threads() -> int:
+    return _Settings.interop_threads
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Once per process, as in PyTorch."""
+    n = _positive_threads("set_num_interop_threads", n)
+    if _Settings.interop_threads_set:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work has "
+                           "started or set_num_interop_threads called")
+    _Settings.interop_threads, _Settings.interop_threads_set = n, True
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    _require("_set_deterministic_algorithms", "mode", mode, bool)
+    _Settings.deterministic, _Settings.deterministic_warn_only = mode, warn_only
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _Settings.deterministic
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _Settings.deterministic_warn_only
+
+
+_DEBUG_MODES = ("default", "warn", "error")
+
+
+def set_deterministic_debug_mode(debug_mode: int | str) -> None:
+    """"default"/0: off; "warn"/1: deterministic, warning only; "error"/2: deterministic."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, "
+                               f"`error`, but got {debug_mode}")
+        debug_mode = _DEBUG_MODES.index(debug_mode)
+    elif debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    if not _Settings.deterministic:
+        return 0
+    return 1 if _Settings.deterministic_warn_only else 2
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """"highest", "high" or "medium"; anything else warns and changes nothing, as in PyTorch.
+    (clgrad's float32 matmuls always accumulate in float32: "highest".)"""
+    if precision not in ("highest", "high", "medium"):
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      f"setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        return
+    _Settings.matmul_precision = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _Settings.matmul_precision
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    _require("set_anomaly_enabled", "enabled", enabled, bool)
+    _Settings.anomaly, _Settings.anomaly_check_nan = enabled, check_nan
+
+
+def is_anomaly_enabled() -> bool:
+    return _Settings.anomaly
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _Settings.anomaly_check_nan
+
+
+def set_warn_always(b: bool) -> None:
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _Settings.warn_always = b
+
+
+def is_warn_always_enabled() -> bool:
+    return _Settings.warn_always
+
+
+FUNCTIONS = {fn.__name__: fn for fn in (
+    seed, get_rng_state, set_rng_state, set_default_device, get_default_device,
+    set_printoptions, get_num_threads, set_num_threads, get_num_interop_threads,
+    set_num_interop_threads, use_deterministic_algorithms, are_deterministic_algorithms_enabled,
+    is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
+    get_deterministic_debug_mode, set_float32_matmul_precision, get_float32_matmul_precision,
+    set_anomaly_enabled, is_anomaly_enabled, is_anomaly_check_nan_enabled, set_warn_always,
+    is_warn_always_enabled)}
 FUNCTIONS["initial_seed"] = creation.initial_seed

@@ -33,6 +33,12 @@ GRAD_FN_NAMES = {
     # movement, copies and matmul
     "reshape": "ViewBackward0",             # PyTorch 2's name
     "squeeze_dim": "SqueezeBackward1",
+    "squeeze_": "SqueezeBackward3",         # the in-place shape changes (inplace.py)
+    "squeeze__dim": "SqueezeBackward4",
+    "squeeze__dims": "SqueezeBackward5",
+    "unsqueeze_": "UnsqueezeBackward1",
+    "transpose_": "TransposeBackward1",
+    "t_": "TBackward1",
     "pad": "ConstantPadNdBackward0",
     "to": "ToCopyBackward0",
     # indexing and in-place writes

@@ -11,6 +11,8 @@ whose memory NumPy shares takes its new value at once, in that memory (`_write_t
   would: initialisers, load_state_dict, optimizers, step counters.
 - The in-place Tensor methods (`add_`, `mul_`, `fill_`, `copy_`, `t[i] = v`, ...), which
   autograd sees: the result is recorded on a snapshot of the old value.
+- The in-place shape methods (`squeeze_`, `unsqueeze_`, `t_`, `transpose_`): t keeps its
+  elements in another shape; views made of t before still read it in its old layout.
 - `move(t, value)`: t becomes value, on another device or of another dtype (Module.to).
 - `restore(t, node, versions)`: a jit replay leaves t as the captured call left it.
 """
@@ -25,6 +27,7 @@ from . import elementwise as ew
 from . import indexing, jit_protocol, views
 from .backward import record
 from .grad_mode import is_grad_enabled
+from .operands import normalize_dim, normalize_dims
 
 # Tensors changed in place whose new value is still a lazy graph; the next schedule takes them.
 _PENDING: dict[int, weakref.ref] = {}
@@ -38,12 +41,19 @@ def take_pending() -> list:
     return pending
 
 
+def _shares_numpy_memory(t) -> bool:
+    """Whether t's value is memory NumPy shares (a view's changes reach it through its base)."""
+    node = t._node
+    return t._view is None and node.op is Op.BUFFER and node.arg.buffer is not None \
+        and node.arg.buffer.shared and not jit_protocol.capturing()
+
+
 def _commit(t, node: Node) -> None:
     jit_protocol.changing(t)
+    shared = _shares_numpy_memory(t)
     old, t._node = t._node, node
     t._counter += 1
-    if old.op is Op.BUFFER and old.arg.buffer is not None and old.arg.buffer.shared \
-            and not jit_protocol.capturing():
+    if shared:
         _write_through(t, old.arg)
         return
     if node.op is Op.BUFFER:
@@ -98,9 +108,7 @@ def restore(t, node: Node, versions: int) -> None:
 
 def assign_result(t, result, op: str):
     """t takes result's value and history: the common end of every in-place op."""
-    if t.requires_grad and t.is_leaf and is_grad_enabled():
-        raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
+    _refuse_leaf(t, op)
     if result.shape != t.shape:
         raise RuntimeError(f"{op}: output with shape {t.shape} doesn't match the "
                            f"broadcast shape {result.shape}")
@@ -121,6 +129,33 @@ def overwrite(t, value) -> None:
         t.realize()      # a leaf's gradient is found by its node: give it its own
     if t._view is not None:
         views.written(t)
+
+
+def _refuse_leaf(t, op: str) -> None:
+    if t.requires_grad and t.is_leaf and is_grad_enabled():
+        raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def relayout(t, op: str, redo, undo):
+    """t becomes redo(t), its own elements in another shape (undo(redo(x)) is x): a new
+    version, with op's grad_fn; views of t read it through undo, and a view t stays one."""
+    _refuse_leaf(t, op)
+    if _shares_numpy_memory(t):
+        # NumPy's memory keeps its layout: t reads and writes it through a tensor holding it
+        views.held(t, tensor.Tensor(t._node, t.device))
+    snap = snapshot(t)
+    node = redo(snap).node          # (its grad_fn is replaced by op's)
+    result = record(op, node, t.device, [snap])
+    _commit(t, node)
+    if result.grad_fn is not None:
+        t.grad_fn, t._output_nr = result.grad_fn, 0
+    t._relayouts = (*views.relayouts(t), undo)
+    if t._view is not None:     # one version counter for a view and its base, as PyTorch's
+        jit_protocol.changing(t._view.base)
+        t._view.base._counter += 1
+        views.relaid(t, redo, undo)
+    return t
 
 
 def snapshot(t):
@@ -178,12 +213,48 @@ def copy_(self, src):
     return assign_result(self, moved, "copy_")
 
 
+def _reshaped_(self, op: str, shape: tuple[int, ...]):
+    old = self.shape
+    return relayout(self, op, lambda x: x.reshape(shape), lambda x: x.reshape(old))
+
+
+def squeeze_(self, dim=None):
+    axes = normalize_dims("squeeze_", dim, self.ndim)
+    shape = tuple(s for i, s in enumerate(self.shape) if not (i in axes and s == 1))
+    # PyTorch's overloads: squeeze_(), squeeze_(int), squeeze_(tuple)
+    op = "squeeze_" if dim is None else "squeeze__dims" if isinstance(dim, (tuple, list)) \
+        else "squeeze__dim"
+    return _reshaped_(self, op, shape)
+
+
+def unsqueeze_(self, dim: int):
+    axis = normalize_dim("unsqueeze_", dim, self.ndim + 1)
+    return _reshaped_(self, "unsqueeze_", self.shape[:axis] + (1,) + self.shape[axis:])
+
+
+def transpose_(self, dim0: int, dim1: int):
+    a, b = normalize_dim("transpose_", dim0, self.ndim), normalize_dim("transpose_", dim1,
+                                                                        self.ndim)
+    swap = lambda x: x.transpose(a, b)     # noqa: E731  (its own inverse)
+    return relayout(self, "transpose_", swap, swap)
+
+
+def t_(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.ndim}D")
+    swap = (lambda x: x.t()) if self.ndim == 2 else (lambda x: x)
+    return relayout(self, "t_", swap, swap)
+
+
 def setitem(self, index, value) -> None:
     assign_result(self, indexing.setitem(snapshot(self), index, value), "setitem")
 
 
 METHODS = [("add_", add_), ("sub_", sub_), ("mul_", mul_), ("div_", div_), ("clamp_", clamp_),
            ("zero_", zero_), ("fill_", fill_), ("copy_", copy_), ("__setitem__", setitem),
+           ("squeeze_", squeeze_), ("unsqueeze_", unsqueeze_), ("transpose_", transpose_),
+           ("swapaxes_", transpose_), ("swapdims_", transpose_), ("t_", t_),
            ("__iadd__", add_), ("__isub__", sub_), ("__imul__", mul_), ("__itruediv__", div_),
            ("_assign", assign_result), ("_overwrite", overwrite), ("_snapshot", snapshot)]
 

@@ -1,10 +1,12 @@
 """Elementwise math beyond the basics: the trigonometric and hyperbolic family and its
 inverses (C builtins, primitives of the IR), and functions composed of primitives (logaddexp,
-xlogy, sinc, logit, fmax, copysign, ...), with PyTorch's numpy-style aliases (arcsin, ...) and
-in-place forms. Installed on Tensor by tensor.py from METHODS."""
+xlogy, sinc, logit, fmax, copysign, ...), a float's parts (frexp), the integers' gcd and lcm,
+with PyTorch's numpy-style aliases (arcsin, ...) and in-place forms. Installed on Tensor by
+tensor.py from METHODS."""
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 from ..compiler import dtype as dt
 from ..compiler import ir, special
@@ -214,6 +216,73 @@ def ldexp(self, other):
     return record("ldexp", x * (n.const_like(2) ** n), device, tensors)
 
 
+FrexpResult = namedtuple("frexp", ["mantissa", "exponent"])
+
+# per float dtype: the integer of its size, its mantissa bits and its exponent bias
+_FLOAT_BITS = {dt.float32: (dt.int32, 23, 127), dt.float64: (dt.int64, 52, 1023)}
+
+
+def frexp(self):
+    """(mantissa, exponent) with self = mantissa * 2 ** exponent, 0.5 <= |mantissa| < 1
+    (0, inf and NaN keep their value with exponent 0). The exponent is read from the bits;
+    the mantissa is self times two exact powers of two, so its gradient is 2 ** -exponent,
+    PyTorch's. 16-bit floats are taken apart in float32, which holds them exactly."""
+    if not self.dtype.is_float:
+        raise RuntimeError(f"torch.frexp() only supports floating-point dtypes, got "
+                           f"{self.dtype.name}")
+    from .tensor import Tensor
+    x = self.node if self.dtype in _FLOAT_BITS else self.node.cast(dt.float32)
+    ints, mantissa_bits, bias = _FLOAT_BITS[x.dtype]
+    unit = 2 ** mantissa_bits
+    a = x.detach().abs()
+    subnormal = a.bitcast(ints) < unit
+    scaled = subnormal.where(a * float(2 * unit), a)        # subnormals made normal, exactly
+    field = scaled.bitcast(ints) / unit
+    exponent = field - (bias - 1) - subnormal.where(field.const_like(mantissa_bits + 1), 0)
+    exponent = (a.eq(0) | field.eq(2 * bias + 1)).where(0, exponent)    # 0, inf, NaN
+    half = -exponent / 2
+
+    def power_of_two(k: ir.Node) -> ir.Node:
+        return ((k + bias) * unit).bitcast(x.dtype)
+    mantissa = (x * power_of_two(half) * power_of_two(-exponent - half)).cast(self.dtype)
+    return FrexpResult(record("frexp", mantissa, self.device, [self]),
+                       Tensor(exponent.cast(dt.int32), self.device))
+
+
+def _integers_only(name: str, tensors) -> None:
+    for t in tensors:
+        if t.dtype.is_float or t.dtype == dt.bool_:
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{t.dtype.name.title()}' (gcd and lcm take integers)")
+
+
+def _gcd_nodes(a: ir.Node, b: ir.Node) -> ir.Node:
+    """Euclid's algorithm on |a| and |b|, unrolled for the longest run of the dtype (two
+    consecutive Fibonacci numbers take the most steps)."""
+    largest = 2 ** (8 * a.dtype.itemsize - (a.dtype.kind == "i"))
+    steps, fib = 1, (1, 2)
+    while fib[1] < largest:
+        steps, fib = steps + 1, (fib[1], fib[0] + fib[1])
+    a, b = a.abs(), b.abs()
+    for _ in range(steps):
+        nonzero = a.ne(0)
+        a, b = b % nonzero.where(a, 1), nonzero.where(a, b)
+    return b
+
+
+def gcd(self, other):
+    tensors, device, a, b = ew.operands("gcd", self, other)
+    _integers_only("gcd", tensors)
+    return record("gcd", _gcd_nodes(a, b), device, tensors)
+
+
+def lcm(self, other):
+    tensors, device, a, b = ew.operands("lcm", self, other)
+    _integers_only("lcm", tensors)
+    g = _gcd_nodes(a, b)
+    return record("lcm", g.eq(0).where(0, (a / g.eq(0).where(1, g) * b).abs()), device, tensors)
+
+
 _ALIASES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arcsinh": "asinh",
             "arccosh": "acosh", "arctanh": "atanh", "arctan2": "atan2", "sgn": "sign"}
 
@@ -223,12 +292,12 @@ _FUNCTIONS = {
     "deg2rad": _scaled("deg2rad", math.pi / 180), "rad2deg": _scaled("rad2deg", 180 / math.pi),
     "sinc": sinc, "logaddexp": logaddexp, "logaddexp2": logaddexp2, "logit": logit,
     "xlogy": xlogy, "fmax": fmax, "fmin": fmin, "heaviside": heaviside,
-    "float_power": float_power, "ldexp": ldexp,
+    "float_power": float_power, "ldexp": ldexp, "frexp": frexp, "gcd": gcd, "lcm": lcm,
 }
 
 IN_PLACE = (*_BUILTINS, *_ALIASES, "atan2", "hypot", "copysign", "deg2rad", "rad2deg",
             "sinc", "logit", "xlogy", "heaviside", "ldexp", "erf", "digamma", "erfinv",
-            "nextafter")
+            "nextafter", "gcd", "lcm")
 
 METHODS = ([(name, _builtin(name, op)) for name, op in _BUILTINS.items()]
            + list(_FUNCTIONS.items())

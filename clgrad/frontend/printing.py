@@ -1,7 +1,9 @@
 """repr of tensors in PyTorch's format (torch/_tensor_str.py's layout rules: one width for
-every element, right-aligned, wrapped to 80 columns, long tensors summarized)."""
+every element, right-aligned, wrapped to 80 columns, long tensors summarized), with the
+options torch.set_printoptions sets."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -10,15 +12,48 @@ from ..compiler import dtype as dt
 from .tensor import host_values
 
 _DEFAULT_DTYPES = (dt.float32, dt.int64, dt.bool_)
-PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = 4, 1000, 3, 80
+
+
+@dataclasses.dataclass
+class _PrintOptions:
+    precision: int = 4
+    threshold: float = 1000
+    edgeitems: int = 3
+    linewidth: int = 80
+    sci_mode: bool | None = None        # None: chosen from the values
+
+
+OPTIONS = _PrintOptions()
+_PROFILES = {"default": _PrintOptions(), "short": _PrintOptions(2, 1000, 2, 80),
+             "full": _PrintOptions(4, math.inf, 3, 80)}
+
+
+def set_printoptions(precision: int | None = None, threshold: float | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """How tensors print: digits after the point, the element count above which a tensor
+    is summarized, the elements shown at each edge then, the line width, and scientific
+    notation (None: chosen from the values). A profile ("default", "short", "full") sets the
+    first four, the other arguments then override it; sci_mode is always set."""
+    if profile is not None:
+        if profile in _PROFILES:    # (PyTorch ignores an unknown profile too)
+            chosen = _PROFILES[profile]
+            OPTIONS.precision, OPTIONS.threshold = chosen.precision, chosen.threshold
+            OPTIONS.edgeitems, OPTIONS.linewidth = chosen.edgeitems, chosen.linewidth
+    for name, value in (("precision", precision), ("threshold", threshold),
+                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            setattr(OPTIONS, name, value)
+    OPTIONS.sci_mode = sci_mode
 
 
 def _summarized(values: np.ndarray) -> np.ndarray:
     """The elements shown when a tensor is summarized (the edges of every dim), flattened."""
     if values.ndim == 0:
         return values.reshape(1)
-    if values.shape[0] > 2 * EDGEITEMS:
-        values = np.concatenate([values[:EDGEITEMS], values[-EDGEITEMS:]])
+    edge = OPTIONS.edgeitems
+    if values.shape[0] > 2 * edge:
+        values = np.concatenate([values[:edge], values[-edge:]])
     if values.ndim == 1:
         return values
     return np.concatenate([_summarized(v) for v in values]) if len(values) else values.reshape(-1)
@@ -42,27 +77,29 @@ class _Formatter:
         self.int_mode = bool(np.all(finite == np.ceil(finite)))
         too_wide = big / small > 1000.0 or big > 1.0e8
         self.sci_mode = too_wide if self.int_mode else (too_wide or small < 1.0e-4)
+        if OPTIONS.sci_mode is not None:
+            self.sci_mode = OPTIONS.sci_mode
         self.width = max(len(self._plain(v)) for v in finite.tolist())
 
     def _plain(self, value) -> str:
         if not self.floating:
             return str(value)
         if self.sci_mode:
-            return f"{value:.{PRECISION}e}"
+            return f"{value:.{OPTIONS.precision}e}"
         if self.int_mode:
             return f"{value:.0f}" + ("." if math.isfinite(value) else "")
-        return f"{value:.{PRECISION}f}"
+        return f"{value:.{OPTIONS.precision}f}"
 
     def __call__(self, value) -> str:
         return self._plain(value).rjust(self.width)
 
 
 def _vector(values: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
-    per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+    per_line = max(1, (OPTIONS.linewidth - indent) // (fmt.width + 2))
     items = values.tolist()
-    if summarize and len(items) > 2 * EDGEITEMS:
-        data = [fmt(v) for v in items[:EDGEITEMS]] + [" ..."] + \
-            [fmt(v) for v in items[-EDGEITEMS:]]
+    edge = OPTIONS.edgeitems
+    if summarize and len(items) > 2 * edge:
+        data = [fmt(v) for v in items[:edge]] + [" ..."] + [fmt(v) for v in items[-edge:]]
     else:
         data = [fmt(v) for v in items]
     lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
@@ -74,10 +111,10 @@ def _body(values: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> 
         return fmt(values.item())
     if values.ndim == 1:
         return _vector(values, indent, summarize, fmt)
-    rows = range(len(values))
-    if summarize and len(values) > 2 * EDGEITEMS:
-        parts = [_body(values[i], indent + 1, summarize, fmt) for i in rows[:EDGEITEMS]] + \
-            ["..."] + [_body(values[i], indent + 1, summarize, fmt) for i in rows[-EDGEITEMS:]]
+    rows, edge = range(len(values)), OPTIONS.edgeitems
+    if summarize and len(values) > 2 * edge:
+        parts = [_body(values[i], indent + 1, summarize, fmt) for i in rows[:edge]] + \
+            ["..."] + [_body(values[i], indent + 1, summarize, fmt) for i in rows[-edge:]]
     else:
         parts = [_body(values[i], indent + 1, summarize, fmt) for i in rows]
     return "[" + ("," + "\n" * (values.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
@@ -87,7 +124,7 @@ def tensor_repr(t) -> str:
     values = host_values(t.detach())
     prefix = "tensor("
     indent = len(prefix)
-    summarize = values.size > THRESHOLD
+    summarize = values.size > OPTIONS.threshold
     suffixes = []
     if values.size == 0:
         body = "[]"
@@ -105,7 +142,7 @@ def tensor_repr(t) -> str:
     text = prefix + body
     last_line = len(text.rsplit("\n", 1)[-1])
     for suffix in suffixes:
-        if last_line + len(suffix) + 2 > LINEWIDTH:
+        if last_line + len(suffix) + 2 > OPTIONS.linewidth:
             text += ",\n" + " " * indent + suffix
             last_line = indent + len(suffix)
         else:

@@ -1,5 +1,5 @@
 """Writing values at indices, as PyTorch's: scatter, scatter_add, scatter_reduce, index_add,
-index_copy, index_fill, index_put, put and take. Each is a scatter of the source into the
+index_reduce, index_copy, index_fill, index_put, put and take. Each is a scatter of the source into the
 flat elements of self its indices name (ir.scatter: a kernel whose cost is linear in the
 number of indices), then an elementwise combine with self. Indices are read back when the op
 is recorded, to raise PyTorch's errors for those out of range."""
@@ -169,6 +169,12 @@ def scatter_reduce(self, dim: int, index, src, reduce: str, *, include_self: boo
     _check_along("scatter_reduce", self, dim, index, src)
     flat = _flat(self, dim, index)
     values = _source(self, index, src, flat)
+    return _reduce_into("scatter_reduce", self, src, flat, values, reduce, include_self)
+
+
+def _reduce_into(op: str, self, src, flat: Node, values: Node, reduce: str,
+                 include_self: bool):
+    """self with values (src's, in flat's shape) reduced into the elements flat names."""
     written = _marked(self.shape, flat)
     out = _reduced(self.node, flat, values, reduce, include_self, written)
     if reduce in ("prod", "amax", "amin") and is_grad_enabled() and \
@@ -178,7 +184,7 @@ def scatter_reduce(self, dim: int, index, src, reduce: str, *, include_self: boo
         carrier = _carrier(self.node, flat, values, reduce, include_self, written, out)
         value, fixed = ir.detach(out), ir.detach(carrier)
         out = (fixed - fixed).eq(0).where(value + (carrier - fixed), value)
-    return record("scatter_reduce", out, self.device, [self, src])
+    return record(op, out, self.device, [self, src])
 
 
 def _reduced(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
@@ -283,6 +289,17 @@ def index_add(self, dim: int, index, source, *, alpha=1):
     return record("index_add", self.node + added, self.device, [self, source])
 
 
+def index_reduce(self, dim: int, index, source, reduce: str, *, include_self: bool = True):
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    dim = _dim("index_reduce", self, dim)
+    _check_slices("index_reduce_", self, dim, index, source, IndexError)
+    flat = _slices(self, dim, index.node)
+    values = source.node.reshape(flat.shape)
+    return _reduce_into("index_reduce", self, source, flat, values, reduce, include_self)
+
+
 def index_copy(self, dim: int, index, source):
     dim = _dim("index_copy", self, dim)
     _check_slices("index_copy_", self, dim, index, source, IndexError)
@@ -360,10 +377,10 @@ def take(self, index):
 
 
 _OUT_OF_PLACE = ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy",
-                 "index_fill", "index_put", "put")
+                 "index_fill", "index_put", "put", "index_reduce")
 
 METHODS = [
     ("scatter", scatter), ("scatter_add", scatter_add), ("scatter_reduce", scatter_reduce),
-    ("index_add", index_add), ("index_copy", index_copy), ("index_fill", index_fill),
+    ("index_add", index_add), ("index_reduce", index_reduce), ("index_copy", index_copy), ("index_fill", index_fill),
     ("index_put", index_put), ("put", put), ("take", take),
 ] + [(f"{name}_", _in_place(name)) for name in _OUT_OF_PLACE]

@@ -449,9 +449,9 @@ _install(METHODS)
 _install(inplace.METHODS)
 _install(composite_methods.METHODS)
 from . import array_functions, copies, host_functions, products, shape_functions  # noqa: E402
-from . import type_functions  # noqa: E402
+from . import quantiles, slice_scatters, special_functions, type_functions  # noqa: E402
 for _module in (shape_functions, products, type_functions, host_functions, array_functions,
-                copies):
+                copies, slice_scatters, special_functions, quantiles):
     _install(_module.METHODS)
 _install(scans.METHODS)
 _install(sorting.METHODS)

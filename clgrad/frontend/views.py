@@ -16,13 +16,24 @@ class View:
     """How a tensor is a view of base: `read(base)` makes the view again (a tensor) from the
     base's current value, `write(base, view)` puts the view's new value into the base, and
     `seen` is the base's version the view's value was read at."""
-    __slots__ = ("base", "read", "write", "seen", "refuses", "custom")
+    __slots__ = ("base", "read", "write", "seen", "refuses", "custom", "layouts")
 
     def __init__(self, base, read, write, refuses: str | None = None):
         self.base, self.read, self.write = base, read, write
         self.seen = base._counter
         self.refuses = refuses      # why in-place ops on this view are refused, if they are
         self.custom = False         # a custom Function's output: its history is its own
+        # the base's in-place shape changes (squeeze_, t_, ...) so far: read and write take
+        # the base in the layout it had when the view was made
+        self.layouts = len(relayouts(base))
+
+    def source(self):
+        """The base as the view was made from it: seen through the undoing of each in-place
+        shape change since (a view of it, so that writes reach the base)."""
+        base = self.base
+        for undo in reversed(relayouts(base)[self.layouts:]):
+            base = undo(base)
+        return base
 
     def stale(self) -> bool:
         base = self.base
@@ -36,7 +47,7 @@ def refresh(t) -> None:
     base = view.base
     base.node                   # noqa: B018  (a stale base reads its own base first)
     with enable_grad() if t.requires_grad and t.grad_fn is not None else no_grad():
-        fresh = view.read(base)
+        fresh = view.read(view.source())
     t._node = fresh._node
     if t.grad_fn is not None and not view.custom:
         t.grad_fn, t._output_nr = fresh.grad_fn, fresh._output_nr
@@ -50,8 +61,27 @@ def refresh(t) -> None:
 def written(t) -> None:
     """t, a view, took a new value in place: the base takes it too."""
     view = t._view
-    view.write(view.base, t)
+    view.write(view.source(), t)
     view.seen = view.base._counter
+
+
+def relayouts(t) -> tuple:
+    """The functions undoing t's in-place shape changes, oldest first."""
+    return getattr(t, "_relayouts", ())
+
+
+def held(t, holder) -> None:
+    """t becomes a view of holder, which has its value: reads and writes pass through."""
+    t._view = View(holder, lambda b: b, _write)
+
+
+def relaid(t, redo, undo) -> None:
+    """t, which changed shape in place (redo, undone by undo), stays a view of its base:
+    reading it rearranges what it read before, writing it undoes that first."""
+    old = t._view
+    write = None if old.write is None else (lambda b, v: old.write(b, undo(v)))
+    t._view = View(old.base, lambda b: redo(old.read(b)), write, old.refuses)
+    t._view.custom, t._view.layouts = old.custom, old.layouts
 
 
 def check_writable(t, op: str) -> None:

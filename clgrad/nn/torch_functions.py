@@ -122,3 +122,7 @@ FUNCTIONS.update({fn.__name__: fn for fn in (
     margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss, poisson_nll_loss,
     triplet_margin_loss, grid_sampler, affine_grid_generator)})
 FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)
+
+# the ones PyTorch also has as Tensor methods (x.prelu(weight)); clgrad/__init__.py puts them on
+# Tensor, since frontend/ cannot import nn
+TENSOR_METHODS = ("prelu", "hardshrink")
