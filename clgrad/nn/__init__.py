@@ -28,6 +28,7 @@ from .conv_layers import *  # noqa: E402,F401,F403
 from .containers import Container, ModuleDict, ParameterDict, ParameterList  # noqa: E402,F401
 from .dropout_layers import (AlphaDropout, Dropout1d, Dropout2d,  # noqa: E402,F401
                              Dropout3d, FeatureAlphaDropout)
+from .adaptive_softmax import AdaptiveLogSoftmaxWithLoss  # noqa: E402,F401
 from .cross_map_lrn import CrossMapLRN2d  # noqa: E402,F401
 from .layers import BatchNorm3d, EmbeddingBag, SyncBatchNorm  # noqa: E402,F401
 from .parallel import DataParallel  # noqa: E402,F401
@@ -46,6 +47,6 @@ from .transformer import *  # noqa: E402,F401,F403
 __all__ += _activation_layers.__all__ + _attention_layers.__all__ + _conv_layers.__all__ + \
     _loss.LOSSES_MORE + _normalization_layers.__all__ + _pooling_layers.__all__ + \
     _recurrent.__all__ + _transformer.__all__ + [
-        "BatchNorm3d", "Container", "CrossMapLRN2d", "DataParallel", "EmbeddingBag",
+        "AdaptiveLogSoftmaxWithLoss", "BatchNorm3d", "Container", "CrossMapLRN2d", "DataParallel", "EmbeddingBag",
         "SyncBatchNorm", "ModuleDict", "ParameterList", "ParameterDict",
         "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
