@@ -78,10 +78,15 @@ class GradFn(BackwardNode):
     """The backward node of a frontend op: differentiates the op's IR subgraph."""
 
     def __init__(self, name: str, inputs: list, output: Node):
-        super().__init__(name, tuple((edge_of(t), output_nr(t)) for t in inputs))
+        edges, versions, nodes = [], [], []
+        for t in inputs:        # one pass: every op recorded for autograd makes a GradFn
+            edges.append((edge_of(t), t._output_nr))
+            versions.append(t._version)
+            nodes.append(t.node)
+        super().__init__(name, tuple(edges))
         self.inputs = inputs
-        self.versions = tuple(t._version for t in inputs)
-        self.input_nodes = tuple(t.node for t in inputs)
+        self.versions = tuple(versions)
+        self.input_nodes = tuple(nodes)
         self.output = output
 
     def apply(self, grads: list, create_graph: bool) -> list:
