@@ -304,7 +304,6 @@ def _accumulate(t, g, create_graph: bool) -> None:
 # ---- the entry points: Tensor.backward, cg.autograd.backward and cg.autograd.grad ----
 
 def _grad_outputs(outputs, grad_outputs, op: str) -> list:
-    from .creation import ones_like
     result = []
     for i, out in enumerate(outputs):
         g = grad_outputs[i] if grad_outputs is not None else None
@@ -312,7 +311,8 @@ def _grad_outputs(outputs, grad_outputs, op: str) -> list:
             if out.numel() != 1:
                 raise RuntimeError(f"{op}: grad can be implicitly created only for scalar outputs "
                                    f"(output {i} has shape {tuple(out.shape)})")
-            g = ones_like(out)
+            # ones_like(out), without its argument handling: every backward() makes one
+            g = tensor.Tensor(ir.const(1, out.dtype, out.node.shape), out.device)
         elif not is_tensor(g):
             raise TypeError(f"{op}: gradient must be a Tensor, got {type(g).__name__}")
         elif g.shape != out.shape:
