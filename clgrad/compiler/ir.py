@@ -110,8 +110,9 @@ def _keep(node: Node) -> None:
 
 
 def _forget(dead: _Ref) -> None:
-    if _interned.get(dead.key) is dead:     # not a newer node interned under the same key
-        del _interned[dead.key]
+    ref = _interned.pop(dead.key, None)     # one hash of the key: every node made dies here
+    if ref is not dead and ref is not None:     # a newer node interned under the same key
+        _interned[dead.key] = ref
 
 
 def toposort(roots, stop=None) -> list[Node]:
