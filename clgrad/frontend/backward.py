@@ -287,20 +287,20 @@ def _whole_signature(order: list, outputs, roots: list, grad_outputs):
     describes all that each GradFn's derivation looks at, and how the nodes are wired: each
     GradFn's output and inputs by position, its edges by position in order. Returns (key,
     known nodes, the leaves' AccumulateGrads in order), or None for other passes."""
+    for fn in order:            # the kinds first: a pass with a custom Function stops cheaply
+        kind = type(fn)
+        if fn.hooks or (kind is not AccumulateGrad and
+                        (kind is not GradFn or fn.retained or fn.freed)):
+            return None
     index, nodes = {}, [g.node for g in grad_outputs]
     for i, fn in enumerate(order):
         index[id(fn)] = i
-        kind = type(fn)
-        if kind is GradFn:
-            if fn.hooks or fn.retained or fn.freed:
-                return None
+        if type(fn) is GradFn:
             for t, version in zip(fn.inputs, fn.versions):
                 if t._version != version:
                     return None
             nodes.append(fn.output)
             nodes += fn.input_nodes
-        elif kind is not AccumulateGrad or fn.hooks:
-            return None
     positions: dict = {}
     walk, known, _ = ir.structural_key(nodes, stops=_NO_STOPS, ids=positions)
     parts, leaves = [], []
