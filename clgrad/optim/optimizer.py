@@ -153,16 +153,17 @@ class Optimizer:
     @staticmethod
     def _spread(scalar: Node, p: Tensor) -> Node:
         """A 0-d value (one of _scalars') broadcast to p's shape."""
-        return scalar.reshape((1,) * p.ndim).expand(p.shape)
+        shape = p.node.shape
+        return scalar.reshape((1,) * len(shape)).expand(shape)
 
     @staticmethod
     def _grad(p: Tensor, maximize: bool) -> Node:
         """p's gradient in p's dtype."""
-        g = p.grad
-        if g.shape != p.shape:
+        g, node = p.grad, p.node
+        if g.node.shape != node.shape:      # (nodes' shapes: no Size made at every step)
             raise RuntimeError(f"optimizer: gradient of shape {g.shape} does not match its "
                                f"parameter of shape {p.shape}")
-        g = g.node.cast(p.dtype)
+        g = g.node.cast(node.dtype)
         return -g if maximize else g
 
     @staticmethod
