@@ -1,5 +1,6 @@
 """Gradient graphs rebuilt from the template of their structure (compiler/derived.py) are the
-very nodes the rules build: nodes are interned, so an equal graph is the same objects."""
+very nodes the rules build: nodes are interned, so an equal graph is the same objects. Each
+GradFn's derivation has its templates, and so has a whole backward pass (frontend/backward.py)."""
 import numpy as np
 import pytest
 
@@ -7,12 +8,15 @@ import clgrad as cg
 import clgrad.nn.functional as F
 from clgrad import nn
 from clgrad.compiler import derived, gradients
+from clgrad.frontend import backward
 
 
 @pytest.fixture
 def checked(monkeypatch):
     """Every derivation also by the rules, compared node for node; yields the count of
-    derivations the templates answered."""
+    derivations the templates answered. Whole backward passes are derived one GradFn at a
+    time meanwhile (whole_checked checks their templates)."""
+    monkeypatch.setattr(backward, "_whole_signature", lambda *args: None)
     answered = [0]
     real_derive, real_rebuild = derived.derive, derived._rebuild
 
@@ -28,6 +32,27 @@ def checked(monkeypatch):
         return real_rebuild(template, known)
     monkeypatch.setattr(derived, "derive", derive)
     monkeypatch.setattr(derived, "_rebuild", rebuild)
+    return answered
+
+
+@pytest.fixture
+def whole_checked(monkeypatch):
+    """Every backward pass a whole template answers also propagated GradFn by GradFn, compared
+    node for node (the leaves' gradients, and which backward nodes received one); yields the
+    count of passes the templates answered."""
+    answered = [0]
+    real_cached = derived.cached
+
+    def cached(key, known, compute):
+        if key[0] != "backward" or key not in derived._templates:
+            return real_cached(key, known, compute)
+        answered[0] += 1
+        got, reached = real_cached(key, known, compute)
+        want, want_reached = compute()
+        assert reached == want_reached
+        assert all(g is w for g, w in zip(got, want, strict=True)), (got, want)
+        return got, reached
+    monkeypatch.setattr(derived, "cached", cached)
     return answered
 
 
@@ -91,3 +116,37 @@ def test_elementwise_and_view_ops_rebuild_the_rules_gradients(checked, fn):
         b.grad.numpy()
     _steps(step)
     assert checked[0] > 0
+
+
+def test_whole_backward_passes_rebuild_the_gradients_of_one_gradfn_at_a_time(whole_checked):
+    cg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+    opt = cg.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    x = cg.tensor(np.random.default_rng(0).standard_normal((4, 8), dtype=np.float32))
+    unused = cg.zeros(3, requires_grad=True)
+
+    def step(rng):
+        y = cg.tensor(rng.standard_normal((4, 1), dtype=np.float32))
+        opt.zero_grad()
+        h = model(x)
+        loss = F.mse_loss(h, y) + (h * 0).sum() + (unused.detach() * 2).sum()
+        loss.backward()
+        opt.step()
+        loss.item()
+    _steps(step)
+    assert whole_checked[0] == 2
+
+
+def test_whole_backward_passes_keep_retained_graphs_and_accumulate(whole_checked):
+    w = cg.tensor(np.arange(6, dtype=np.float32).reshape(2, 3), requires_grad=True)
+    b = cg.tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+    loss = (w * 2 + b).exp().sum(0).sum()
+    for _ in range(3):
+        loss.backward(retain_graph=True)
+    loss.backward()
+    expected = np.exp(np.arange(6, dtype=np.float32).reshape(2, 3) * 2 + 1)
+    np.testing.assert_allclose(w.grad.numpy(), 4 * 2 * expected, rtol=1e-5)
+    np.testing.assert_allclose(b.grad.numpy(), 4 * expected.sum(0), rtol=1e-5)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+    assert whole_checked[0] == 3

@@ -9,6 +9,9 @@ its position at first sight (a buffer's head leaves its buffer out, so new buffe
 The rules and constructors look at most one level beneath a node they are handed (a permute
 of a permute is one permute); a result that reaches further, into nodes made before this
 call, is not recorded. Inputs that are views are left to derive: it looks down their chains.
+
+`cached` is the template store itself, for any computation of nodes from described ones: the
+frontend's backward pass keys a whole pass of GradFns with it (frontend/backward.py).
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from .ir import Node
 from .ops import Op
 
 _VIEWS = (Op.RESHAPE, Op.PERMUTE)
-_templates: dict[tuple, tuple[list, list]] = {}     # key -> (made nodes, results)
+_templates: dict[tuple, tuple[list, list, object]] = {}  # key -> (made nodes, results, extra)
 _MAX_TEMPLATES = 10_000
 
 
@@ -32,19 +35,27 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node 
         if w.op in _VIEWS:
             return gradients.derive(out, wrt, grad, given)
     key, known = _signature(out, wrt, grad, given)
+    return cached(key, known, lambda: (gradients.derive(out, wrt, grad, given), None))[0]
+
+
+def cached(key: tuple, known: list[Node], compute) -> tuple[list[Node | None], object]:
+    """compute()'s (result nodes, extra), from the template recorded under key when there is
+    one. key must describe known (nodes by position) and everything compute's choices depend
+    on; the template records the nodes compute made from the known ones, and extra as is.
+    known is extended by the rebuild."""
     template = _templates.get(key)
     if template is not None:
-        return _rebuild(template, known)
+        return _rebuild(template, known), template[2]
     first = ir.made_count()
-    result = gradients.derive(out, wrt, grad, given)
+    result, extra = compute()
     try:
-        template = _template(result, known, first)
+        made, positions = _template(result, known, first)
     except _NotRecordable:
-        return result
+        return result, extra
     if len(_templates) >= _MAX_TEMPLATES:
         _templates.clear()
-    _templates[key] = template
-    return result
+    _templates[key] = (made, positions, extra)
+    return result, extra
 
 
 def _signature(out: Node, wrt, grad: Node, given) -> tuple[tuple, list[Node]]:
@@ -98,8 +109,8 @@ def _template(result: list, known: list[Node], first: int) -> tuple[list, list]:
     return made, [None if r is None else index[r] for r in result]
 
 
-def _rebuild(template: tuple[list, list], known: list[Node]) -> list[Node | None]:
-    made, result = template
+def _rebuild(template: tuple[list, list, object], known: list[Node]) -> list[Node | None]:
+    made, result, _ = template
     nodes = known
     for op, dtype, shape, arg, src in made:
         nodes.append(Node(op, dtype, shape, tuple([nodes[i] for i in src]), arg))

@@ -110,8 +110,9 @@ def _keep(node: Node) -> None:
 
 
 def _forget(dead: _Ref) -> None:
-    if _interned.get(dead.key) is dead:     # not a newer node interned under the same key
-        del _interned[dead.key]
+    ref = _interned.pop(dead.key, None)     # one hash of the key: every node made dies here
+    if ref is not dead and ref is not None:     # a newer node interned under the same key
+        _interned[dead.key] = ref
 
 
 def toposort(roots, stop=None) -> list[Node]:
@@ -336,9 +337,9 @@ def contiguous(x: Node) -> Node:
 
 def reshape(x: Node, shape: Shape) -> Node:
     shape = tuple(shape)
-    assert math.prod(shape) == x.numel, (x.shape, shape)
-    if shape == x.shape:
+    if shape == x.shape:            # before the check: the common no-op costs no product
         return x
+    assert math.prod(shape) == x.numel, (x.shape, shape)
     if x.op is Op.RESHAPE:          # reshape of a reshape is one reshape
         return reshape(x.src[0], shape)
     if x.op is Op.CONST:
@@ -361,9 +362,9 @@ def permute(x: Node, order: tuple[int, ...]) -> Node:
 
 def expand(x: Node, shape: Shape) -> Node:
     shape = tuple(shape)
-    assert len(shape) == len(x.shape) and all(s == t or s == 1 for s, t in zip(x.shape, shape))
     if shape == x.shape:
         return x
+    assert len(shape) == len(x.shape) and all(s == t or s == 1 for s, t in zip(x.shape, shape))
     if x.op is Op.CONST:
         return const(x.arg, x.dtype, shape)
     return Node(Op.EXPAND, x.dtype, shape, (x,), shape)

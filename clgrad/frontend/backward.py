@@ -78,10 +78,15 @@ class GradFn(BackwardNode):
     """The backward node of a frontend op: differentiates the op's IR subgraph."""
 
     def __init__(self, name: str, inputs: list, output: Node):
-        super().__init__(name, tuple((edge_of(t), output_nr(t)) for t in inputs))
+        edges, versions, nodes = [], [], []
+        for t in inputs:        # one pass: every op recorded for autograd makes a GradFn
+            edges.append((edge_of(t), t._output_nr))
+            versions.append(t._version)
+            nodes.append(t.node)
+        super().__init__(name, tuple(edges))
         self.inputs = inputs
-        self.versions = tuple(t._version for t in inputs)
-        self.input_nodes = tuple(t.node for t in inputs)
+        self.versions = tuple(versions)
+        self.input_nodes = tuple(nodes)
         self.output = output
 
     def apply(self, grads: list, create_graph: bool) -> list:
@@ -247,13 +252,86 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
     # parameter updates, optimizer state, running statistics) are computed now, so this
     # step's graph starts from their buffers instead of growing the previous step's graph.
     tensor.realize()
+    roots = [edge_of(t) for t in outputs]
+    order = _graph_order(roots)
+    whole = None if inputs is not None or create_graph or jit_protocol.capturing() else \
+        _whole_signature(order, outputs, roots, grad_outputs)
+    if whole is None:
+        result = _propagate(order, outputs, roots, grad_outputs, retain_graph, create_graph,
+                            inputs)
+        return result if inputs is not None else None
+    key, known, leaves = whole
+    landed: dict[int, object] = {}
+
+    def propagate():
+        reached = _propagate(order, outputs, roots, grad_outputs, retain_graph, False, None,
+                             landed)
+        return [landed[id(fn)].node if id(fn) in landed else None for fn in leaves], reached
+    nodes, reached = derived.cached(key, known, propagate)
+    with no_grad():
+        for fn, node in zip(leaves, nodes):
+            if node is not None:
+                _accumulate(fn.variable, tensor.Tensor(node, fn.variable.device), False)
+    if not retain_graph:
+        for fn, got in zip(order, reached):
+            if got and type(fn) is GradFn:
+                fn.release()
+    return None
+
+
+def _whole_signature(order: list, outputs, roots: list, grad_outputs):
+    """A whole backward pass made only of GradFns and leaves, without hooks, retained
+    gradients or saved values changed since, described for derived.cached: its gradients are
+    then rebuilt in one template instead of derived one GradFn at a time. The key is the walk
+    of every GradFn's output and inputs (and the incoming gradients) down to buffers, which
+    describes all that each GradFn's derivation looks at, and how the nodes are wired: each
+    GradFn's output and inputs by position, its edges by position in order. Returns (key,
+    known nodes, the leaves' AccumulateGrads in order), or None for other passes."""
+    for fn in order:            # the kinds first: a pass with a custom Function stops cheaply
+        kind = type(fn)
+        if fn.hooks or (kind is not AccumulateGrad and
+                        (kind is not GradFn or fn.retained or fn.freed)):
+            return None
+    index, nodes = {}, [g.node for g in grad_outputs]
+    for i, fn in enumerate(order):
+        index[id(fn)] = i
+        if type(fn) is GradFn:
+            for t, version in zip(fn.inputs, fn.versions):
+                if t._version != version:
+                    return None
+            nodes.append(fn.output)
+            nodes += fn.input_nodes
+    positions: dict = {}
+    walk, known, _ = ir.structural_key(nodes, stops=_NO_STOPS, ids=positions)
+    parts, leaves = [], []
+    for fn in order:
+        if type(fn) is AccumulateGrad:
+            leaves.append(fn)
+            parts.append(-1)
+            continue
+        parts += (positions[fn.output], len(fn.input_nodes))
+        parts += [positions[n] for n in fn.input_nodes]
+        for nxt, nr in fn.next_functions:
+            parts += (-1, 0) if nxt is None else (index[id(nxt)], nr)
+    for t, fn, g in zip(outputs, roots, grad_outputs):
+        parts += (index[id(fn)], output_nr(t), positions[g.node])
+    return ("backward", walk, tuple(parts)), known, leaves
+
+
+_NO_STOPS = frozenset()     # structural_key's leaves are then the buffers alone
+
+
+def _propagate(order, outputs, roots, grad_outputs, retain_graph: bool, create_graph: bool,
+               inputs, landed: dict | None = None):
+    """run_backward's walk, one backward node at a time. landed, when given, takes each
+    leaf's gradient by id(AccumulateGrad) instead of its .grad. Returns the gradients of
+    inputs when given, else whether each node of order received a gradient."""
     grads: dict[int, list] = {}     # id(node) -> one pending gradient per output of the node
 
     def push(fn, nr: int, g) -> None:
         slot = grads.setdefault(id(fn), [None] * fn.num_outputs)
         slot[nr] = _add(slot[nr], g)
 
-    roots = [edge_of(t) for t in outputs]
     for t, fn, g in zip(outputs, roots, grad_outputs):
         if fn is not None:
             push(fn, output_nr(t), g)
@@ -261,9 +339,11 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
     if inputs is not None:
         wanted = {(id(edge_of(t)), output_nr(t)) for t in inputs}
     captured: dict[tuple, object] = {}
+    reached = []
     with enable_grad() if create_graph else no_grad():
-        for fn in _graph_order(roots):
+        for fn in order:
             slot = grads.pop(id(fn), None)
+            reached.append(slot is not None)
             if slot is None:
                 continue
             if fn.hooks:
@@ -273,7 +353,9 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
                     if (id(fn), nr) in wanted:
                         captured[(id(fn), nr)] = g
             if isinstance(fn, AccumulateGrad):
-                if wanted is None:
+                if landed is not None:
+                    landed[id(fn)] = slot[0]
+                elif wanted is None:
                     _accumulate(fn.variable, slot[0], create_graph)
                 continue
             if wanted is None:
@@ -287,7 +369,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
                 fn.release()
     if wanted is not None:
         return [captured.get((id(edge_of(t)), output_nr(t))) for t in inputs]
-    return None
+    return reached
 
 
 def _accumulate(t, g, create_graph: bool) -> None:
@@ -299,7 +381,6 @@ def _accumulate(t, g, create_graph: bool) -> None:
 # ---- the entry points: Tensor.backward, cg.autograd.backward and cg.autograd.grad ----
 
 def _grad_outputs(outputs, grad_outputs, op: str) -> list:
-    from .creation import ones_like
     result = []
     for i, out in enumerate(outputs):
         g = grad_outputs[i] if grad_outputs is not None else None
@@ -307,7 +388,8 @@ def _grad_outputs(outputs, grad_outputs, op: str) -> list:
             if out.numel() != 1:
                 raise RuntimeError(f"{op}: grad can be implicitly created only for scalar outputs "
                                    f"(output {i} has shape {tuple(out.shape)})")
-            g = ones_like(out)
+            # ones_like(out), without its argument handling: every backward() makes one
+            g = tensor.Tensor(ir.const(1, out.dtype, out.node.shape), out.device)
         elif not is_tensor(g):
             raise TypeError(f"{op}: gradient must be a Tensor, got {type(g).__name__}")
         elif g.shape != out.shape:

@@ -3,8 +3,10 @@ would print. Ops record under their own name (backward.record); most grad_fn nam
 name in CamelCase with "Backward0" (exp: ExpBackward0, log_softmax: LogSoftmaxBackward0), and
 this table lists the others. PyTorch numbers the overloads of one operator (pow with a tensor
 or a number exponent); clgrad's ops name the variant they are."""
+import functools
 
 
+@functools.cache    # asked at every op recorded for autograd: the string work once per name
 def grad_fn_name(op: str) -> str:
     return GRAD_FN_NAMES.get(op) or "".join(part.title() for part in op.split("_")) + "Backward0"
 

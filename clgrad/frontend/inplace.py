@@ -76,7 +76,7 @@ def assign(t, value, op: str = "assign"):
     """t takes value in place, outside autograd: a tensor, or an IR node made of tensors'
     nodes (an optimizer's update). Returns t."""
     node = value if isinstance(value, Node) else value.node
-    if node.shape != t.shape:
+    if node.shape != t.node.shape:
         raise RuntimeError(f"{op}: a value of shape {node.shape} cannot be assigned to a tensor "
                            f"of shape {t.shape}")
     views.check_writable(t, op)

@@ -12,8 +12,12 @@ def is_tensor(x) -> bool:
 
 
 def common_device(op: str, tensors):
-    if len(tensors) == 1:
-        return tensors[0].device
+    device = tensors[0].device
+    for t in tensors:       # by identity first: a Device hashes and compares in Python
+        if t.device is not device:
+            break
+    else:
+        return device
     devices = {t.device for t in tensors}
     if len(devices) > 1:
         names = ", ".join(sorted(d.spec for d in devices))

@@ -431,14 +431,21 @@ def realize(*tensors: Tensor) -> None:
 
 def compute(tensors: list[Tensor]) -> None:
     """Computes tensors in one schedule (and only them)."""
-    lazy = list({id(t): t for t in tensors if t.node.op is not Op.BUFFER}.values())
-    by_device: dict = {}
-    for t in lazy:
-        by_device.setdefault(t.device, []).append(t)
-    for device, group in by_device.items():
-        refs = run_graph([t.node for t in group], device)
-        for t, ref in zip(group, refs):
-            t._node = ir.buffer(ref, t.dtype, t.shape)
+    by_device: dict = {}        # device -> (tensors, their nodes), each tensor once
+    seen = set()
+    for t in tensors:
+        node = t.node
+        if node.op is not Op.BUFFER and id(t) not in seen:
+            seen.add(id(t))
+            group = by_device.get(t.device)
+            if group is None:
+                group = by_device[t.device] = ([], [])
+            group[0].append(t)
+            group[1].append(node)
+    for device, (group, nodes) in by_device.items():
+        refs = run_graph(nodes, device)
+        for t, node, ref in zip(group, nodes, refs):
+            t._node = ir.buffer(ref, node.dtype, node.shape)
             jit_protocol.holds_buffer(t)
 
 

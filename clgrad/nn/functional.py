@@ -90,29 +90,30 @@ def gelu(input, approximate: str = "none"):
 
 def linear(input, weight, bias=None):
     """input @ weight.T + bias; the bias add runs as the matmul kernel's epilogue."""
-    tensors = [t for t in (input, weight, bias) if t is not None]
+    tensors = [input, weight] if bias is None else [input, weight, bias]
     device = common_device("linear", tensors)
-    if weight.ndim != 2 or input.ndim < 1 or input.shape[-1] != weight.shape[1]:
+    # shapes read once, from the nodes (a layer runs this at every step)
+    x, w = input.node, weight.node
+    if len(w.shape) != 2 or not x.shape or x.shape[-1] != w.shape[1]:
         raise RuntimeError(f"linear: input of shape {tuple(input.shape)} cannot be multiplied "
                            f"with weight of shape {tuple(weight.shape)} (expects last dim "
                            f"{weight.shape[1] if weight.ndim == 2 else '?'})")
-    if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
+    b = None if bias is None else bias.node
+    if b is not None and b.shape not in ((w.shape[0],), ()):
         raise RuntimeError(f"linear: expected bias of shape ({weight.shape[0]},), got "
                            f"{tuple(bias.shape)}")
-    dtypes = {t.dtype for t in tensors}
-    if len(dtypes) > 1:
+    if w.dtype is not x.dtype or (b is not None and b.dtype is not x.dtype):
         raise RuntimeError(f"linear: expected input, weight and bias of one dtype, got "
                            f"{', '.join(t.dtype.name for t in tensors)} (convert the input with "
                            f".to(weight.dtype) or the module with .to(input.dtype))")
-    lead = input.shape[:-1]
-    rows = math.prod(lead)
-    out = input.node.reshape((rows, input.shape[-1])) @ weight.node.permute((1, 0))
-    if bias is not None:
-        out = out + bias.node.reshape((1,) * (2 - bias.ndim) + bias.shape).expand(out.shape)
-    out = out.reshape(lead + (weight.shape[0],))
+    lead = x.shape[:-1]
+    out = x.reshape((math.prod(lead), x.shape[-1])) @ w.permute((1, 0))
+    if b is not None:
+        out = out + b.reshape((1,) * (2 - len(b.shape)) + b.shape).expand(out.shape)
+    out = out.reshape(lead + (w.shape[0],))
     # named as PyTorch's linear decomposes: addmm (2-D, a bias), mm (2-D), else ending in a view
-    name = "addmm" if bias is not None and input.ndim == 2 else \
-        "mm" if input.ndim == 2 else "view"
+    name = "addmm" if b is not None and len(x.shape) == 2 else \
+        "mm" if len(x.shape) == 2 else "view"
     return record(name, out, device, tensors)
 
 

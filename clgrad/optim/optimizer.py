@@ -130,15 +130,20 @@ class Optimizer:
         key = (key, like.dtype, like.device)
 
         def write() -> list[Tensor]:
-            values, changed = compute()
-            values = np.array(values, like.dtype.np)
+            given, changed = compute()
             holder = holders.get(key)
+            # the same Python numbers as at the last step (a constant lr): nothing to convert
+            # or compare in NumPy
+            plain = all(type(v) is float or type(v) is int for v in given)
+            if holder is not None and plain and holder[2] == tuple(given):
+                return changed
+            values = np.array(given, like.dtype.np)
             if holder is None:
-                holders[key] = (creation.tensor(values, dtype=like.dtype, device=like.device),
-                                values)
+                holder = (creation.tensor(values, dtype=like.dtype, device=like.device), values)
             elif not np.array_equal(holder[1], values):
                 creation.overwrite(holder[0], values)
-                holders[key] = (holder[0], values)
+                holder = (holder[0], values)
+            holders[key] = (*holder[:2], tuple(given) if plain else None)
             return changed
 
         each_call(("scalars", id(self), key), write)
@@ -148,16 +153,17 @@ class Optimizer:
     @staticmethod
     def _spread(scalar: Node, p: Tensor) -> Node:
         """A 0-d value (one of _scalars') broadcast to p's shape."""
-        return scalar.reshape((1,) * p.ndim).expand(p.shape)
+        shape = p.node.shape
+        return scalar.reshape((1,) * len(shape)).expand(shape)
 
     @staticmethod
     def _grad(p: Tensor, maximize: bool) -> Node:
         """p's gradient in p's dtype."""
-        g = p.grad
-        if g.shape != p.shape:
+        g, node = p.grad, p.node
+        if g.node.shape != node.shape:      # (nodes' shapes: no Size made at every step)
             raise RuntimeError(f"optimizer: gradient of shape {g.shape} does not match its "
                                f"parameter of shape {p.shape}")
-        g = g.node.cast(p.dtype)
+        g = g.node.cast(node.dtype)
         return -g if maximize else g
 
     @staticmethod
