@@ -15,7 +15,9 @@ SKIPPED = {"out", "layout", "pin_memory", "memory_format",       # not clgrad's 
            # sort's "(Tensor, LongTensor)" result, searchsorted's values (input), broadcast_to's
            # shape (size), unsafe_split's, from_numpy's (positional only)
            "Tensor", "LongTensor", "values", "shape", "tensor", "split_size_or_sections",
-           "ndarray"}
+           "ndarray",
+           # set_num_threads(int) and the like: a type where the name would be, positional only
+           "int"}
 
 
 def _documented_parameters(fn, name):
