@@ -44,7 +44,7 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
                 if i in replaced else x for i, x in enumerate(inputs)]
         with no_grad():
             out = fn(*args)
-        return [o.numpy().astype(np.float64) for o in _as_tuple(out)]
+        return [o.detach().numpy().astype(np.float64) for o in _as_tuple(out)]
 
     outs = _as_tuple(fn(*inputs))
     analytic = {(o, i): _analytic_jacobian(out, inputs[i]) for o, out in enumerate(outs)

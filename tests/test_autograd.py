@@ -278,6 +278,9 @@ def test_gradcheck():
     x = leaf(A.astype(np.float64), dtype=cg.float64)
     w = leaf(W.astype(np.float64), dtype=cg.float64)
     assert cg.autograd.gradcheck(lambda a, b: (a.mm(b).tanh() * 2).softmax(1), (x, w))
+    u, v = (cg.tensor(values, dtype=cg.float64, requires_grad=True)
+            for values in ([0.5, -1.0], [2.0, 3.0]))
+    assert cg.autograd.gradcheck(lambda a, b: (a * b, b), (u, v))    # an input returned as is
     with pytest.raises(ValueError, match="float64"):
         cg.autograd.gradcheck(lambda a: a * 2, (leaf(),))
 
