@@ -13,10 +13,11 @@ __all__ = ["grad", "backward", "Function", "FunctionCtx", "function", "gradcheck
 
 
 def Variable(tensor, requires_grad: bool = False):  # noqa: N802  (PyTorch's legacy name)
-    """The tensor itself: Variable and Tensor are one class since PyTorch 0.4."""
-    if requires_grad:
-        tensor.requires_grad_(True)
-    return tensor
+    """A leaf that is tensor's value (a detached view, as PyTorch's: Variable and Tensor are
+    one class since PyTorch 0.4); tensor itself is left as it was."""
+    if not is_tensor(tensor):
+        raise TypeError(f"Variable data has to be a tensor, but got {type(tensor).__name__}")
+    return tensor.detach().requires_grad_(requires_grad)
 
 
 def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
@@ -43,7 +44,7 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
                 if i in replaced else x for i, x in enumerate(inputs)]
         with no_grad():
             out = fn(*args)
-        return [o.numpy().astype(np.float64) for o in _as_tuple(out)]
+        return [o.detach().numpy().astype(np.float64) for o in _as_tuple(out)]
 
     outs = _as_tuple(fn(*inputs))
     analytic = {(o, i): _analytic_jacobian(out, inputs[i]) for o, out in enumerate(outs)

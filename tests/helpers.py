@@ -129,7 +129,7 @@ def check(fn, *inputs, dtype=np.float32, grad=True, atol=1e-5, rtol=1e-4, low=-2
 def _compare_forward(outs, refs, atol, rtol) -> None:
     assert len(outs) == len(refs), (len(outs), len(refs))
     for k, (o, r) in enumerate(zip(outs, refs)):
-        got = o.numpy()
+        got = o.detach().numpy()
         assert got.shape == np.shape(r), f"output {k}: shape {got.shape} != {np.shape(r)}"
         if got.dtype.kind in "biu":
             np.testing.assert_array_equal(got, r, err_msg=f"output {k}")

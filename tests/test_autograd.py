@@ -262,8 +262,8 @@ def test_second_and_third_derivatives():
     assert g.requires_grad
     (gg,) = cg.autograd.grad(g.sum(), x, create_graph=True)
     (ggg,) = cg.autograd.grad(gg.sum(), x)
-    np.testing.assert_allclose(g.numpy(), 3 * A ** 2, rtol=1e-6)
-    np.testing.assert_allclose(gg.numpy(), 6 * A, rtol=1e-6)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * A ** 2, rtol=1e-6)
+    np.testing.assert_allclose(gg.detach().numpy(), 6 * A, rtol=1e-6)
     np.testing.assert_allclose(ggg.numpy(), np.full_like(A, 6), rtol=1e-5)
 
 
@@ -278,6 +278,9 @@ def test_gradcheck():
     x = leaf(A.astype(np.float64), dtype=cg.float64)
     w = leaf(W.astype(np.float64), dtype=cg.float64)
     assert cg.autograd.gradcheck(lambda a, b: (a.mm(b).tanh() * 2).softmax(1), (x, w))
+    u, v = (cg.tensor(values, dtype=cg.float64, requires_grad=True)
+            for values in ([0.5, -1.0], [2.0, 3.0]))
+    assert cg.autograd.gradcheck(lambda a, b: (a * b, b), (u, v))    # an input returned as is
     with pytest.raises(ValueError, match="float64"):
         cg.autograd.gradcheck(lambda a: a * 2, (leaf(),))
 
@@ -309,7 +312,7 @@ def test_in_place_on_leaf_that_requires_grad():
         x.sub_(1)
         x[x < 0] = 0
     assert x._version == 2
-    np.testing.assert_allclose(x.numpy(), np.maximum(A - 1, 0))
+    np.testing.assert_allclose(x.detach().numpy(), np.maximum(A - 1, 0))
 
 
 def test_in_place_records_into_the_graph():

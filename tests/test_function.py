@@ -42,7 +42,7 @@ def test_custom_relu_values_and_node():
     assert y.grad_fn.next_functions == ((x._accumulator, 0),)
     assert not y.is_leaf and y.requires_grad
     (y * 3).sum().backward()
-    np.testing.assert_allclose(y.numpy(), np.maximum(A, 0))
+    np.testing.assert_allclose(y.detach().numpy(), np.maximum(A, 0))
     np.testing.assert_allclose(x.grad.numpy(), np.where(A < 0, 0, 3))
 
 
@@ -174,7 +174,7 @@ def test_mark_dirty():
     assert y is x and x.grad_fn.name() == "AddOneInPlaceBackward"
     assert x._version == 1
     (y * 2).sum().backward()
-    np.testing.assert_allclose(x.numpy(), A + 1)
+    np.testing.assert_allclose(x.detach().numpy(), A + 1)
     np.testing.assert_allclose(a.grad.numpy(), np.full_like(A, 2))
 
 
@@ -261,7 +261,7 @@ def test_function_from_two_plain_functions():
     # the backward body is differentiable itself: second derivative through create_graph
     (g,) = cg.autograd.grad(y.sum(), x, create_graph=True)
     (gg,) = cg.autograd.grad(g.sum(), x)
-    np.testing.assert_allclose(g.numpy(), 3 * A * A, rtol=1e-6)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * A * A, rtol=1e-6)
     np.testing.assert_allclose(gg.numpy(), 6 * A, rtol=1e-6)
 
 
@@ -354,7 +354,7 @@ def test_an_input_returned_as_is_cannot_be_changed_in_place():
     with cg.no_grad(), pytest.raises(RuntimeError, match="is a view"):
         y[0] = 0.0
     y.sum().backward()
-    np.testing.assert_array_equal(y.numpy(), A)
+    np.testing.assert_array_equal(y.detach().numpy(), A)
 
 
 def test_a_saved_input_changed_through_its_base_is_refused():
@@ -385,4 +385,4 @@ def test_a_saved_output_changed_through_a_view_is_refused():
     y.detach()[0].zero_()           # a view of a view of y: y changes, and so its version
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
-    np.testing.assert_array_equal(y.numpy()[0], 0)
+    np.testing.assert_array_equal(y.detach().numpy()[0], 0)

@@ -132,8 +132,11 @@ def test_grad_mode_context_managers_as_torch():
 def test_habits_of_pytorch_scripts():
     assert cg.cuda.is_available() is False and cg.cuda.device_count() == 0
     x = cg.ones(2)
-    assert cg.autograd.Variable(x) is x and not x.requires_grad
-    assert cg.autograd.Variable(x, requires_grad=True).requires_grad
+    v = cg.autograd.Variable(x, requires_grad=True)   # a leaf over x's value; x unchanged
+    assert v.requires_grad and v.is_leaf and not x.requires_grad
+    assert not cg.autograd.Variable(x).requires_grad
+    with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
+        cg.autograd.Variable([1.0])
     y = x * 3
     y.numpy()
     cg.synchronize()

@@ -56,7 +56,7 @@ def test_jit_replays_the_seed_step_to_the_eager_numbers_without_running_its_pyth
     launched = [sorted((row.name, row.calls) for row in p.rows) for p in (eager_step, replayed)]
     assert launched[0] == launched[1] and len(launched[1]) == 6
     for e, j in zip(eager[2:], jitted[2:]):
-        np.testing.assert_array_equal(j.numpy(), e.numpy())
+        np.testing.assert_array_equal(j.detach().numpy(), e.detach().numpy())
         assert j._version == e._version
         np.testing.assert_array_equal(j.grad.numpy(), 0)
     assert not step(*jitted).requires_grad
@@ -75,7 +75,7 @@ def test_jit_binds_each_calls_arguments_and_state_changed_outside_the_step():
                 with cg.no_grad():
                     w *= 0.5
     assert step.replaying
-    np.testing.assert_allclose(jitted[2].numpy(), eager[2].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(jitted[2].detach().numpy(), eager[2].detach().numpy(), rtol=1e-6)
 
 
 def _module_step(model, opt, loss_fn, x, t):
@@ -103,7 +103,7 @@ def test_jit_replays_a_module_step_with_momentum_and_fresh_grads():
         assert step(*jitted, x, t).item() == pytest.approx(train(*eager, x, t).item(), rel=1e-6)
     assert step.replaying
     for pe, pj in zip(eager[0].parameters(), jitted[0].parameters()):
-        np.testing.assert_allclose(pj.numpy(), pe.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(pj.detach().numpy(), pe.detach().numpy(), rtol=1e-6)
         np.testing.assert_allclose(pj.grad.numpy(), pe.grad.numpy(), rtol=1e-6)
     for model, _ in (eager, jitted):
         model[0].weight.requires_grad_(False)       # a frozen layer: not a step to replay
@@ -135,7 +135,7 @@ def test_jit_replays_optimizer_steps_through_learning_rate_changes(make):
         step(pj, oj)
         se.step()
         sj.step()               # every fifth step halves lr: replays must follow it
-        np.testing.assert_allclose(pj.numpy(), pe.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(pj.detach().numpy(), pe.detach().numpy(), rtol=1e-6)
         assert step.replaying == (i >= 2)
     eager_steps, replayed_steps = (o.state_dict()["state"][0].get("step") for o in (oe, oj))
     if eager_steps is None:         # SGD counts no steps
@@ -215,7 +215,7 @@ def test_jit_follows_an_optimizer_state_loaded_between_replays():
         if i == 5:              # back to step 2's moments: new state tensors
             oe.load_state_dict(saved[0])
             oj.load_state_dict(saved[1])
-        np.testing.assert_allclose(pj.numpy(), pe.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(pj.detach().numpy(), pe.detach().numpy(), rtol=1e-6)
     assert step.replaying
 
 
@@ -396,7 +396,7 @@ def test_jit_replays_a_step_that_changes_a_view_of_its_parameter():
     x = cg.from_numpy(np.array([1.0, 1.0, 1.0], np.float32))
     for k in range(1, 6):
         step(x)
-        np.testing.assert_array_equal(head.numpy(), [1.0 - k, 2.0 - k])
+        np.testing.assert_array_equal(head.detach().numpy(), [1.0 - k, 2.0 - k])
     assert step.replaying
 
 

@@ -144,9 +144,9 @@ def test_multihead_attention_fully_masked_rows_as_torch():
 def test_multihead_attention_parameters_and_initialisation():
     m = cnn.MultiheadAttention(8, 2)
     bound = math.sqrt(6 / (8 + 24))         # xavier_uniform_ of (24, 8)
-    w = m.in_proj_weight.numpy()
+    w = m.in_proj_weight.detach().numpy()
     assert w.shape == (24, 8) and np.abs(w).max() <= bound and w.std() > bound / 3
-    assert not m.in_proj_bias.numpy().any() and not m.out_proj.bias.numpy().any()
+    assert not m.in_proj_bias.detach().numpy().any() and not m.out_proj.bias.detach().numpy().any()
     separate = cnn.MultiheadAttention(8, 2, kdim=3, vdim=5, add_bias_kv=True, dtype=cg.float64)
     assert separate.in_proj_weight is None and separate.q_proj_weight.dtype == cg.float64
     assert [n for n, _ in separate.named_parameters()] == [
@@ -225,7 +225,8 @@ def test_transformer_parts():
     encoder = cnn.TransformerEncoder(layer, 2)
     first, second = encoder.layers
     assert first.linear1.weight is not layer.linear1.weight      # clones, equal at first
-    np.testing.assert_array_equal(second.linear1.weight.numpy(), layer.linear1.weight.numpy())
+    np.testing.assert_array_equal(second.linear1.weight.detach().numpy(),
+                                  layer.linear1.weight.detach().numpy())
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         cnn.TransformerEncoderLayer(4, 2, activation="tanh")
     model = cnn.Transformer(4, 2, 1, 1, 8)

@@ -19,7 +19,7 @@ def _compare(name, args, kwargs, shape, **call):
     t, c = theirs(tx, **call), ours(cx, **call)
     (t * t).sum().backward()
     (c * c).sum().backward()
-    np.testing.assert_allclose(c.numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(c.detach().numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(cx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
     for (_, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-3)

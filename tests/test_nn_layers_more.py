@@ -72,7 +72,8 @@ def test_instance_norm_modules(kind, shape):
             ours.train(train)
             ref.train(train)
             for _ in range(2):
-                got, want = ours(cg.tensor(x)).numpy(), ref(torch.tensor(x)).detach().numpy()
+                got = ours(cg.tensor(x)).detach().numpy()
+                want = ref(torch.tensor(x)).detach().numpy()
                 np.testing.assert_allclose(got, want, atol=1e-4)
         for name, value in ref.state_dict().items():
             np.testing.assert_allclose(ours.state_dict()[name].numpy(), value.numpy(), atol=1e-5)
@@ -94,8 +95,8 @@ def test_group_norm_module():
     assert repr(ours) == repr(ref)
     assert repr(cnn.GroupNorm(2, 4, affine=False)) == repr(torch.nn.GroupNorm(2, 4, affine=False))
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in ref.named_parameters()]
-    np.testing.assert_allclose(ours(cg.tensor(x)).numpy(), ref(torch.tensor(x)).detach().numpy(),
-                               atol=1e-5)
+    np.testing.assert_allclose(ours(cg.tensor(x)).detach().numpy(),
+                               ref(torch.tensor(x)).detach().numpy(), atol=1e-5)
 
 
 # ---- dropout --------------------------------------------------------------------------------
@@ -106,7 +107,7 @@ def test_group_norm_module():
 def test_channel_dropout_zeroes_whole_channels(fn, shape):
     x = cg.tensor(make(shape, low=1, high=2), requires_grad=True)
     out = getattr(CF, fn)(x, p=0.5)
-    values = out.numpy()
+    values = out.detach().numpy()
     channel_axes = 2 if len(shape) in (3, 4) and fn != "dropout3d" or len(shape) == 5 else 1
     lead = int(np.prod(shape[:channel_axes]))
     per_channel = values.reshape(lead, -1)
@@ -284,7 +285,7 @@ def test_feature_alpha_dropout_and_batch_norm3d():
         data = make((2, 3, 2, 2, 3))
         ours, ref = cnn.BatchNorm3d(3), torch.nn.BatchNorm3d(3)
         for _ in range(2):
-            np.testing.assert_allclose(ours(cg.tensor(data)).numpy(),
+            np.testing.assert_allclose(ours(cg.tensor(data)).detach().numpy(),
                                        ref(torch.tensor(data)).detach().numpy(), atol=1e-5)
         np.testing.assert_allclose(ours.running_var.numpy(), ref.running_var.numpy(),
                                    rtol=1e-5)

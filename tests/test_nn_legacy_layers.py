@@ -34,8 +34,8 @@ def test_linear_cross_entropy_and_its_module():
 def test_sync_batch_norm_is_batch_norm_in_one_process():
     x = make((4, 3, 2))
     ours, theirs = cnn.SyncBatchNorm(3), cnn.BatchNorm1d(3)
-    np.testing.assert_allclose(ours(cg.tensor(x)).numpy(), theirs(cg.tensor(x)).numpy(),
-                               atol=1e-6)
+    np.testing.assert_allclose(ours(cg.tensor(x)).detach().numpy(),
+                               theirs(cg.tensor(x)).detach().numpy(), atol=1e-6)
     np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-6)
     model = cnn.Sequential(cnn.Linear(3, 3), cnn.BatchNorm1d(3))
     norm = model[1]
@@ -51,10 +51,11 @@ def test_data_parallel_runs_the_module_on_the_whole_batch():
     layer = cnn.Linear(2, 3)
     wrapped = cnn.DataParallel(layer, device_ids=[0])
     x = cg.tensor(make((4, 2)))
-    np.testing.assert_array_equal(wrapped(x).numpy(), layer(x).numpy())
+    np.testing.assert_array_equal(wrapped(x).detach().numpy(), layer(x).detach().numpy())
     assert list(wrapped.state_dict()) == ["module.weight", "module.bias"]
     assert wrapped.device_ids == []
-    np.testing.assert_array_equal(cnn.parallel.data_parallel(layer, x).numpy(), layer(x).numpy())
+    np.testing.assert_array_equal(cnn.parallel.data_parallel(layer, x).detach().numpy(),
+                                  layer(x).detach().numpy())
 
 
 def test_nll_loss_2d_is_deprecated_nll_loss():

@@ -58,7 +58,7 @@ def test_registration_traversal_and_modes():
     with pytest.raises(TypeError, match="parameter"):
         m.conv.weight = cg.ones(2, 1, 3, 3)
     m.conv.weight = nn.Parameter(cg.ones(2, 1, 3, 3))
-    assert m.conv.weight.numpy().sum() == 18
+    assert m.conv.weight.detach().numpy().sum() == 18
     assert m(cg.randn(2, 1, 4, 4)).shape == (2, 3)
     del m.scale
     assert "scale" not in dict(m.named_buffers())
@@ -81,16 +81,16 @@ def test_default_init_bounds_like_pytorch():
     cg.manual_seed(0)
     lin = nn.Linear(100, 50)
     bound = 1 / math.sqrt(100)
-    w, b = lin.weight.numpy(), lin.bias.numpy()
+    w, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
     assert np.abs(b).max() <= bound
     conv = nn.Conv2d(4, 8, 3, groups=2)
     assert conv.weight.shape == (8, 2, 3, 3)
-    assert np.abs(conv.weight.numpy()).max() <= 1 / math.sqrt(2 * 9)
+    assert np.abs(conv.weight.detach().numpy()).max() <= 1 / math.sqrt(2 * 9)
     bn = nn.BatchNorm1d(5)
-    assert bn.weight.numpy().tolist() == [1] * 5 and bn.running_var.numpy().tolist() == [1] * 5
+    assert bn.weight.tolist() == [1] * 5 and bn.running_var.tolist() == [1] * 5
     emb = nn.Embedding(10, 4, padding_idx=2)
-    assert not emb.weight.numpy()[2].any()
+    assert not emb.weight.detach().numpy()[2].any()
     w = cg.zeros(30, 20)
     nn.init.xavier_uniform_(w)
     assert np.abs(w.numpy()).max() <= math.sqrt(6 / 50)
@@ -119,7 +119,7 @@ def test_batchnorm_module_running_stats_and_eval():
     np.testing.assert_allclose(bn.running_mean.numpy(), 0.75 * x.mean(0), atol=1e-6)
     bn.eval()
     expect = (x - bn.running_mean.numpy()) / np.sqrt(bn.running_var.numpy() + 1e-5)
-    np.testing.assert_allclose(bn(cg.tensor(x)).numpy(), expect, atol=1e-5)
+    np.testing.assert_allclose(bn(cg.tensor(x)).detach().numpy(), expect, atol=1e-5)
     assert int(bn.num_batches_tracked.item()) == 2
 
 
@@ -182,11 +182,11 @@ def test_deepcopy_copies_parameters_and_their_gradients():
     twin = copy.deepcopy(model)
     w, w2 = model[0].weight, twin[0].weight
     assert type(w2) is nn.Parameter and w2 is not w and w2.requires_grad
-    np.testing.assert_array_equal(w2.numpy(), w.numpy())
+    np.testing.assert_array_equal(w2.detach().numpy(), w.detach().numpy())
     np.testing.assert_array_equal(w2.grad.numpy(), w.grad.numpy())
     with cg.no_grad():
         w.mul_(2)                   # the copy keeps its own value
-    np.testing.assert_array_equal(w2.numpy() * 2, w.numpy())
+    np.testing.assert_array_equal(w2.detach().numpy() * 2, w.detach().numpy())
     with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
         copy.deepcopy(w * 2)
 

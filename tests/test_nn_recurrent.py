@@ -87,7 +87,7 @@ def test_lstm_initial_states_projection_and_relu_rnn():
 
 def test_init_range_and_names():
     m = cnn.GRU(3, 16, num_layers=2, bidirectional=True)
-    values = np.concatenate([p.numpy().ravel() for p in m.parameters()])
+    values = np.concatenate([p.detach().numpy().ravel() for p in m.parameters()])
     assert np.all(np.abs(values) <= 0.25) and values.std() > 0.1
     assert [w.shape for w in m.all_weights[1]] == [(48, 3), (48, 16), (48,), (48,)]
     assert [tuple(w.shape) for w in m.all_weights[2]][0] == (48, 32)
@@ -98,10 +98,10 @@ def test_dropout_between_layers_only_in_training():
     m = cnn.LSTM(3, 4, num_layers=2, dropout=0.5)
     x = cg.tensor(make((5, 2, 3)))
     m.eval()
-    first, second = m(x)[0].numpy(), m(x)[0].numpy()
+    first, second = m(x)[0].detach().numpy(), m(x)[0].detach().numpy()
     np.testing.assert_array_equal(first, second)
     m.train()
-    assert not np.allclose(m(x)[0].numpy(), first)
+    assert not np.allclose(m(x)[0].detach().numpy(), first)
 
 
 def test_errors():

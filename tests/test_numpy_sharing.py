@@ -149,12 +149,36 @@ def test_numpy_of_a_view_is_a_copy_and_the_view_keeps_its_base_s_value():
     assert t.tolist()[0] == 5 and v.tolist()[0] == 1
 
 
-def test_numpy_of_a_tensor_requiring_grad_is_a_copy():
-    """PyTorch raises RuntimeError here; clgrad returns a copy (documented in numpy())."""
-    w = cg.ones(2, requires_grad=True)
-    w.numpy()[0] = 5
-    np.testing.assert_array_equal(w.detach().numpy(), np.ones(2))
-    np.testing.assert_array_equal(w.numpy(force=True), np.ones(2))
+@needs_torch
+def test_numpy_of_a_tensor_requiring_grad_raises_as_in_pytorch():
+    reads = [lambda t: t.numpy(), np.asarray, lambda t: t.__array__(),
+             lambda t: np.array(t, np.float64)]
+
+    def scenario(lib):
+        w = lib.ones(2, requires_grad=True)
+        raised = []
+        for t in (w, w * 2):       # a leaf and a result
+            for read in reads:
+                with warnings.catch_warnings(), pytest.raises(RuntimeError) as info:
+                    warnings.simplefilter("ignore")     # torch's __array__ takes no copy=
+                    read(t)
+                raised.append(str(info.value))
+        return raised
+    ref, got = _both(scenario)
+    assert got == ref
+    assert got[0] == ("Can't call numpy() on Tensor that requires grad. "
+                      "Use tensor.detach().numpy() instead.")
+
+
+@needs_torch
+def test_a_tensor_requiring_grad_reads_detached_or_forced():
+    def scenario(lib):
+        w = lib.tensor([1.0, 1.0], requires_grad=True)
+        w.detach().numpy()[0] = 5          # a leaf's detach is its memory
+        y = w * 3
+        return (w.detach().numpy().copy(), w.numpy(force=True).copy(),
+                y.detach().numpy().copy(), y.numpy(force=True).copy(), w.tolist(), y[1].item())
+    _same(scenario)
 
 
 def _array_changed_in_place():

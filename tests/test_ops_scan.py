@@ -64,7 +64,7 @@ def test_cumsum_cumprod_nan_and_inf():
     nan, inf = np.nan, np.inf
     x = np.array([[1, inf, 2, -inf, 3], [1, nan, 2, 3, 4], [-0.0, -0.0, 1, 2, 3],
                   [3e38, 3e38, -1, 2, 0.5]], np.float32)
-    out = check(lambda t: t.cumsum(1), x)[0].numpy()
+    out = check(lambda t: t.cumsum(1), x)[0].detach().numpy()
     assert np.signbit(out[2, 1]), "a row of -0.0 sums to -0.0, as PyTorch's"
     # (PyTorch's CPU accumulates in double: an overflowed product times 0 is 0 there, NaN here)
     check(lambda t: t.cumprod(1), x, grad=False)
@@ -104,7 +104,7 @@ def test_long_cumsum_is_accurate(dim):
     t = cg.tensor(x, requires_grad=True)
     out = t.cumsum(dim)
     exact = np.cumsum(x.astype(np.float64), axis=dim)
-    np.testing.assert_allclose(out.numpy(), exact, rtol=2e-7)
+    np.testing.assert_allclose(out.detach().numpy(), exact, rtol=2e-7)
     g = make(x.shape, np.float32, seed=5)
     out.backward(cg.tensor(g))
     reversed_exact = np.flip(np.cumsum(np.flip(g.astype(np.float64), dim), axis=dim), dim)

@@ -85,14 +85,14 @@ def _run(name, kwargs):
 @pytest.mark.parametrize("name,kwargs,rule", CASES)
 def test_update_rules(name, kwargs, rule):
     p, opt = _run(name, kwargs)
-    np.testing.assert_allclose(p.numpy(), rule(**kwargs), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(p.detach().numpy(), rule(**kwargs), rtol=1e-5, atol=1e-6)
     if torch is not None:
         tp = torch.nn.Parameter(torch.tensor(W0))
         topt = getattr(torch.optim, name)([tp], **kwargs)
         for g in GRADS:
             tp.grad = torch.tensor(g)
             topt.step()
-        np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(p.detach().numpy(), tp.detach().numpy(), rtol=1e-5, atol=1e-6)
         assert sorted(opt.state[p]) == sorted(topt.state[tp])
         for key, value in topt.state[tp].items():
             np.testing.assert_allclose(np.asarray(opt.state[p][key].numpy()),
@@ -133,13 +133,13 @@ def test_param_groups_zero_grad_closure_and_state_dict_round_trip():
         loss.backward()
         return loss
     assert opt.step(closure).item() == 9.0
-    np.testing.assert_allclose(a.numpy(), [0.8] * 3)
-    np.testing.assert_allclose(b.numpy(), [-0.5] * 2)
+    np.testing.assert_allclose(a.detach().numpy(), [0.8] * 3)
+    np.testing.assert_allclose(b.detach().numpy(), [-0.5] * 2)
     opt.zero_grad()
     assert a.grad is None and b.grad is None
     opt.step(closure)
 
-    c, d = nn.Parameter(cg.tensor(a.numpy())), nn.Parameter(cg.tensor(b.numpy()))
+    c, d = nn.Parameter(cg.tensor(a.detach().numpy())), nn.Parameter(cg.tensor(b.detach().numpy()))
     fresh = optim.SGD([{"params": [c]}, {"params": [d], "lr": 0.5}], lr=0.1, momentum=0.9)
     fresh.load_state_dict(opt.state_dict())
     np.testing.assert_allclose(fresh.state[c]["momentum_buffer"].numpy(),
@@ -149,7 +149,7 @@ def test_param_groups_zero_grad_closure_and_state_dict_round_trip():
         fresh.zero_grad()
         ((c * c).sum() + (d * 3).sum()).backward()
         fresh.step()
-    np.testing.assert_allclose(c.numpy(), a.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(c.detach().numpy(), a.detach().numpy(), rtol=1e-6)
     with pytest.raises(ValueError):
         optim.SGD([c], lr=0.1).load_state_dict(opt.state_dict())
 
@@ -199,18 +199,19 @@ def test_steps_write_over_parameters_and_state_only_when_nothing_else_reads_them
                                                 opt.state[p]["exp_avg_sq"])])
     # from the second step on, each step's kernel overwrites the buffers it reads
     assert (buffers[1] == buffers[-1]) == donation.REFCOUNTS_VERIFIED
-    np.testing.assert_allclose(p.numpy(), adam_rule(lr=0.01), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(p.detach().numpy(), adam_rule(lr=0.01), rtol=1e-5, atol=1e-6)
 
-    before, m_before = p.numpy(), opt.state[p]["exp_avg"].numpy().copy()   # (numpy() shares)
+    before = p.detach().numpy().copy()     # (numpy() shares)
+    m_before = opt.state[p]["exp_avg"].numpy().copy()
     lazy = p * 2                        # reads the parameter's current buffer later
     moment = opt.state[p]["exp_avg"] + 0
     grad_alias = p.grad                 # the gradient is read, never written
     p.grad = grad_alias
     opt.step()
-    np.testing.assert_array_equal(lazy.numpy(), before * 2)
+    np.testing.assert_array_equal(lazy.detach().numpy(), before * 2)
     np.testing.assert_array_equal(moment.numpy(), m_before)
     np.testing.assert_array_equal(grad_alias.numpy(), GRADS[-1])
-    assert not np.array_equal(p.numpy(), before)
+    assert not np.array_equal(p.detach().numpy(), before)
 
 
 def test_in_place_update_keeps_lazy_readers_of_the_old_value():

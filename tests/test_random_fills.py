@@ -58,6 +58,12 @@ def test_samplers():
     assert abs(many.mean() - 0.75) < 0.02
 
 
+def test_samplers_read_probabilities_that_require_grad():
+    p = cg.full((4,), 0.5, requires_grad=True)      # PyTorch samples from these too
+    assert cg.bernoulli(p).shape == cg.poisson(p).shape == (4,)
+    assert p.multinomial(2).shape == (2,) and cg.zeros(4).bernoulli_(p).shape == (4,)
+
+
 def test_sampler_errors():
     with pytest.raises(RuntimeError, match="without replacement"):
         cg.tensor([1.0, 1.0]).multinomial(3)

@@ -25,7 +25,7 @@ def test_detached_view_updates_a_leaf_and_keeps_it_a_leaf():
     w = cg.ones(2, 2, requires_grad=True)
     w.detach().zero_()
     assert w.is_leaf and w.requires_grad
-    np.testing.assert_array_equal(w.numpy(), np.zeros((2, 2)))
+    np.testing.assert_array_equal(w.detach().numpy(), np.zeros((2, 2)))
     (w * 3).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), np.full((2, 2), 3.0))
 
@@ -36,7 +36,7 @@ def test_view_of_a_leaf_requiring_grad_refuses_in_grad_mode_only():
         w[0].add_(1)
     with cg.no_grad():
         w[0].add_(1)
-    np.testing.assert_array_equal(w.numpy(), [[2, 2], [1, 1]])
+    np.testing.assert_array_equal(w.detach().numpy(), [[2, 2], [1, 1]])
 
 
 def test_expanded_view_refuses_in_place_ops():

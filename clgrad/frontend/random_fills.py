@@ -86,8 +86,8 @@ def random_(self, from_: int = 0, to: int | None = None, *, generator=None):
 
 
 def _probabilities(p, like) -> np.ndarray:
-    values = np.broadcast_to(p.numpy() if hasattr(p, "numpy") else np.asarray(p, np.float64),
-                             like.shape)
+    given = p.detach().numpy() if hasattr(p, "numpy") else np.asarray(p, np.float64)
+    values = np.broadcast_to(given, like.shape)
     if values.size and not ((values >= 0) & (values <= 1)).all():
         raise RuntimeError("bernoulli: Expected p_in >= 0 && p_in <= 1 to be true, but got "
                            f"probabilities from {values.min()} to {values.max()}")
@@ -110,7 +110,7 @@ def bernoulli(input, p=None, *, generator=None):
 def poisson(input, generator=None):
     """Samples of Poisson(rate) for each rate in input."""
     _float_only(input, "poisson")
-    rates = input.numpy()
+    rates = input.detach().numpy()
     if rates.size and (rates < 0).any():
         raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
     values = _stream(generator).poisson(rates)
@@ -127,7 +127,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
                            f"{input.dtype.name}")
     if num_samples <= 0:
         raise RuntimeError("multinomial: cannot sample n_sample <= 0 samples")
-    weights = input.numpy().astype(np.float64).reshape(-1, input.shape[-1])
+    weights = input.detach().numpy().astype(np.float64).reshape(-1, input.shape[-1])
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
                            "without replacement")

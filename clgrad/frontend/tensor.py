@@ -109,18 +109,30 @@ class Tensor:
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The value as a NumPy array. On a CPU device it is this tensor's memory, as
         PyTorch's is: NumPy's writes change the tensor, and the tensor's in-place ops change
-        the array (computed at once, inplace.py). It is a copy on a GPU, for a tensor that
-        requires grad (PyTorch refuses those; clgrad's own code and tests read them) and for a
-        view other than detach() (a slice, a reshape: clgrad would give it memory of its own,
-        not its base's). force=True detaches first, as PyTorch's does."""
+        the array (computed at once, inplace.py). It is a copy on a GPU and for a view other
+        than detach() (a slice, a reshape: clgrad would give it memory of its own, not its
+        base's). A tensor that requires grad is refused, as PyTorch refuses it; force=True
+        detaches first."""
         if force:
             return self.detach().numpy()
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
         if self.dtype == dt.bfloat16:
             raise TypeError("numpy: Got unsupported ScalarType BFloat16 (NumPy has no bfloat16; "
                             "convert with .float() first)")
-        if self.requires_grad or not self.device.shares_host_memory:
+        _compute_detached_base(self)
+        if not self.device.shares_host_memory:
             return host_values(self)
         return shared_values(self)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """np.asarray(t) and np.array(t): numpy()'s array (so refused for a tensor that
+        requires grad, as PyTorch's is), in dtype when one is asked for."""
+        values = self.numpy()
+        if dtype is not None:
+            values = values.astype(dtype, copy=False)
+        return values.copy() if copy else values
 
     def item(self):
         if self.numel() != 1:
@@ -412,6 +424,18 @@ def shared_values(t: Tensor) -> np.ndarray:
     storage = np.dtype(dt.storage_numpy(t.dtype))
     values = memory[:t.numel() * storage.itemsize].view(storage).reshape(t.shape)
     return dt.decode(values, t.dtype)
+
+
+def _compute_detached_base(t: Tensor) -> None:
+    """A detach of a tensor still to compute computes that tensor itself and reads its
+    buffer, as reading the tensor did: `y.detach().numpy()` does not leave y to be computed
+    again, and shares y's memory where y's can be shared."""
+    view = t._view
+    if view is None or _memory_node(view.base) is not None:
+        return
+    if t.node is view.base.node.detach():
+        view.base.realize()
+        t._node = view.base.node.detach()
 
 
 def _memory_node(t: Tensor) -> ir.Node | None:

@@ -162,7 +162,7 @@ def _check_probabilities(input) -> None:
     (values outside [0, 1] give NaN otherwise)."""
     if input.node.op is not Op.BUFFER or in_jit() or not input.numel():
         return
-    values = input.numpy()
+    values = input.detach().numpy()
     if ((values < 0) | (values > 1)).any():
         raise RuntimeError(f"binary_cross_entropy: all elements of input should be between 0 "
                            f"and 1 (input of shape {tuple(input.shape)})")
@@ -343,7 +343,7 @@ def _check_nonnegative(var) -> None:
     """PyTorch checks var's values; here only a var already in a buffer is read for it."""
     if var.node.op is not Op.BUFFER or in_jit() or not var.numel():
         return
-    if (var.numpy() < 0).any():
+    if (var.detach().numpy() < 0).any():
         raise ValueError("gaussian_nll_loss: var has negative entry/entries")
 
 
