@@ -83,3 +83,19 @@ def test_is_same_size():
 def test_rsub(alpha):
     check(lambda a, b: library(a).rsub(a, b, alpha=alpha), (2, 3), (3,))
     check(lambda a: library(a).rsub(a, 2.0, alpha=alpha), (0, 3))
+
+
+@pytest.mark.parametrize("operation", [
+    lambda t, i: t + np.ones(2),                    # an array is a tensor: float64
+    lambda t, i: t + np.ones((3, 2), np.float32),   # broadcast
+    lambda t, i: np.float32(2) * t,                 # a NumPy scalar is a number
+    lambda t, i: t * np.float64(2),
+    lambda t, i: i * np.float64(2),                 # a float number makes an int tensor float
+    lambda t, i: i + np.ones(2, np.int64),
+    lambda t, i: i * np.int64(3),
+])
+def test_numpy_operands_as_pytorch_reads_them(operation):
+    ours = operation(cg.ones(2), cg.ones(2, dtype=cg.int32))
+    theirs = operation(torch.ones(2), torch.ones(2, dtype=torch.int32))
+    assert ours.dtype.name == str(theirs.dtype).replace("torch.", "")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -9,7 +9,8 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from . import jit_protocol
 from .backward import record
-from .operands import as_float, broadcast_shape, common_device, is_tensor, lift, result_dtype
+from .operands import (as_float, broadcast_shape, common_device, is_tensor, lift,
+                       numpy_operands, result_dtype)
 
 
 _NUMBERS = (int, float)     # Python numbers the fast path of _operands takes (bools take the other)
@@ -36,6 +37,7 @@ def operands(name: str, a, b, float_only=False):
     elif type(a) in _NUMBERS and is_tensor(b) and b.dtype.is_float:
         nb = b.node
         return [b], b.device, ir.const(a, nb.dtype, nb.shape), nb
+    a, b = numpy_operands(a, b)
     tensors = _tensors((a, b))
     device = common_device(name, tensors)
     dtype = result_dtype(name, (a, b))

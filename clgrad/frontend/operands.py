@@ -2,6 +2,8 @@
 Errors are raised here, when the op is recorded, and name the op and what it got."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ir import Node
@@ -46,6 +48,18 @@ def broadcast_to(node: Node, shape: tuple[int, ...]) -> Node:
         return node
     node = ir.reshape(node, (1,) * (len(shape) - len(node.shape)) + node.shape)
     return ir.expand(node, shape)
+
+
+def numpy_operands(a, b) -> tuple:
+    """a and b as PyTorch reads NumPy operands of arithmetic: a NumPy scalar is a Python
+    number, an array a tensor (on the other operand's device)."""
+    def read(value, other):
+        if isinstance(value, np.generic):
+            return value.item()
+        if isinstance(value, np.ndarray) and is_tensor(other):
+            return creation.tensor(value, device=other.device)
+        return value
+    return read(a, b), read(b, a)
 
 
 def check_scalar(op: str, value) -> None:
@@ -97,4 +111,4 @@ def normalize_dims(op: str, dims, ndim: int) -> tuple[int, ...]:
 
 
 # last: tensor.py imports this module, and a function-level import costs ~1 us per call
-from . import tensor
+from . import creation, tensor  # noqa: E402
