@@ -116,3 +116,15 @@ def test_errors():
         cnn.LSTM(3, 4, proj_size=4)
     with pytest.raises(ValueError, match="Unknown nonlinearity"):
         cnn.RNN(3, 4, nonlinearity="gelu")
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_forward_steps_share_one_kernel_whatever_the_length(kind):
+    # each step reads its input projection from a buffer of its own (frontend/step_slices.py):
+    # a slice of one buffer would put the step's offset into every step kernel's source
+    layer = getattr(cnn, kind)(4, 8)
+
+    def kernels(length: int) -> set:
+        out, state = layer(cg.randn(length, 2, 4))
+        return {k.name for k in cg.compile(out, *(state if kind == "LSTM" else [state]))}
+    assert len(kernels(5)) == len(kernels(9))

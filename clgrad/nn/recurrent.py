@@ -12,6 +12,7 @@ import numbers
 
 from ..frontend import creation
 from ..frontend.joining import cat, stack
+from ..frontend.step_slices import kept, step_slices
 from . import functional as F
 from . import init
 from .module import Module
@@ -226,10 +227,13 @@ class RNNBase(Module):
         """One layer in one direction over the (L, N, features) sequence x."""
         w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, direction)
         gates = F.linear(x, w_ih, b_ih)            # every time step's input projection at once
+        gates = step_slices(gates)                 # each step's in a buffer: one step kernel
         steps = range(x.shape[0] - 1, -1, -1) if direction else range(x.shape[0])
         outputs = []
         for t in steps:
             state = self._step(gates[t], state, w_hh, b_hh, w_hr)
+            if self.mode == "LSTM":     # the cell state chains elementwise: keep each step's
+                state = (state[0], kept(state[1]))
             outputs.append(state[0] if self.mode == "LSTM" else state)
         if direction:
             outputs.reverse()

@@ -194,12 +194,13 @@ class Buffer:
         self.device.queue.finish()
         return view
 
-    def copy_from(self, other: Buffer) -> None:
-        """Copies other's bytes in, on the queue after the kernels launched before."""
-        nbytes = min(self.nbytes, other.nbytes)
-        if nbytes:
+    def copy_from(self, other: Buffer, offset: int = 0) -> None:
+        """Copies other's bytes from byte offset on in, on the queue after the kernels
+        launched before."""
+        nbytes = min(self.nbytes, other.nbytes - offset)
+        if nbytes > 0:
             cl.enqueue_copy(self.device.queue, self._live_mem(), other._live_mem(),
-                            byte_count=nbytes)
+                            byte_count=nbytes, src_offset=offset)
 
     @property
     def device(self) -> Device:
