@@ -116,9 +116,9 @@ class ReduceWriter(KernelWriter):
             self._pairwise_sum(length, width, step, acc_vec if width > 1 else acc, dtype)
         else:
             # Intel's compiler unrolled a 5-step max of ~x over int64 into 0 (x.amin() of
-            # [4, 2, 0, -3, -2] was -1; fuzz seed 31952): 64-bit integer rows stay rolled
-            wide_int = dtype.itemsize == 8 and not dtype.is_float
-            self._row_loop(length, width, step, rolled=wide_int)
+            # [4, 2, 0, -3, -2] was -1; fuzz seed 31952), and the 8-step tail of one over
+            # int32 after its vector loop (seed 100705): integer rows stay rolled
+            self._row_loop(length, width, step, rolled=not dtype.is_float)
         if width > 1:
             for lane_code in r.lanes(acc_vec):
                 if dtype == bool_:      # a vector's true is -1, a scalar's 1
