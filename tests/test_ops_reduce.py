@@ -78,6 +78,14 @@ def test_var_std_options():
     check(lambda a: a.var((0, 1)), C)
 
 
+def test_std_of_equal_values_is_zero_with_a_zero_gradient():
+    # seven equal values whose float sum / 7 is not the value: the std is still exactly 0 and
+    # PyTorch's gradient there 0 (fuzz seeds 101675, 103845)
+    row = np.array([[0.1, 0.7, 1 / 3, 2.3, -1.9]], np.float32)
+    check(lambda a: a.expand(7, 5).std(0), row)
+    check(lambda a: a.expand(7, 5).var(0), row)
+
+
 @pytest.mark.parametrize("op", ["softmax", "log_softmax", "logsumexp"])
 @pytest.mark.parametrize("shape,dim", [(A, 1), (A, 0), (C, -1), (B, 1), ((13,), 0)])
 def test_row_ops(op, shape, dim):

@@ -300,17 +300,25 @@ def var(x, dim, unbiased, keepdim, correction):
     node = as_float(x.node)
     count = math.prod(x.shape[a] for a in axes)
     correction = (1 if unbiased else 0) if correction is None else correction
-    # detached as in PyTorch's rule, 2 / (n - correction) * g * (x - mean): the mean's own
-    # gradient sums to zero, but through a NaN or inf deviation it made the whole row NaN
-    mean = (reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)).detach()
     denom = max(count - correction, 0)
     if (dim is None or x.ndim == 0) and not denom and count:
         # NaN, whose gradient is PyTorch's for var() (or a 0-d tensor's var(dim)) without
         # degrees of freedom: g * inf where x is not the mean (a NaN is not), NaN where it is
         # (its 2 / 0 * (x - mean) reads so)
+        mean = (reduce_node(Op.SUM, node, axes) * (1 / count)).detach()
         slope = node.eq(mean.expand(node.shape)).where(math.nan, node.const_like(math.inf))
         out = _drop(reduce_node(Op.SUM, node * slope, axes) + math.nan, axes, keepdim)
         return record("var", out, x.device, [x])
+    if count:
+        # deviations from each row's first element, whose variance is the row's: a row of
+        # equal values then deviates by exactly 0 (a mean computed as sum / n need not equal
+        # them: a std of 1e-7 and gradients of order 1 where PyTorch's are 0; seed 101675)
+        first = node.shrink(tuple((0, 1) if a in axes else (0, s)
+                                  for a, s in enumerate(node.shape)))
+        node = node - first.detach().expand(node.shape)
+    # detached as in PyTorch's rule, 2 / (n - correction) * g * (x - mean): the mean's own
+    # gradient sums to zero, but through a NaN or inf deviation it made the whole row NaN
+    mean = (reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)).detach()
     centered = node - mean.expand(node.shape)
     squares = reduce_node(Op.SUM, centered * centered, axes)
     out = _drop(squares * (1 / denom if denom else math.nan), axes, keepdim)
