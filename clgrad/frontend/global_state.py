@@ -104,10 +104,6 @@ def are_deterministic_algorithms_enabled() -> bool:
     return _Settings.deterministic
 
 
-def is_deterministic_algorithms_warn_only_enabled() -> bool:
-    return _Settings.deterministic_warn_only
-
-
 _DEBUG_MODES = ("default", "warn", "error")
 
 
@@ -128,6 +124,10 @@ def get_deterministic_debug_mode() -> int:
     if not _Settings.deterministic:
         return 0
     return 1 if _Settings.deterministic_warn_only else 2
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _Settings.deterministic_warn_only
 
 
 def set_float32_matmul_precision(precision: str) -> None:

@@ -98,18 +98,6 @@ class _Conv(_ConvNd):
         return tuple(p for p in reversed(self.padding) for _ in (0, 1))
 
 
-class Conv1d(_Conv):
-    _dims, _fn = 1, staticmethod(F.conv1d)
-
-
-class Conv2d(_Conv):
-    _dims, _fn = 2, staticmethod(F.conv2d)
-
-
-class Conv3d(_Conv):
-    _dims, _fn = 3, staticmethod(F.conv3d)
-
-
 class _ConvTranspose(_ConvNd):
     """A transposed convolution; forward's output_size picks the output padding."""
     _transposed, _fn = True, None
@@ -151,16 +139,19 @@ class _ConvTranspose(_ConvNd):
         return tuple(padding)
 
 
-class ConvTranspose1d(_ConvTranspose):
-    _dims, _fn = 1, staticmethod(F.conv_transpose1d)
+def _layer(name: str, base: type, dims: int, fn) -> type:
+    """PyTorch's layer `name`: base over dims spatial dims, calling fn."""
+    return type(name, (base,), {"_dims": dims, "_fn": staticmethod(fn), "__module__": __name__,
+                                "__qualname__": name})
 
 
-class ConvTranspose2d(_ConvTranspose):
-    _dims, _fn = 2, staticmethod(F.conv_transpose2d)
-
-
-class ConvTranspose3d(_ConvTranspose):
-    _dims, _fn = 3, staticmethod(F.conv_transpose3d)
+# (the layers differ only in their dims and functional: a table, not six class statements)
+Conv1d = _layer("Conv1d", _Conv, 1, F.conv1d)
+Conv2d = _layer("Conv2d", _Conv, 2, F.conv2d)
+Conv3d = _layer("Conv3d", _Conv, 3, F.conv3d)
+ConvTranspose1d = _layer("ConvTranspose1d", _ConvTranspose, 1, F.conv_transpose1d)
+ConvTranspose2d = _layer("ConvTranspose2d", _ConvTranspose, 2, F.conv_transpose2d)
+ConvTranspose3d = _layer("ConvTranspose3d", _ConvTranspose, 3, F.conv_transpose3d)
 
 
 __all__ = ["Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
