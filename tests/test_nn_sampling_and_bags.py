@@ -77,6 +77,20 @@ def test_embedding_bag_modes(mode):
     check(bags, (10, 4))
 
 
+def test_embedding_bag_scale_grad_by_freq_divides_by_each_index_count():
+    # PyTorch's documented meaning (embedding's): a row's gradient over how often the input
+    # names it. (PyTorch 2.13's CPU embedding_bag divides row 2 below by index 0's count and
+    # row 5 by index 2's: [1, 0, 1.5, 0, 0, 0.33] for ones; embedding gives [1, 0, 1, 0, 0, 1].)
+    weight = cg.tensor(make((6, 3)), requires_grad=True)
+    indices = cg.tensor([[0, 2, 2], [5, 2, 0]])
+    for mode, scale in (("sum", 1.0), ("mean", 1 / 3)):
+        weight.grad = None
+        cnn.functional.embedding_bag(indices, weight, mode=mode,
+                                     scale_grad_by_freq=True).sum().backward()
+        np.testing.assert_allclose(weight.grad.numpy()[:, 0], np.array([1, 0, 1, 0, 0, 1]) * scale,
+                                   rtol=1e-6)
+
+
 def test_embedding_bag_per_sample_weights_and_module():
     check(lambda w, s: F(w).embedding_bag(_indices(w, INDICES), w, _indices(w, [0, 4, 6]),
                                           mode="sum", per_sample_weights=s), (10, 3), (10,))

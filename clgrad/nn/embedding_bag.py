@@ -10,6 +10,7 @@ from ..frontend import creation, indexing
 from ..frontend.elementwise import where
 from ..frontend.grad_mode import no_grad
 from ..frontend.joining import cat
+from .embedding_frequency import rows_scaled_by_frequency
 
 _MODES = ("sum", "mean", "max")
 
@@ -56,8 +57,6 @@ def _check(input, weight, offsets, mode, per_sample_weights, scale_grad_by_freq,
                                   f"per_sample_weights is only supported for mode='sum' "
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   f"GitHub.")
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding_bag: scale_grad_by_freq is not supported")
 
 
 def _bags(input, offsets, include_last_offset: bool):
@@ -86,7 +85,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     indices, held = _bags(input, offsets, include_last_offset)
     if padding_idx is not None:
         held = held & (indices != padding_idx % weight.shape[0])
-    picked = indexing.getitem(weight, indices)                # (bags or 1, positions, dim)
+    pick = rows_scaled_by_frequency if scale_grad_by_freq else indexing.getitem
+    picked = pick(weight, indices)                            # (bags or 1, positions, dim)
     mask = held.reshape(*held.shape, 1)
     if mode == "max":
         best = where(mask, picked, float("-inf")).amax(1)
