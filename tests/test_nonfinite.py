@@ -331,6 +331,8 @@ def test_var_of_everything_without_degrees_of_freedom():
         check(lambda t: t.std(correction=len(x)), np.array(x, np.float32))
     check(lambda t: t[0].var(), np.array([nan, 1.0], np.float32))
     check(lambda t: t.var(0), np.array([nan], np.float32))
+    # an infinite first element of a row: x - mean stays -inf at the finite ones (seed 200779)
+    check(lambda t: t.var(0), np.array([[inf, nan], [1.5, 2.0], [-1.2, 3.0]], np.float32))
     # a 0-d tensor's var(dim) takes var()'s rule (fuzz seeds 10706, 11470)
     check(lambda t: t.var(0), np.array(nan, np.float32))
     check(lambda t: t.var(0), np.array(1.5, np.float32))

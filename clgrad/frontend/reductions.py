@@ -312,10 +312,13 @@ def var(x, dim, unbiased, keepdim, correction):
     if count:
         # deviations from each row's first element, whose variance is the row's: a row of
         # equal values then deviates by exactly 0 (a mean computed as sum / n need not equal
-        # them: a std of 1e-7 and gradients of order 1 where PyTorch's are 0; seed 101675)
+        # them: a std of 1e-7 and gradients of order 1 where PyTorch's are 0; seed 101675).
+        # An infinite or NaN first element shifts nothing: inf - inf would make every
+        # deviation NaN, where PyTorch's x - mean leaves -inf at the finite ones (200779)
         first = node.shrink(tuple((0, 1) if a in axes else (0, s)
-                                  for a, s in enumerate(node.shape)))
-        node = node - first.detach().expand(node.shape)
+                                  for a, s in enumerate(node.shape))).detach()
+        first = (first - first).eq(0).where(first, 0)
+        node = node - first.expand(node.shape)
     # detached as in PyTorch's rule, 2 / (n - correction) * g * (x - mean): the mean's own
     # gradient sums to zero, but through a NaN or inf deviation it made the whole row NaN
     mean = (reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)).detach()
