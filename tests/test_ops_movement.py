@@ -65,6 +65,14 @@ def test_cat_stack():
     check(lambda a, b: library(a).cat([a, b]), (5,), np.zeros(0, np.float32))
 
 
+def test_cat_keeps_negative_zero():
+    # parts are padded and added: a +0.0 fill made a part's -0.0 +0.0 (fuzz seed 401163)
+    a = np.array([-0.0, 1.0, np.nan], np.float32)
+    b = np.array([-0.0, -np.inf], np.float32)
+    check(lambda x, y: 1 / library(x).cat([x, y]), a, b, grad=False)
+    check(lambda x: 1 / library(x).stack([x, x], 1), a, grad=False)
+
+
 def test_cat_promotes():
     check(lambda a, b: library(a).cat([a, b]), np.array([1, 2], np.int64), (3,))
 

@@ -23,11 +23,14 @@ def cat(tensors, dim=0):
             raise RuntimeError(f"cat: sizes of tensors must match except in dimension {axis}; "
                                f"got shapes {[tuple(p.shape) for p in parts]}")
     total = sum(t.shape[axis] for t in parts)
+    # padded with -0.0, which added to any float leaves it as it is: a -0.0 of a part plus
+    # another part's +0.0 fill would be +0.0 (1 / x then inf for -inf; fuzz seed 401163)
+    fill = -0.0 if dtype.is_float else 0
     offset, node = 0, None
     for t in parts:     # each part padded to the full size; the sum fuses into one kernel
         pads = tuple((offset, total - offset - t.shape[axis]) if i == axis else (0, 0)
                      for i in range(ref.ndim))
-        piece = t.node.cast(dtype).pad(pads, 0)
+        piece = t.node.cast(dtype).pad(pads, fill)
         node = piece if node is None else node + piece
         offset += t.shape[axis]
     return record("cat", node, device, parts)
