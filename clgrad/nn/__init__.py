@@ -33,7 +33,7 @@ from .cross_map_lrn import CrossMapLRN2d  # noqa: E402,F401
 from .layers import BatchNorm3d, EmbeddingBag, SyncBatchNorm  # noqa: E402,F401
 from .parallel import DataParallel  # noqa: E402,F401
 from . import parallel  # noqa: E402,F401
-from .loss import (BCELoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402,F401
+from .loss import (BCELoss, CTCLoss, CosineEmbeddingLoss, CosineSimilarity,  # noqa: E402,F401
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    LinearCrossEntropyLoss,
                    MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,

@@ -448,7 +448,7 @@ __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "gelu",
 
 # ---- more of torch.nn.functional, in modules of their own (re-exported) --------------------
 from . import (activation as _activation, attention as _attention,  # noqa: E402
-               distance as _distance, embedding_bag as _embedding_bag, folding as _folding,
+               ctc as _ctc, distance as _distance, embedding_bag as _embedding_bag, folding as _folding,
                fractional_pooling as _fractional_pooling,
                linear_cross_entropy as _linear_cross_entropy,
                grid_sampling as _grid_sampling, loss_functions as _loss_functions,
@@ -457,6 +457,7 @@ from . import (activation as _activation, attention as _attention,  # noqa: E402
                unpooling as _unpooling)
 from .activation import *  # noqa: E402,F401,F403
 from .attention import *  # noqa: E402,F401,F403
+from .ctc import *  # noqa: E402,F401,F403
 from .distance import *  # noqa: E402,F401,F403
 from .embedding_bag import *  # noqa: E402,F401,F403
 from .folding import *  # noqa: E402,F401,F403
@@ -472,7 +473,7 @@ from .resampling import *  # noqa: E402,F401,F403
 
 avg_pool2d = _pooling.avg_pool2d    # convolution.py's, and with ceil_mode
 pad = _resampling.with_modes(pad)   # the constant pad above, and reflect, replicate, circular
-__all__ += [name for module in (_activation, _attention, _distance, _embedding_bag, _folding,
+__all__ += [name for module in (_activation, _attention, _ctc, _distance, _embedding_bag, _folding,
                                 _fractional_pooling, _grid_sampling, _linear_cross_entropy,
                                 _loss_functions, _normalization, _pooling, _ranking_losses,
                                 _resampling, _unpooling)

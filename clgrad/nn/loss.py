@@ -292,7 +292,18 @@ class LinearCrossEntropyLoss(_WeightedLoss):
                 f"label_smoothing={self.label_smoothing}, options={self.options}")
 
 
-LOSSES_MORE = ["LinearCrossEntropyLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
+class CTCLoss(_Loss):
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
+
+
+LOSSES_MORE = ["CTCLoss", "LinearCrossEntropyLoss", "MultiLabelMarginLoss",
+               "TripletMarginWithDistanceLoss", "NLLLoss2d",
                "MultiMarginLoss", "HingeEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss",
                "MultiLabelSoftMarginLoss", "TripletMarginLoss", "L1Loss", "SmoothL1Loss",
                "HuberLoss", "SoftMarginLoss", "BCELoss", "KLDivLoss", "MarginRankingLoss",

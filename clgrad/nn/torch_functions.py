@@ -101,6 +101,12 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
                                  reduction=_reduction(reduction))
 
 
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction=1,
+             zero_infinity: bool = False):
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                      _reduction(reduction), zero_infinity)
+
+
 _GRID_MODES = ("bilinear", "nearest", "bicubic")            # torch.grid_sampler's enums
 _GRID_PADDINGS = ("zeros", "border", "reflection")
 
@@ -120,7 +126,7 @@ FUNCTIONS.update({fn.__name__: fn for fn in (
     dropout, alpha_dropout, feature_alpha_dropout, embedding, layer_norm, group_norm, batch_norm,
     instance_norm, adaptive_max_pool1d, kl_div, binary_cross_entropy_with_logits,
     margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss, poisson_nll_loss,
-    triplet_margin_loss, grid_sampler, affine_grid_generator)})
+    triplet_margin_loss, ctc_loss, grid_sampler, affine_grid_generator)})
 FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)
 
 # the ones PyTorch also has as Tensor methods (x.prelu(weight)); clgrad/__init__.py puts them on
