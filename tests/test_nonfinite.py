@@ -277,6 +277,17 @@ def test_prod_gradient_with_zeros_and_infinities(rows):
     check(lambda t: t.prod(1) * inf, x)
 
 
+def test_prod_of_an_inf_and_tiny_values_is_inf():
+    # no element is zero, so the product is inf however small the others: the 2 elements
+    # past the vector lanes were multiplied first, underflowed to 0, and 0 * inf was NaN
+    # (fuzz seeds 502066, 506711)
+    x = make((2, 130), low=0.5, high=2.0)
+    x[:, -2:] = 1e-30
+    x[0, 0], x[1, 3] = inf, -inf
+    check(lambda t: t.prod(1), x)
+    check(lambda t: t[1].prod(), x)
+
+
 def test_prod_gradient_over_dims_of_size_one():
     # one element per product, but the gradient is still prod / x: NaN at an inf, unless the
     # input holds a zero
