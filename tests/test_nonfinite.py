@@ -195,6 +195,16 @@ def test_logsumexp_rows_with_infinities():
     check(lambda t: t.logsumexp(1), x[2:])
 
 
+def test_infinities_after_a_matmul():
+    # a matmul's kernel runs in 3 dims, and its epilogue's inf constant (the largest float's
+    # bits plus get_work_dim()) was a NaN: logsumexp over one element took the inf max for
+    # finite, and -inf - -inf made NaN (fuzz seeds 400440, 400463)
+    a = make((1, 6, 3))
+    a[0, 1, 0], a[0, 4, 2] = -inf, inf
+    check(lambda x, w: (x @ w).logsumexp(0), a, (1, 3, 2))
+    check(lambda x, w: library(x).where(x @ w > 1, x @ w, -inf), a, (1, 3, 2))
+
+
 def test_cross_entropy_with_masked_logit_is_finite():
     logits = np.array([[-inf, 0.0, 1.0]], np.float32)
     target = np.array([1])
@@ -275,6 +285,17 @@ def test_prod_gradient_with_zeros_and_infinities(rows):
     check(lambda t: t.prod(0, keepdim=True), x)
     check(lambda t: t[0].prod(), x)
     check(lambda t: t.prod(1) * inf, x)
+
+
+def test_prod_of_an_inf_and_tiny_values_is_inf():
+    # no element is zero, so the product is inf however small the others: the 2 elements
+    # past the vector lanes were multiplied first, underflowed to 0, and 0 * inf was NaN
+    # (fuzz seeds 502066, 506711)
+    x = make((2, 130), low=0.5, high=2.0)
+    x[:, -2:] = 1e-30
+    x[0, 0], x[1, 3] = inf, -inf
+    check(lambda t: t.prod(1), x)
+    check(lambda t: t[1].prod(), x)
 
 
 def test_prod_gradient_over_dims_of_size_one():

@@ -89,15 +89,20 @@ def _round_bfloat16(width: int) -> str:
 
 
 # NaN as a value the compiler cannot see: PoCL folds exp/tanh/exp2/floor of a NaN literal to
-# garbage and drops the store, so a NaN constant must never reach its optimiser. get_work_dim()
-# is 1 in every clgrad launch but unknown at build time; one less than the quiet NaN's bits.
-# Infinities too: from a constant -inf input PoCL folded softmax's exp(-inf - -inf) (NaN) to 1,
-# so a row of -inf gave 1/n; +inf is one more than the largest finite value's bits.
+# garbage and drops the store, so a NaN constant must never reach its optimiser.
+# get_work_dim() (1 to 3) is unknown at build time; added to one less than the quiet NaN's bits
+# it makes a NaN in any launch. Infinities too: from a constant -inf input PoCL folded
+# softmax's exp(-inf - -inf) (NaN) to 1, so a row of -inf gave 1/n. +inf is the largest finite
+# value's bits plus exactly 1: plus get_work_dim() it was a NaN in a matmul's 3-dim launch
+# (its epilogue's logsumexp took an infinite max for finite; fuzz seeds 400440, 400463).
+# _ONE is 1 for any work dim, through bits PoCL's optimiser does not follow (it folds
+# get_work_dim() > 0, knowing its range).
+_ONE = "(get_work_dim() & 1 | get_work_dim() >> 1)"
 _OPAQUE_DECLARATIONS = {
     ("nan", 4): "const float nan_f32 = as_float(0x7fbfffffu + get_work_dim());",
     ("nan", 8): "const double nan_f64 = as_double(0x7ff7ffffffffffffUL + get_work_dim());",
-    ("inf", 4): "const float inf_f32 = as_float(0x7f7fffffu + get_work_dim());",
-    ("inf", 8): "const double inf_f64 = as_double(0x7fefffffffffffffUL + get_work_dim());",
+    ("inf", 4): f"const float inf_f32 = as_float(0x7f7fffffu + {_ONE});",
+    ("inf", 8): f"const double inf_f64 = as_double(0x7fefffffffffffffUL + {_ONE});",
 }
 
 
