@@ -8,7 +8,7 @@ import clgrad as cg
 import clgrad.nn.functional as F
 from clgrad import nn
 from clgrad.compiler import derived, gradients
-from clgrad.frontend import backward
+from clgrad.frontend import backward_segments
 
 
 @pytest.fixture
@@ -16,7 +16,7 @@ def checked(monkeypatch):
     """Every derivation also by the rules, compared node for node; yields the count of
     derivations the templates answered. Whole backward passes are derived one GradFn at a
     time meanwhile (whole_checked checks their templates)."""
-    monkeypatch.setattr(backward, "_whole_signature", lambda *args: None)
+    monkeypatch.setattr(backward_segments, "segment_end", lambda order, start: start)
     answered = [0]
     real_derive, real_rebuild = derived.derive, derived._rebuild
 
@@ -150,3 +150,41 @@ def test_whole_backward_passes_keep_retained_graphs_and_accumulate(whole_checked
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         loss.backward()
     assert whole_checked[0] == 3
+
+
+class _ClampedBelow(cg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(min=0)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        grad = grad_output.clone()
+        grad[x < 0] = 0
+        return grad
+
+
+def test_runs_of_gradfns_around_a_custom_function_rebuild_their_gradients(whole_checked):
+    rng = np.random.default_rng(1)
+    x = cg.tensor(rng.standard_normal((4, 6), dtype=np.float32))
+    y = cg.tensor(rng.standard_normal((4, 3), dtype=np.float32))
+    w1 = cg.tensor(rng.standard_normal((6, 5), dtype=np.float32), requires_grad=True)
+    w2 = cg.tensor(rng.standard_normal((5, 3), dtype=np.float32), requires_grad=True)
+    expected = []
+    for _ in range(3):
+        h = x.detach().numpy() @ w1.detach().numpy()
+        grad_y = 2 * (np.maximum(h, 0) @ w2.detach().numpy() - y.numpy())
+        expected = [x.numpy().T @ (grad_y @ w2.detach().numpy().T * (h >= 0)),
+                    np.maximum(h, 0).T @ grad_y]
+        loss = (_ClampedBelow.apply(x.mm(w1)).mm(w2) - y).pow(2).sum()
+        loss.backward()
+        np.testing.assert_allclose(w1.grad.numpy(), expected[0], rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(w2.grad.numpy(), expected[1], rtol=1e-4, atol=1e-4)
+        with cg.no_grad():
+            w1 -= 1e-3 * w1.grad
+            w2 -= 1e-3 * w2.grad
+            w1.grad.zero_()
+            w2.grad.zero_()
+    assert whole_checked[0] == 4        # the runs before and after the Function, twice
