@@ -317,9 +317,25 @@ def _propagate(order, outputs, roots, grad_outputs, retain_graph: bool, create_g
 
 
 def _accumulate(t, g, create_graph: bool) -> None:
-    if not create_graph:
-        g = g.detach()
-    t.grad = g if t.grad is None else (t.grad + g if create_graph else (t.grad + g).detach())
+    if create_graph:
+        t.grad = g if t.grad is None else t.grad + g
+    elif t.grad is None:
+        t.grad = g.detach()     # g may be the caller's (a hook's result): a view of it
+    else:
+        t.grad = _detached(t.grad + _detached(g))
+
+
+def accumulate_node(t, node: Node) -> None:
+    """_accumulate of a gradient no tensor holds (a template's): .grad gets a tensor of its
+    own rather than a detached view of a tensor made for the purpose, whose reads and
+    in-place changes (zero_) would go through the view at every step."""
+    g = tensor.Tensor(node.detach(), t.device)
+    t.grad = g if t.grad is None else _detached(t.grad + g)
+
+
+def _detached(t):
+    """t.detach() for a tensor no one else holds: the same node, not a view of t."""
+    return tensor.Tensor(t.node.detach(), t.device)
 
 
 # ---- the entry points: Tensor.backward, cg.autograd.backward and cg.autograd.grad ----

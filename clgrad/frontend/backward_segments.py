@@ -16,7 +16,7 @@ when it starts, and what it sends on goes to nodes after it.
 from __future__ import annotations
 
 from ..compiler import derived, ir
-from .backward import AccumulateGrad, GradFn, _accumulate, _add
+from .backward import AccumulateGrad, GradFn, _add, accumulate_node
 from . import tensor
 
 
@@ -63,7 +63,7 @@ def run_segment(segment: list, grads: dict, push, retain_graph: bool) -> None:
         if type(fn) is AccumulateGrad:
             node = next(found)
             if node is not None:
-                _accumulate(fn.variable, tensor.Tensor(node, fn.variable.device), False)
+                accumulate_node(fn.variable, node)
             continue
         for (nxt, nr), t in zip(fn.next_functions, fn.inputs):
             if nxt is not None and id(nxt) not in inside:
