@@ -1,6 +1,9 @@
 """Gradient graphs rebuilt from the template of their structure (compiler/derived.py) are the
 very nodes the rules build: nodes are interned, so an equal graph is the same objects. Each
 GradFn's derivation has its templates, and so has a whole backward pass (frontend/backward.py)."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -9,6 +12,9 @@ import clgrad.nn.functional as F
 from clgrad import nn
 from clgrad.compiler import derived, gradients
 from clgrad.frontend import backward_segments
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from custom_relu import train_step  # noqa: E402  (the seed program's step)
 
 
 @pytest.fixture
@@ -152,39 +158,22 @@ def test_whole_backward_passes_keep_retained_graphs_and_accumulate(whole_checked
     assert whole_checked[0] == 3
 
 
-class _ClampedBelow(cg.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x.clamp(min=0)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (x,) = ctx.saved_tensors
-        grad = grad_output.clone()
-        grad[x < 0] = 0
-        return grad
-
 
 def test_runs_of_gradfns_around_a_custom_function_rebuild_their_gradients(whole_checked):
+    """The seed's step: its custom ReLU's backward (user code) runs between two runs of
+    GradFns, each rebuilt from its template from the second step on."""
     rng = np.random.default_rng(1)
-    x = cg.tensor(rng.standard_normal((4, 6), dtype=np.float32))
-    y = cg.tensor(rng.standard_normal((4, 3), dtype=np.float32))
-    w1 = cg.tensor(rng.standard_normal((6, 5), dtype=np.float32), requires_grad=True)
-    w2 = cg.tensor(rng.standard_normal((5, 3), dtype=np.float32), requires_grad=True)
-    expected = []
+    x, y, w1, w2 = (rng.standard_normal(shape, dtype=np.float32)
+                    for shape in ((4, 6), (4, 3), (6, 5), (5, 3)))
+    cx, cy = cg.tensor(x), cg.tensor(y)
+    cw1, cw2 = cg.tensor(w1, requires_grad=True), cg.tensor(w2, requires_grad=True)
     for _ in range(3):
-        h = x.detach().numpy() @ w1.detach().numpy()
-        grad_y = 2 * (np.maximum(h, 0) @ w2.detach().numpy() - y.numpy())
-        expected = [x.numpy().T @ (grad_y @ w2.detach().numpy().T * (h >= 0)),
-                    np.maximum(h, 0).T @ grad_y]
-        loss = (_ClampedBelow.apply(x.mm(w1)).mm(w2) - y).pow(2).sum()
-        loss.backward()
-        np.testing.assert_allclose(w1.grad.numpy(), expected[0], rtol=1e-4, atol=1e-4)
-        np.testing.assert_allclose(w2.grad.numpy(), expected[1], rtol=1e-4, atol=1e-4)
-        with cg.no_grad():
-            w1 -= 1e-3 * w1.grad
-            w2 -= 1e-3 * w2.grad
-            w1.grad.zero_()
-            w2.grad.zero_()
+        h = x @ w1
+        grad_y = 2 * (np.maximum(h, 0) @ w2 - y)
+        grad_w1 = x.T @ (grad_y @ w2.T * (h >= 0))
+        w2 = w2 - 1e-2 * np.maximum(h, 0).T @ grad_y
+        w1 = w1 - 1e-2 * grad_w1
+        train_step(cx, cy, cw1, cw2, learning_rate=1e-2)
+        np.testing.assert_allclose(cw1.detach().numpy(), w1, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(cw2.detach().numpy(), w2, rtol=1e-4, atol=1e-5)
     assert whole_checked[0] == 4        # the runs before and after the Function, twice
