@@ -1,6 +1,9 @@
 """Gradient graphs rebuilt from the template of their structure (compiler/derived.py) are the
 very nodes the rules build: nodes are interned, so an equal graph is the same objects. Each
 GradFn's derivation has its templates, and so has a whole backward pass (frontend/backward.py)."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -8,7 +11,10 @@ import clgrad as cg
 import clgrad.nn.functional as F
 from clgrad import nn
 from clgrad.compiler import derived, gradients
-from clgrad.frontend import backward
+from clgrad.frontend import backward_segments
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from custom_relu import train_step  # noqa: E402  (the seed program's step)
 
 
 @pytest.fixture
@@ -16,7 +22,7 @@ def checked(monkeypatch):
     """Every derivation also by the rules, compared node for node; yields the count of
     derivations the templates answered. Whole backward passes are derived one GradFn at a
     time meanwhile (whole_checked checks their templates)."""
-    monkeypatch.setattr(backward, "_whole_signature", lambda *args: None)
+    monkeypatch.setattr(backward_segments, "segment_end", lambda order, start: start)
     answered = [0]
     real_derive, real_rebuild = derived.derive, derived._rebuild
 
@@ -150,3 +156,24 @@ def test_whole_backward_passes_keep_retained_graphs_and_accumulate(whole_checked
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         loss.backward()
     assert whole_checked[0] == 3
+
+
+
+def test_runs_of_gradfns_around_a_custom_function_rebuild_their_gradients(whole_checked):
+    """The seed's step: its custom ReLU's backward (user code) runs between two runs of
+    GradFns, each rebuilt from its template from the second step on."""
+    rng = np.random.default_rng(1)
+    x, y, w1, w2 = (rng.standard_normal(shape, dtype=np.float32)
+                    for shape in ((4, 6), (4, 3), (6, 5), (5, 3)))
+    cx, cy = cg.tensor(x), cg.tensor(y)
+    cw1, cw2 = cg.tensor(w1, requires_grad=True), cg.tensor(w2, requires_grad=True)
+    for _ in range(3):
+        h = x @ w1
+        grad_y = 2 * (np.maximum(h, 0) @ w2 - y)
+        grad_w1 = x.T @ (grad_y @ w2.T * (h >= 0))
+        w2 = w2 - 1e-2 * np.maximum(h, 0).T @ grad_y
+        w1 = w1 - 1e-2 * grad_w1
+        train_step(cx, cy, cw1, cw2, learning_rate=1e-2)
+        np.testing.assert_allclose(cw1.detach().numpy(), w1, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(cw2.detach().numpy(), w2, rtol=1e-4, atol=1e-5)
+    assert whole_checked[0] == 4        # the runs before and after the Function, twice

@@ -254,78 +254,18 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
     tensor.realize()
     roots = [edge_of(t) for t in outputs]
     order = _graph_order(roots)
-    whole = None if inputs is not None or create_graph or jit_protocol.capturing() else \
-        _whole_signature(order, outputs, roots, grad_outputs)
-    if whole is None:
-        result = _propagate(order, outputs, roots, grad_outputs, retain_graph, create_graph,
-                            inputs)
-        return result if inputs is not None else None
-    key, known, leaves = whole
-    landed: dict[int, object] = {}
-
-    def propagate():
-        reached = _propagate(order, outputs, roots, grad_outputs, retain_graph, False, None,
-                             landed)
-        return [landed[id(fn)].node if id(fn) in landed else None for fn in leaves], reached
-    nodes, reached = derived.cached(key, known, propagate)
-    with no_grad():
-        for fn, node in zip(leaves, nodes):
-            if node is not None:
-                _accumulate(fn.variable, tensor.Tensor(node, fn.variable.device), False)
-    if not retain_graph:
-        for fn, got in zip(order, reached):
-            if got and type(fn) is GradFn:
-                fn.release()
-    return None
-
-
-def _whole_signature(order: list, outputs, roots: list, grad_outputs):
-    """A whole backward pass made only of GradFns and leaves, without hooks, retained
-    gradients or saved values changed since, described for derived.cached: its gradients are
-    then rebuilt in one template instead of derived one GradFn at a time. The key is the walk
-    of every GradFn's output and inputs (and the incoming gradients) down to buffers, which
-    describes all that each GradFn's derivation looks at, and how the nodes are wired: each
-    GradFn's output and inputs by position, its edges by position in order. Returns (key,
-    known nodes, the leaves' AccumulateGrads in order), or None for other passes."""
-    for fn in order:            # the kinds first: a pass with a custom Function stops cheaply
-        kind = type(fn)
-        if fn.hooks or (kind is not AccumulateGrad and
-                        (kind is not GradFn or fn.retained or fn.freed)):
-            return None
-    index, nodes = {}, [g.node for g in grad_outputs]
-    for i, fn in enumerate(order):
-        index[id(fn)] = i
-        if type(fn) is GradFn:
-            for t, version in zip(fn.inputs, fn.versions):
-                if t._version != version:
-                    return None
-            nodes.append(fn.output)
-            nodes += fn.input_nodes
-    positions: dict = {}
-    walk, known, _ = ir.structural_key(nodes, stops=_NO_STOPS, ids=positions)
-    parts, leaves = [], []
-    for fn in order:
-        if type(fn) is AccumulateGrad:
-            leaves.append(fn)
-            parts.append(-1)
-            continue
-        parts += (positions[fn.output], len(fn.input_nodes))
-        parts += [positions[n] for n in fn.input_nodes]
-        for nxt, nr in fn.next_functions:
-            parts += (-1, 0) if nxt is None else (index[id(nxt)], nr)
-    for t, fn, g in zip(outputs, roots, grad_outputs):
-        parts += (index[id(fn)], output_nr(t), positions[g.node])
-    return ("backward", walk, tuple(parts)), known, leaves
-
-
-_NO_STOPS = frozenset()     # structural_key's leaves are then the buffers alone
+    # runs of plain GradFns from templates (backward_segments), where nothing but the
+    # leaves' gradients is wanted
+    templated = inputs is None and not create_graph and not jit_protocol.capturing()
+    result = _propagate(order, outputs, roots, grad_outputs, retain_graph, create_graph, inputs,
+                        templated)
+    return result if inputs is not None else None
 
 
 def _propagate(order, outputs, roots, grad_outputs, retain_graph: bool, create_graph: bool,
-               inputs, landed: dict | None = None):
-    """run_backward's walk, one backward node at a time. landed, when given, takes each
-    leaf's gradient by id(AccumulateGrad) instead of its .grad. Returns the gradients of
-    inputs when given, else whether each node of order received a gradient."""
+               inputs, templated: bool = False):
+    """run_backward's walk, one backward node (or, when templated, one run of plain nodes) at a
+    time. Returns the gradients of inputs when given."""
     grads: dict[int, list] = {}     # id(node) -> one pending gradient per output of the node
 
     def push(fn, nr: int, g) -> None:
@@ -339,11 +279,17 @@ def _propagate(order, outputs, roots, grad_outputs, retain_graph: bool, create_g
     if inputs is not None:
         wanted = {(id(edge_of(t)), output_nr(t)) for t in inputs}
     captured: dict[tuple, object] = {}
-    reached = []
     with enable_grad() if create_graph else no_grad():
-        for fn in order:
+        i = 0
+        while i < len(order):
+            end = backward_segments.segment_end(order, i) if templated else i
+            if end > i:
+                backward_segments.run_segment(order[i:end], grads, push, retain_graph)
+                i = end
+                continue
+            fn = order[i]
+            i += 1
             slot = grads.pop(id(fn), None)
-            reached.append(slot is not None)
             if slot is None:
                 continue
             if fn.hooks:
@@ -353,9 +299,7 @@ def _propagate(order, outputs, roots, grad_outputs, retain_graph: bool, create_g
                     if (id(fn), nr) in wanted:
                         captured[(id(fn), nr)] = g
             if isinstance(fn, AccumulateGrad):
-                if landed is not None:
-                    landed[id(fn)] = slot[0]
-                elif wanted is None:
+                if wanted is None:
                     _accumulate(fn.variable, slot[0], create_graph)
                 continue
             if wanted is None:
@@ -369,13 +313,29 @@ def _propagate(order, outputs, roots, grad_outputs, retain_graph: bool, create_g
                 fn.release()
     if wanted is not None:
         return [captured.get((id(edge_of(t)), output_nr(t))) for t in inputs]
-    return reached
+    return None
 
 
 def _accumulate(t, g, create_graph: bool) -> None:
-    if not create_graph:
-        g = g.detach()
-    t.grad = g if t.grad is None else (t.grad + g if create_graph else (t.grad + g).detach())
+    if create_graph:
+        t.grad = g if t.grad is None else t.grad + g
+    elif t.grad is None:
+        t.grad = g.detach()     # g may be the caller's (a hook's result): a view of it
+    else:
+        t.grad = _detached(t.grad + _detached(g))
+
+
+def accumulate_node(t, node: Node) -> None:
+    """_accumulate of a gradient no tensor holds (a template's): .grad gets a tensor of its
+    own rather than a detached view of a tensor made for the purpose, whose reads and
+    in-place changes (zero_) would go through the view at every step."""
+    g = tensor.Tensor(node.detach(), t.device)
+    t.grad = g if t.grad is None else _detached(t.grad + g)
+
+
+def _detached(t):
+    """t.detach() for a tensor no one else holds: the same node, not a view of t."""
+    return tensor.Tensor(t.node.detach(), t.device)
 
 
 # ---- the entry points: Tensor.backward, cg.autograd.backward and cg.autograd.grad ----
@@ -445,5 +405,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-# last: tensor.py imports this module, and a function-level import costs ~1 us per call
-from . import tensor
+# last: tensor.py and backward_segments import this module, and a function-level import costs
+# ~1 us per call
+from . import backward_segments, tensor  # noqa: E402

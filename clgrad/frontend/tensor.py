@@ -457,13 +457,14 @@ def compute(tensors: list[Tensor]) -> None:
     """Computes tensors in one schedule (and only them)."""
     by_device: dict = {}        # device -> (tensors, their nodes), each tensor once
     seen = set()
+    device = group = None
     for t in tensors:
         node = t.node
         if node.op is not Op.BUFFER and id(t) not in seen:
             seen.add(id(t))
-            group = by_device.get(t.device)
-            if group is None:
-                group = by_device[t.device] = ([], [])
+            if t.device is not device:      # a Device hashes in Python: once per run of them
+                device = t.device
+                group = by_device.setdefault(device, ([], []))
             group[0].append(t)
             group[1].append(node)
     for device, (group, nodes) in by_device.items():

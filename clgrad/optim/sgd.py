@@ -42,8 +42,9 @@ class SGD(Optimizer):
                 buf = state.get("momentum_buffer")
                 if buf is None:
                     buf = state["momentum_buffer"] = Tensor(g.detach(), p.device)
-                else:
-                    self._assign(buf, buf.node * momentum + g * (1 - dampening))
+                else:   # without dampening g as it is, not two more nodes per parameter
+                    damped = g * (1 - dampening) if dampening else g
+                    self._assign(buf, buf.node * momentum + damped)
                 touched.append(buf)
                 g = g + buf.node * momentum if nesterov else buf.node
             touched.append(self._assign(p, p.node - self._spread(lr_t, p) * g))
