@@ -90,3 +90,5 @@ def test_std_of_values_whose_squares_overflow_or_underflow():
     check(lambda t: t.std(0, correction=0), np.stack([big, big[::-1] * 2, tiny]).T)
     check(lambda t: t.std(1), np.array([[3e37, -3e37, 1e37], [inf, 1.0, 2.0], [nan, 1.0, 2.0],
                                         [4.0, 4.0, 4.0]], np.float32))
+    check(lambda t: t.std(1), np.zeros((2, 13, 0, 3), np.float32))     # seed 820226
+    check(lambda t: t.std(0), np.zeros((0, 3), np.float32))

@@ -315,7 +315,7 @@ def std(x, dim, unbiased, keepdim, correction):
         v = _var_without_freedom(node, axes, count, keepdim)
         return record("std", v.sqrt(), x.device, [x])
     node = _shifted(node, axes, count)
-    scale = node.abs().max(axes).detach()
+    scale = reduce_node(Op.RMAX, node.abs(), axes).detach()
     scale = ((scale > 0) & (scale < math.inf)).where(scale, 1)
     v = _variance(node / scale.expand(node.shape), axes, count, denom)
     out = v.eq(0).where(v.detach(), v).sqrt() * scale
