@@ -79,3 +79,16 @@ def test_sigmoid_passes_an_infinite_gradient_on():
           np.array([-1.0, 0.5, inf, 2.0], np.float32))
     # the far form (exp(x) below -37) in float64; above 25 PyTorch's 1 - s cancels
     check(lambda t: t.sigmoid(), np.linspace(-40, 25, 131), dtype=np.float64, atol=1e-300)
+
+
+def test_std_of_values_whose_squares_overflow_or_underflow():
+    # PyTorch sums in float64: exp(10 * k)'s std is 8.9e29 though its variance overflows
+    # (fuzz seed 500959), and 1e-25's squares do not vanish
+    big = np.exp(10.0 * np.arange(8)).astype(np.float32)
+    check(lambda t: t.std(), big)
+    tiny = 1e-25 * np.arange(1, 9, dtype=np.float32)
+    check(lambda t: t.std(0, correction=0), np.stack([big, big[::-1] * 2, tiny]).T)
+    check(lambda t: t.std(1), np.array([[3e37, -3e37, 1e37], [inf, 1.0, 2.0], [nan, 1.0, 2.0],
+                                        [4.0, 4.0, 4.0]], np.float32))
+    check(lambda t: t.std(1), np.zeros((2, 13, 0, 3), np.float32))     # seed 820226
+    check(lambda t: t.std(0), np.zeros((0, 3), np.float32))

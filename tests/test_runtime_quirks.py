@@ -193,3 +193,15 @@ def test_int32_min_after_a_vector_loop_and_its_tail():
         t = cg.tensor(values)
         assert t.amin().item() == -5 and t.min().item() == -5
         assert t.max().item() == values.max()
+
+
+def test_float_to_int_to_float_is_not_a_truncation():
+    # Intel's compiler folded (float)(int)x into trunc(x) in scalar code: -0.0 for x in
+    # (-1, 0) (1 / that was -inf, PyTorch's inf) and NaN, inf, 3e9 kept where PyTorch's int is
+    # INT_MIN; a maximum's gradient then went to the wrong side (fuzz seed 401274)
+    x = np.array([-0.5, -0.0, 0.5, -1.5, 2.7, NAN, math.inf, -math.inf, 3e9, -3e9, 1e20,
+                  -0.9, 0.9, -2.5, 16777217.0, -0.25, 1.0], np.float32)
+    x = np.stack([x, x[::-1], np.roll(x, 5)], 1)
+    y = np.linspace(-2, 2, 17).astype(np.float32).reshape(17, 1)
+    check(lambda t: 1 / t.int().float(), x, grad=False)
+    check(lambda t, u: library(t).maximum(1 / t.int().float(), u), x, y)

@@ -310,6 +310,11 @@ class Renderer:
             return f"(({self.ctype(out, True)})({lanes}))"
         if a.vec:
             return f"convert_{out.ctype}{self.width}({source})"
+        if a.dtype.is_float and out.ctype == "int":
+            # Intel's compiler folds (float)(int)x into trunc(x) in scalar code: -0.0 for x in
+            # (-1, 0), and NaN, inf or 3e9 kept where the int is INT_MIN (1 / x.int().float()
+            # was -inf, PyTorch inf; fuzz seed 401274). It leaves convert_int alone.
+            return f"convert_int({source})"
         return f"(({out.ctype}){source})"
 
     # ---- memory ----

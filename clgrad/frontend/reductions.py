@@ -296,43 +296,71 @@ def prod(x, dim, keepdim):
 
 
 def var(x, dim, unbiased, keepdim, correction):
-    axes = normalize_dims("var", dim, x.ndim)
-    node = as_float(x.node)
-    count = math.prod(x.shape[a] for a in axes)
-    correction = (1 if unbiased else 0) if correction is None else correction
-    denom = max(count - correction, 0)
+    axes, node, count, denom = _spread_operands("var", x, dim, unbiased, correction)
     if (dim is None or x.ndim == 0) and not denom and count:
-        # NaN, whose gradient is PyTorch's for var() (or a 0-d tensor's var(dim)) without
-        # degrees of freedom: g * inf where x is not the mean (a NaN is not), NaN where it is
-        # (its 2 / 0 * (x - mean) reads so)
-        mean = (reduce_node(Op.SUM, node, axes) * (1 / count)).detach()
-        slope = node.eq(mean.expand(node.shape)).where(math.nan, node.const_like(math.inf))
-        out = _drop(reduce_node(Op.SUM, node * slope, axes) + math.nan, axes, keepdim)
-        return record("var", out, x.device, [x])
-    if count:
-        # deviations from each row's first element, whose variance is the row's: a row of
-        # equal values then deviates by exactly 0 (a mean computed as sum / n need not equal
-        # them: a std of 1e-7 and gradients of order 1 where PyTorch's are 0; seed 101675).
-        # An infinite or NaN first element shifts nothing: inf - inf would make every
-        # deviation NaN, where PyTorch's x - mean leaves -inf at the finite ones (200779)
-        first = node.shrink(tuple((0, 1) if a in axes else (0, s)
-                                  for a, s in enumerate(node.shape))).detach()
-        first = (first - first).eq(0).where(first, 0)
-        node = node - first.expand(node.shape)
-    # detached as in PyTorch's rule, 2 / (n - correction) * g * (x - mean): the mean's own
-    # gradient sums to zero, but through a NaN or inf deviation it made the whole row NaN
-    mean = (reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)).detach()
-    centered = node - mean.expand(node.shape)
-    squares = reduce_node(Op.SUM, centered * centered, axes)
-    out = _drop(squares * (1 / denom if denom else math.nan), axes, keepdim)
+        return record("var", _var_without_freedom(node, axes, count, keepdim), x.device, [x])
+    out = _drop(_variance(_shifted(node, axes, count), axes, count, denom), axes, keepdim)
     return record("var", out, x.device, [x])
 
 
 def std(x, dim, unbiased, keepdim, correction):
-    """sqrt of var, with PyTorch's gradient of 0 where the std is 0 (not g / 0 * 0): the
-    sqrt reads a detached var there, which the kernel compiler folds away."""
-    v = var(x, dim, unbiased, keepdim, correction).node
-    return record("std", v.eq(0).where(v.detach(), v).sqrt(), x.device, [x])
+    """sqrt of the variance of the deviations divided by the row's largest one, times that:
+    the squares of elements beyond 1.8e19 overflow float32 where their std does not (PyTorch
+    sums them in float64; fuzz seed 500959). The scale is detached (std(x / s) * s does not
+    depend on s); a row whose largest deviation is 0, inf or NaN is not scaled. PyTorch's
+    gradient is 0 where the std is 0 (not g / 0 * 0): the sqrt reads a detached variance
+    there, which the kernel compiler folds away."""
+    axes, node, count, denom = _spread_operands("std", x, dim, unbiased, correction)
+    if (dim is None or x.ndim == 0) and not denom and count:
+        v = _var_without_freedom(node, axes, count, keepdim)
+        return record("std", v.sqrt(), x.device, [x])
+    node = _shifted(node, axes, count)
+    scale = reduce_node(Op.RMAX, node.abs(), axes).detach()
+    scale = ((scale > 0) & (scale < math.inf)).where(scale, 1)
+    v = _variance(node / scale.expand(node.shape), axes, count, denom)
+    out = v.eq(0).where(v.detach(), v).sqrt() * scale
+    return record("std", _drop(out, axes, keepdim), x.device, [x])
+
+
+def _spread_operands(name: str, x, dim, unbiased, correction) -> tuple:
+    """(axes, x's float node, elements per row, the divisor n - correction) of var or std."""
+    axes = normalize_dims(name, dim, x.ndim)
+    count = math.prod(x.shape[a] for a in axes)
+    correction = (1 if unbiased else 0) if correction is None else correction
+    return axes, as_float(x.node), count, max(count - correction, 0)
+
+
+def _var_without_freedom(node: ir.Node, axes: tuple, count: int, keepdim: bool) -> ir.Node:
+    """NaN, whose gradient is PyTorch's for var() (or a 0-d tensor's var(dim)) without
+    degrees of freedom: g * inf where x is not the mean (a NaN is not), NaN where it is (its
+    2 / 0 * (x - mean) reads so)."""
+    mean = (reduce_node(Op.SUM, node, axes) * (1 / count)).detach()
+    slope = node.eq(mean.expand(node.shape)).where(math.nan, node.const_like(math.inf))
+    return _drop(reduce_node(Op.SUM, node * slope, axes) + math.nan, axes, keepdim)
+
+
+def _shifted(node: ir.Node, axes: tuple, count: int) -> ir.Node:
+    """Deviations from each row's first element, whose variance is the row's: a row of equal
+    values then deviates by exactly 0 (a mean computed as sum / n need not equal them: a std
+    of 1e-7 and gradients of order 1 where PyTorch's are 0; seed 101675). An infinite or NaN
+    first element shifts nothing: inf - inf would make every deviation NaN, where PyTorch's
+    x - mean leaves -inf at the finite ones (200779)."""
+    if not count:
+        return node
+    first = node.shrink(tuple((0, 1) if a in axes else (0, s)
+                              for a, s in enumerate(node.shape))).detach()
+    first = (first - first).eq(0).where(first, 0)
+    return node - first.expand(node.shape)
+
+
+def _variance(node: ir.Node, axes: tuple, count: int, denom: int) -> ir.Node:
+    """Each row's sum of squared deviations from its mean over denom (axes kept as size 1).
+    The mean is detached as in PyTorch's rule, 2 / (n - correction) * g * (x - mean): its own
+    gradient sums to zero, but through a NaN or inf deviation it made the whole row NaN."""
+    mean = (reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)).detach()
+    centered = node - mean.expand(node.shape)
+    squares = reduce_node(Op.SUM, centered * centered, axes)
+    return squares * (1 / denom if denom else math.nan)
 
 
 def _row_max(node: ir.Node, axis: int) -> ir.Node:
