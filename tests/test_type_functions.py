@@ -93,9 +93,13 @@ def test_rsub(alpha):
     lambda t, i: i * np.float64(2),                 # a float number makes an int tensor float
     lambda t, i: i + np.ones(2, np.int64),
     lambda t, i: i * np.int64(3),
+    lambda t, i: t + np.array(2.0),                 # a 0-d array promotes as a tensor would
+    lambda t, i: i - np.array(2),
+    lambda t, i: t[0] * np.array(2.0),              # both 0-d
 ])
 def test_numpy_operands_as_pytorch_reads_them(operation):
     ours = operation(cg.ones(2), cg.ones(2, dtype=cg.int32))
     theirs = operation(torch.ones(2), torch.ones(2, dtype=torch.int32))
     assert ours.dtype.name == str(theirs.dtype).replace("torch.", "")
+    assert tuple(ours.shape) == tuple(theirs.shape)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

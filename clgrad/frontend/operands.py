@@ -57,6 +57,10 @@ def numpy_operands(a, b) -> tuple:
         if isinstance(value, np.generic):
             return value.item()
         if isinstance(value, np.ndarray) and is_tensor(other):
+            if not value.ndim and other.ndim:
+                # PyTorch promotes with a 0-d array as with a dimensioned tensor (float32 +
+                # a float64 array is float64); shaped (1,), it broadcasts away all the same
+                value = value.reshape(1)
             return creation.tensor(value, device=other.device)
         return value
     return read(a, b), read(b, a)
