@@ -15,7 +15,7 @@ from collections import defaultdict
 from . import ir
 from .ir import BufferRef, Node, base_of, toposort
 from .kernel import KernelSpec
-from .ops import ELEMENTWISE, FACTORIZATIONS, REDUCE, SOURCE, Op
+from .ops import ELEMENTWISE, FACTORIZATIONS, MOVEMENT, REDUCE, SOURCE, Op
 
 _MIN_ROWS = 16
 _MAX_ROW_LENGTH = 8192
@@ -23,6 +23,11 @@ _MAX_ROW_LENGTH = 8192
 # graph recursively, and a loop that changes a tensor in place thousands of times without
 # reading it builds a chain that deep. Longer chains are cut into kernels this deep.
 _MAX_FUSED_DEPTH = 128
+# An elementwise value with several uses is computed again by each use: cheap for a few ops,
+# but when such values chain (an RNN's gradient carried back from step to step), every later
+# kernel grows by the whole chain before it, O(T^2) in source and work. A value used more
+# than once whose fused expression has this many ops gets a buffer of its own.
+_MAX_SHARED_OPS = 64
 # ops that always end a kernel: each has a kernel kind (or a copy) of its own
 _ALWAYS_ROOTS = (Op.MATMUL, Op.CONTIGUOUS, Op.SCAN, Op.SCATTER)
 
@@ -50,12 +55,17 @@ class Scheduler:
     def _initial_roots(self) -> set[Node]:
         roots = set(self.targets)
         depth: dict[Node, int] = {}         # ops computed one after another in node's kernel
+        ops: dict[Node, int] = {}           # arithmetic in node's fused expression, as a tree
         for node in self.order:
             if buffer_of(node) is not None:
-                depth[node] = 0
+                depth[node] = ops[node] = 0
                 continue
             depth[node] = 1 + max((0 if s in roots else depth[s] for s in node.src), default=0)
+            ops[node] = (node.op in ELEMENTWISE) + sum(0 if s in roots else ops[s]
+                                                       for s in node.src)
             if depth[node] >= _MAX_FUSED_DEPTH:
+                roots.add(node)
+            if node.op in ELEMENTWISE and ops[node] >= _MAX_SHARED_OPS and self._uses(node) > 1:
                 roots.add(node)
             if node.op in REDUCE or node.op in _ALWAYS_ROOTS:
                 roots.add(node)
@@ -70,6 +80,10 @@ class Scheduler:
                     if base.op not in SOURCE and buffer_of(base) is None:
                         roots.add(base)
         return roots
+
+    def _uses(self, node: Node) -> int:
+        """How many ops read node's value, seen through movement ops (views of it)."""
+        return sum(self._uses(c) if c.op in MOVEMENT else 1 for c in self.consumers[node])
 
     def _fuse_matmul_epilogues(self) -> None:
         for mm in self.order:
