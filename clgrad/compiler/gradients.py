@@ -257,7 +257,8 @@ RULES = {
     Op.WINDOW: _window_rule,
     Op.MATMUL: lambda n, g: (_matmul(g, _transpose_last(n.src[1])),
                              _matmul(_transpose_last(n.src[0]), g)),
-    Op.CONTIGUOUS: lambda n, g: (g,),
+    # a value kept in a buffer keeps its gradient in one too (a step loop's state: step_slices)
+    Op.CONTIGUOUS: lambda n, g: (g.contiguous(),),
     Op.GATHER: _gather_rule,
     Op.SCAN: scan_rule,
     Op.SORT: sort_rule,

@@ -19,7 +19,9 @@ def step_slices(x) -> tuple:
     if jit_protocol.capturing() or not x.numel():
         return x.unbind(0)
     x.realize()
-    slices = x.unbind(0)
+    # kept: each slice's gradient is computed into a buffer of its own too, so that x's
+    # gradient loads the steps' gradients rather than computing all of them in one kernel
+    slices = [kept(part) for part in x.unbind(0)]
     source = engine.storage(x.node.arg)
     nbytes = slices[0].numel() * x.dtype.itemsize
     for t, part in enumerate(slices):
@@ -32,7 +34,8 @@ def step_slices(x) -> tuple:
 
 
 def kept(x):
-    """x (a clone, for autograd), computed into a buffer of its own wherever it is computed:
-    a value that chains elementwise from step to step (an LSTM's cell state) is then loaded by
-    the next step's kernels, not recomputed in each of them from the first step on."""
+    """x (a clone, for autograd), computed into a buffer of its own wherever it is computed,
+    and so is its gradient: a value that chains elementwise from step to step (a recurrent
+    layer's state, forward and backward) is then loaded by the next step's kernels, not
+    recomputed in each of them from the first step on."""
     return record("clone", x.node.contiguous(), x.device, [x])

@@ -232,8 +232,7 @@ class RNNBase(Module):
         outputs = []
         for t in steps:
             state = self._step(gates[t], state, w_hh, b_hh, w_hr)
-            if self.mode == "LSTM":     # the cell state chains elementwise: keep each step's
-                state = (state[0], kept(state[1]))
+            state = (kept(state[0]), kept(state[1])) if self.mode == "LSTM" else kept(state)
             outputs.append(state[0] if self.mode == "LSTM" else state)
         if direction:
             outputs.reverse()
