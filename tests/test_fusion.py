@@ -204,6 +204,35 @@ def test_steps_stay_steps_a_backward_computes_the_updates_before_it():
     np.testing.assert_allclose(w.detach().numpy(), expected, rtol=1e-4)
 
 
+def test_gradients_accumulated_but_not_read_do_not_chain_from_step_to_step():
+    """backward() into a .grad nobody reads (a layer's other parameters, gradient
+    accumulation) computes the previous sum first: it chained every step's gradient into one
+    graph, compiled anew, and ever larger, at each later read."""
+    x, w, b = cg.randn(16, 8), cg.randn(8, 4, requires_grad=True), cg.randn(4, requires_grad=True)
+    sizes = []
+    for _ in range(5):
+        (x @ w + b).square().sum().backward()
+        sizes.append(_graph_size(b.grad))
+    assert len(set(sizes[1:])) == 1
+    expected = 5 * 2 * (x.numpy() @ w.detach().numpy() + b.detach().numpy()).sum(0)
+    np.testing.assert_allclose(b.grad.numpy(), expected, rtol=1e-5)
+
+
+def test_a_shared_value_with_a_long_expression_gets_a_buffer():
+    """An elementwise value read by several ops is computed again by each: a recurrence's
+    gradient carried back from step to step then grew each later kernel by the whole chain
+    before it (a hand-written GRU's backward pass: sources 3x as long for twice the steps)."""
+    def total_source(steps: int) -> int:
+        cg.manual_seed(0)
+        wz, wh = cg.randn(7, 4, requires_grad=True), cg.randn(7, 4, requires_grad=True)
+        x, h = cg.randn(steps, 2, 3), cg.zeros(2, 4)
+        for t in range(steps):
+            z = (cg.cat([x[t], h], 1) @ wz).sigmoid()
+            h = (1 - z) * h + z * (cg.cat([x[t], z * h], 1) @ wh).tanh()
+        return sum(len(k.source) for k in cg.compile(*cg.autograd.grad(h.sum(), [wz, wh])))
+    assert total_source(16) < 2.3 * total_source(8)
+
+
 def test_a_row_value_moved_to_another_axis_does_not_fuse_into_its_rows():
     """A sum over axis 0 of (16, 16, 3) keeps rows (1, 16, 3); reshaped to (16, 1, 3) and
     broadcast along axis 1, its rows lie along another axis than the reduction's, so its

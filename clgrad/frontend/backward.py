@@ -320,9 +320,9 @@ def _accumulate(t, g, create_graph: bool) -> None:
     if create_graph:
         t.grad = g if t.grad is None else t.grad + g
     elif t.grad is None:
-        t.grad = g.detach()     # g may be the caller's (a hook's result): a view of it
+        _set_grad(t, g.detach())    # g may be the caller's (a hook's result): a view of it
     else:
-        t.grad = _detached(t.grad + _detached(g))
+        _set_grad(t, _detached(t.grad + _detached(g)))
 
 
 def accumulate_node(t, node: Node) -> None:
@@ -330,7 +330,15 @@ def accumulate_node(t, node: Node) -> None:
     own rather than a detached view of a tensor made for the purpose, whose reads and
     in-place changes (zero_) would go through the view at every step."""
     g = tensor.Tensor(node.detach(), t.device)
-    t.grad = g if t.grad is None else _detached(t.grad + g)
+    _set_grad(t, g if t.grad is None else _detached(t.grad + g))
+
+
+def _set_grad(t, grad) -> None:
+    """t.grad = grad, computed by the next schedule even if nothing reads it: gradients
+    accumulated over steps and read only now and then (or never: a layer's other parameters)
+    would otherwise chain every step's backward pass into one growing graph."""
+    t.grad = grad
+    inplace.remember(grad)
 
 
 def _detached(t):
@@ -407,4 +415,4 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 # last: tensor.py and backward_segments import this module, and a function-level import costs
 # ~1 us per call
-from . import backward_segments, tensor  # noqa: E402
+from . import backward_segments, inplace, tensor  # noqa: E402

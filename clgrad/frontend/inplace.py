@@ -41,6 +41,11 @@ def take_pending() -> list:
     return pending
 
 
+def remember(t) -> None:
+    """t's lazy value chains from an earlier value: the next schedule computes it."""
+    _PENDING[id(t)] = weakref.ref(t)
+
+
 def _shares_numpy_memory(t) -> bool:
     """Whether t's value is memory NumPy shares (a view's changes reach it through its base)."""
     node = t._node
@@ -59,7 +64,7 @@ def _commit(t, node: Node) -> None:
     if node.op is Op.BUFFER:
         jit_protocol.holds_buffer(t)
     if node.op is not Op.CONST:
-        _PENDING[id(t)] = weakref.ref(t)
+        remember(t)
 
 
 def _write_through(t, shared: BufferRef) -> None:
