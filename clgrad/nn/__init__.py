@@ -1,5 +1,6 @@
-"""clgrad.nn: Module, Parameter, layers, losses; clgrad.nn.functional and clgrad.nn.init."""
-from . import functional, init
+"""clgrad.nn: Module, Parameter, layers, losses; clgrad.nn.functional, clgrad.nn.init and
+clgrad.nn.utils."""
+from . import functional, init, utils
 from .containers import ModuleList, Sequential
 from .dropout_layers import Dropout
 from .conv_layers import Conv2d
@@ -10,7 +11,8 @@ from .loss import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
 from .module import Module
 from .parameter import Parameter
 
-__all__ = ["functional", "init", "Module", "Parameter", "Sequential", "ModuleList", "Identity",
+__all__ = ["functional", "init", "utils", "Module", "Parameter", "Sequential", "ModuleList",
+           "Identity",
            "Linear", "Conv2d", "BatchNorm1d", "BatchNorm2d",
            "LayerNorm", "Dropout", "Embedding", "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax",
            "LogSoftmax", "Flatten", "MSELoss", "CrossEntropyLoss", "NLLLoss",
