@@ -4,19 +4,27 @@ A layer projects its whole input sequence through weight_ih in one matmul, then 
 time with only the hidden-state matmul and the gate arithmetic per step. Every step records
 the same graph structure over different buffers, so the engine's plan cache compiles a step
 once and replays it for the rest of the sequence.
+
+A PackedSequence input runs padded, longest sequence first: at each step a mask keeps the state
+of the sequences that have ended (or, backwards, not yet begun), so each final state is taken at
+its sequence's own length and every step still has the same structure.
 """
 from __future__ import annotations
 
 import math
 import numbers
 
+import numpy as np
+
 from ..frontend import creation
+from ..frontend.elementwise import where
 from ..frontend.joining import cat, stack
 from ..frontend.step_slices import kept, step_slices
 from . import functional as F
 from . import init
 from .module import Module
 from .parameter import Parameter
+from .utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -223,16 +231,20 @@ class RNNBase(Module):
             return _gru_step(gx, state, w_hh, b_hh)
         return _rnn_step(gx, state, w_hh, b_hh, self.mode == "RNN_RELU")
 
-    def _run_direction(self, x, state, layer: int, direction: int):
-        """One layer in one direction over the (L, N, features) sequence x."""
+    def _run_direction(self, x, state, layer: int, direction: int, masks=None):
+        """One layer in one direction over the (L, N, features) sequence x; masks[t] (N, 1),
+        when given, says which rows step t changes (the others keep their state)."""
         w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, direction)
         gates = F.linear(x, w_ih, b_ih)            # every time step's input projection at once
         gates = step_slices(gates)                 # each step's in a buffer: one step kernel
         steps = range(x.shape[0] - 1, -1, -1) if direction else range(x.shape[0])
         outputs = []
         for t in steps:
-            state = self._step(gates[t], state, w_hh, b_hh, w_hr)
-            state = (kept(state[0]), kept(state[1])) if self.mode == "LSTM" else kept(state)
+            new = self._step(gates[t], state, w_hh, b_hh, w_hr)
+            if masks is not None:
+                new = (where(masks[t], new[0], state[0]), where(masks[t], new[1], state[1])) \
+                    if self.mode == "LSTM" else where(masks[t], new, state)
+            state = (kept(new[0]), kept(new[1])) if self.mode == "LSTM" else kept(new)
             outputs.append(state[0] if self.mode == "LSTM" else state)
         if direction:
             outputs.reverse()
@@ -258,11 +270,43 @@ class RNNBase(Module):
         return hx
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         op = type(self).__name__
         unbatched = _check_features(op, input, self.input_size, 3)
         x = input.unsqueeze(1) if unbatched else \
             input.transpose(0, 1) if self.batch_first else input
         states = self._initial_states(x, hx, unbatched)
+        x, finals = self._layers(x, states)
+        output = x.squeeze(1) if unbatched else x.transpose(0, 1) if self.batch_first else x
+        h_n = self._stack_finals(finals, unbatched)
+        return output, h_n
+
+    def _forward_packed(self, packed: PackedSequence, hx):
+        """PackedSequence in, PackedSequence out; hx and h_n in the caller's batch order."""
+        op = type(self).__name__
+        data, batch_sizes, sorted_indices, unsorted_indices = packed
+        if data.ndim != 2:
+            raise RuntimeError(f"{op}: input must have 2 dimensions, got {data.ndim}")
+        _check_features(op, data, self.input_size, 2)
+        x, lengths = pad_packed_sequence(PackedSequence(data, batch_sizes))   # longest first
+        states = self._initial_states(x, hx, False)
+        if hx is not None and sorted_indices is not None:
+            states = [s.index_select(1, sorted_indices) for s in states]
+        steps = np.arange(x.shape[0])[:, None, None]
+        active = creation.tensor(steps < np.asarray(lengths.tolist())[None, :, None],
+                                 device=x.device)
+        x, finals = self._layers(x, states, step_slices(active))
+        output = pack_padded_sequence(x, lengths).data
+        h_n = self._stack_finals(finals, False)
+        if unsorted_indices is not None:
+            h_n = tuple(h.index_select(1, unsorted_indices) for h in h_n) \
+                if self.mode == "LSTM" else h_n.index_select(1, unsorted_indices)
+        return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), h_n
+
+    def _layers(self, x, states, masks=None):
+        """Every layer over the (L, N, features) sequence x: the last layer's output and each
+        layer and direction's final state."""
         finals = []
         for layer in range(self.num_layers):
             if layer and self.dropout and self.training:
@@ -270,13 +314,12 @@ class RNNBase(Module):
             outs = []
             for direction in range(self._directions):
                 k = layer * self._directions + direction
-                out, final = self._run_direction(x, self._state_at(states, k), layer, direction)
+                out, final = self._run_direction(x, self._state_at(states, k), layer, direction,
+                                                 masks)
                 outs.append(out)
                 finals.append(final)
             x = outs[0] if len(outs) == 1 else cat(outs, -1)
-        output = x.squeeze(1) if unbatched else x.transpose(0, 1) if self.batch_first else x
-        h_n = self._stack_finals(finals, unbatched)
-        return output, h_n
+        return x, finals
 
     def _state_at(self, states, k: int):
         return (states[0][k], states[1][k]) if self.mode == "LSTM" else states[0][k]
