@@ -85,6 +85,34 @@ def test_lstm_initial_states_projection_and_relu_rnn():
                  call=lambda m, x: _flat(m(x)))
 
 
+def _packed(m, x, *hx, lengths=(2, 4, 3)):
+    """m over x (4, 3, features) packed with lengths: the packed output's data and h_n."""
+    rnn = library(x).nn.utils.rnn
+    state = tuple(hx) if len(hx) == 2 else hx[0] if hx else None
+    out, h_n = m(rnn.pack_padded_sequence(x, list(lengths), enforce_sorted=False), state)
+    return _flat((out.data, h_n))
+
+
+PACKED = [("GRU", dict(num_layers=2, bidirectional=True), ((4, 3, 3),)),
+          ("LSTM", dict(bidirectional=True), ((4, 3, 3), (2, 3, 4), (2, 3, 4))),
+          ("RNN", dict(batch_first=True), ((4, 3, 3), (1, 3, 4)))]
+
+
+@needs_torch
+@pytest.mark.parametrize("kind,config,inputs", PACKED, ids=str)
+def test_packed_sequence(kind, config, inputs):
+    # each sequence's final state at its own length (backwards: from its own last step)
+    check_module(kind, (3, 4), config, *inputs, call=_packed, atol=1e-5)
+
+
+def test_packed_sequence_errors():
+    packed = cnn.utils.rnn.pack_sequence([cg.ones(2, 3), cg.ones(1, 3)])
+    with pytest.raises(RuntimeError, match=r"Expected hidden size \(1, 2, 4\), got \(1, 3, 4\)"):
+        cnn.GRU(3, 4)(packed, cg.zeros(1, 3, 4))
+    with pytest.raises(RuntimeError, match="input.size\\(-1\\) must be equal to input_size"):
+        cnn.GRU(2, 4)(packed)
+
+
 def test_init_range_and_names():
     m = cnn.GRU(3, 16, num_layers=2, bidirectional=True)
     values = np.concatenate([p.detach().numpy().ravel() for p in m.parameters()])
