@@ -1,5 +1,6 @@
-"""How much of PyTorch's public API clgrad has: names in torch.*, Tensor.*, torch.nn.functional.*
-and torch.nn.* (layer and loss classes), each looked up on clgrad's matching namespace.
+"""How much of PyTorch's public API clgrad has: names in torch.*, Tensor.*, torch.nn.functional.*,
+torch.nn.* (layer and loss classes) and torch.nn.utils(.rnn).*, each looked up on clgrad's
+matching namespace.
 
     python tools/coverage.py            # writes docs/coverage.md
     python tools/coverage.py --check    # exits 1 if docs/coverage.md is out of date
@@ -19,10 +20,12 @@ from pathlib import Path
 import torch
 import torch.nn
 import torch.nn.functional
+import torch.nn.utils.rnn
 
 import clgrad
 import clgrad.nn
 import clgrad.nn.functional
+import clgrad.nn.utils.rnn
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "coverage.md"
@@ -83,9 +86,17 @@ def nn_modules() -> list[str]:
             and not n.startswith("Lazy")]       # shape-inferring twins of the layers
 
 
+def declared(module):
+    """A module's own __all__ (torch.nn.utils also imports helpers it does not offer)."""
+    return lambda: sorted(module.__all__)
+
+
 SECTIONS = [
     ("torch.nn.functional", functional_functions, clgrad.nn.functional, "cg.nn.functional"),
     ("torch.nn (layers and losses)", nn_modules, clgrad.nn, "cg.nn"),
+    ("torch.nn.utils", declared(torch.nn.utils), clgrad.nn.utils, "cg.nn.utils"),
+    ("torch.nn.utils.rnn", declared(torch.nn.utils.rnn), clgrad.nn.utils.rnn,
+     "cg.nn.utils.rnn"),
     ("Tensor methods", tensor_methods, None, "cg.Tensor"),
     ("torch.* functions", torch_functions, clgrad, "cg"),
 ]
