@@ -206,3 +206,14 @@ def test_package_layout():
     assert clgrad.nn.utils.rnn is rnn_module
     assert clgrad.nn.utils.parameters_to_vector is clgrad.nn.utils.convert_parameters.\
         parameters_to_vector
+
+
+@needs_torch
+def test_skip_init():
+    layer = cg.nn.utils.skip_init(cg.nn.Linear, 3, 2, bias=False)
+    assert isinstance(layer, cg.nn.Linear) and layer.weight.shape == (2, 3) and layer.bias is None
+    for lib in (cg, torch):
+        with pytest.raises(RuntimeError, match="Expected a Module"):
+            lib.nn.utils.skip_init(int)
+        with pytest.raises(RuntimeError, match="support a 'device' arg"):
+            lib.nn.utils.skip_init(lib.nn.ReLU)
