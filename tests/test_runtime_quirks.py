@@ -205,3 +205,35 @@ def test_float_to_int_to_float_is_not_a_truncation():
     y = np.linspace(-2, 2, 17).astype(np.float32).reshape(17, 1)
     check(lambda t: 1 / t.int().float(), x, grad=False)
     check(lambda t, u: library(t).maximum(1 / t.int().float(), u), x, y)
+
+
+PADDED_ROWS_SCRIPT = """
+import math, numpy as np
+from helpers import check, library
+
+def padded(t, before, value):       # `before` rows of `value`, then t's (30, 3)
+    return library(t).nn.functional.pad(t, (0, 0, before, 0), value=value)
+
+x = np.random.default_rng(0).uniform(0.5, 1.5, (30, 3)).astype(np.float32)
+check(lambda t: (-padded(t, 30, 0.0)).sum(0), x)          # acc + -0.0
+check(lambda t: padded(t, 50, 1.0).prod(0), x)            # acc * 1
+check(lambda t: padded(t, 30, -math.inf).amax(0), x)      # max(acc, -inf)
+check(lambda t: padded(t, 30, 0).sum(0), np.arange(90).reshape(30, 3), grad=False)   # acc + 0
+print("ok")
+"""
+
+
+def test_rows_that_start_with_padding_end(tmp_path):
+    """Intel's compiler made a reduction loop whose first iterations read padding, each a
+    no-op (acc - 0, acc * 1), into an infinite loop: the gradient of (x - c)[-1, 0] summed
+    (fuzz seed 403506) never returned. A row is reduced in one loop per stretch of padding
+    or data, with no bound tested inside. A child process runs it, so a hang is a failure."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "tests")]))
+    try:
+        done = subprocess.run([sys.executable, "-c", PADDED_ROWS_SCRIPT], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a reduction over a row that starts with padding did not finish")
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+    x = cg.ones(30, 3)
+    assert "if (" not in sources((-F.pad(x, (0, 0, 30, 0))).sum(0))

@@ -12,9 +12,14 @@ from .kernel_writer import KernelWriter, kernel_graph
 from .kernel import KernelSpec
 from .ops import ELEMENTWISE, Op
 from .render import Value
+from .row_breaks import pad_breaks
 
 
 class ReduceWriter(KernelWriter):
+    # where the row being reduced passes from padding to data (row_breaks.py): its loops stop
+    # and start again there
+    breaks: tuple[int, ...] = ()
+
     def write(self) -> tuple[int, ...]:
         spec = self.spec
         shape, axes = spec.shape, spec.axes
@@ -51,7 +56,7 @@ class ReduceWriter(KernelWriter):
                     self.scopes[-1][(source, index.key())] = self._reload(source, out, index)
                 for node in element_outputs:
                     self.store(node, index.as_flat(), self.value(node, index))
-            self._row_loop(length, width, write)
+            self._row_loop(0, length, width, write)
         return (rows,)
 
     def _kept_source(self, element_outputs: list[Node]) -> tuple[Node, Node] | None:
@@ -77,19 +82,49 @@ class ReduceWriter(KernelWriter):
             return self.tmp(self.r.vload(buf, self.index_code(base), node.dtype), node.dtype, True)
         return self.tmp(self.r.load(buf, self.index_code(flat), node.dtype), node.dtype, False)
 
-    def _row_loop(self, length: int, width: int, body, rolled: bool = False) -> None:
-        """Runs body(r) over r in [0, length): vectors of `width` lanes, then a scalar tail."""
-        n_vec, tail = divmod(length, width)
-        if n_vec:
-            with self.block(f"for ({self.index_type} i = 0; i < {n_vec}; i++)", rolled):
-                if width > 1:
-                    with self.lanes_on() as lane:
-                        body(sym.var("i", 0, n_vec - 1) * width + lane)
-                else:
-                    body(sym.var("i", 0, n_vec - 1))
-        if tail:
-            with self.block(f"for ({self.index_type} t = 0; t < {tail}; t++)", rolled):
-                body(sym.num(n_vec * width) + sym.var("t", 0, tail - 1))
+    def _row_loop(self, start: int, stop: int, width: int, body, rolled: bool = False) -> None:
+        """Runs body(r) over r in [start, stop): vectors of `width` lanes, then a scalar tail."""
+        n_vec = (stop - start) // width
+        self._steps("i", start, width, sym.num(0), n_vec, self._vectors(start, width, body), rolled)
+        tail_start = start + n_vec * width
+        self._steps("t", tail_start, 1, sym.num(0), stop - tail_start,
+                    lambda t: body(sym.num(tail_start) + t), rolled)
+
+    def _vectors(self, start: int, width: int, body):
+        """body as a function of a step i: body(r) for the `width` elements from
+        r = start + i*width on, in one vector where width > 1."""
+        def run(i: sym.Lin) -> None:
+            if width > 1:
+                with self.lanes_on() as lane:
+                    body(sym.num(start) + i * width + lane)
+            else:
+                body(sym.num(start) + i)
+        return run
+
+    def _steps(self, name: str, origin: int, size: int, first: sym.Lin, count: int, body,
+               rolled: bool = False) -> None:
+        """Runs body(s) over the steps s in [first, first + count), step s being the elements
+        origin + s*size ... origin + s*size + size - 1 of the row: one loop for each run of
+        steps that no break splits (a step a break falls inside is a run of its own)."""
+        if not count:
+            return
+        if first.is_const:
+            runs, offset = self._runs(origin, size, first.const, first.const + count), sym.num(0)
+        else:
+            runs, offset = [(0, count)], first
+        for a, b in runs:
+            with self.block(f"for ({self.index_type} {name} = {a}; {name} < {b}; {name}++)",
+                            rolled):
+                body(offset + sym.var(name, a, b - 1))
+
+    def _runs(self, origin: int, size: int, start: int, stop: int) -> list[tuple[int, int]]:
+        """[start, stop) cut where the steps' elements meet a break."""
+        cuts = {start, stop}
+        for point in self.breaks:
+            step, inside = divmod(point - origin, size)
+            cuts |= {step, step + 1} if inside else {step}
+        cuts = sorted(c for c in cuts if start <= c <= stop)
+        return list(zip(cuts, cuts[1:]))
 
     def _reduction(self, red: Node, at, length: int, width: int,
                    keep_in: Node | None = None) -> Value:
@@ -99,6 +134,7 @@ class ReduceWriter(KernelWriter):
         self.counter += 1
         acc, acc_vec = f"acc{n}", f"acc{n}v"
         self.emit(f"{r.ctype(dtype, False)} {acc} = {init};")
+        self.breaks = pad_breaks(red.src[0], self.spec, at, length)
         if width > 1:
             self.emit(f"{r.ctype(dtype, True)} {acc_vec} = ({r.ctype(dtype, True)})({init});")
 
@@ -112,17 +148,18 @@ class ReduceWriter(KernelWriter):
             else:
                 into = into or acc
             self.emit(f"{into} = {r.reduce_step(red.op, into, v)};")
+        product = red.op is Op.PROD and dtype.is_float and width > 1     # combines its lanes
         if red.op is Op.SUM and dtype.is_float and length // width > _SEQUENTIAL_STEPS:
             self._pairwise_sum(length, width, step, acc_vec if width > 1 else acc, dtype)
-        elif red.op is Op.PROD and dtype.is_float and width > 1:
+        elif product:
             self._float_product(length, width, step, acc, acc_vec, dtype)
-            return Value(acc, dtype, False)
         else:
             # Intel's compiler unrolled a 5-step max of ~x over int64 into 0 (x.amin() of
             # [4, 2, 0, -3, -2] was -1; fuzz seed 31952), and the 8-step tail of one over
             # int32 after its vector loop (seed 100705): integer rows stay rolled
-            self._row_loop(length, width, step, rolled=not dtype.is_float)
-        if width > 1:
+            self._row_loop(0, length, width, step, rolled=not dtype.is_float)
+        self.breaks = ()
+        if width > 1 and not product:
             for lane_code in r.lanes(acc_vec):
                 if dtype == bool_:      # a vector's true is -1, a scalar's 1
                     lane_code = f"({lane_code}&1)"
@@ -139,7 +176,7 @@ class ReduceWriter(KernelWriter):
         PyTorch inf (fuzz seeds 502066, 506711)."""
         r = self.r
         whole = length - length % width
-        self._row_loop(whole, width, step)
+        self._row_loop(0, whole, width, step)
         exp, exps, mantissas = f"{acc}e", f"{acc_vec}e", f"{acc_vec}m"
         self.emit(f"{r.ctype(int32, True)} {exps};")
         self.emit(f"{r.ctype(dtype, True)} {mantissas} = frexp({acc_vec}, &{exps});")
@@ -150,7 +187,7 @@ class ReduceWriter(KernelWriter):
             self.emit(f"{acc} = {acc} * {mantissa};")
             self.emit(f"{exp} += {lane_exp};")
         self.emit(f"{acc} = ldexp({acc}, {exp});")
-        self._row_loop(length - whole, 1, lambda t: step(sym.num(whole) + t))
+        self._row_loop(whole, length, 1, step)
 
     def _pairwise_sum(self, length: int, width: int, step, total: str, dtype) -> None:
         """A float sum over a long row, with an error that grows like log(length), not like
@@ -172,28 +209,22 @@ class ReduceWriter(KernelWriter):
 
         def run(count: int, first: sym.Lin, into: str) -> None:
             """count steps from step `first` on, added to `into`."""
-            with self.block(f"for ({self.index_type} i = 0; i < {count}; i++)"):
-                at = first + sym.var("i", 0, count - 1)
-                if width > 1:
-                    with self.lanes_on() as lane:
-                        step(at * width + lane, into)
-                else:
-                    step(at, into)
-        with self.block(f"for ({self.index_type} ib = 0; ib < {blocks}; ib++)"):
+            self._steps("i", 0, width, first, count,
+                        self._vectors(0, width, lambda r: step(r, into)))
+
+        def block(ib: sym.Lin) -> None:
             self.emit(f"{ctype} {blk} = {zero};")
-            run(_SUM_BLOCK, sym.var("ib", 0, blocks - 1) * _SUM_BLOCK, blk)
+            run(_SUM_BLOCK, ib * _SUM_BLOCK, blk)
             self.emit(f"int {level} = 0;")
             with self.block(f"for (; (ib >> {level}) & 1; {level}++)"):
                 self.emit(f"{blk} = {part}[{level}] + {blk};")
             self.emit(f"{part}[{level}] = {blk};")
-        if rest:
-            run(rest, sym.num(blocks * _SUM_BLOCK), total)
+        self._steps("ib", 0, _SUM_BLOCK * width, sym.num(0), blocks, block)
+        run(rest, sym.num(blocks * _SUM_BLOCK), total)
         for bit in range(blocks.bit_length()):     # the counter's sums, smallest first
             if blocks >> bit & 1:
                 self.emit(f"{total} = {total} + {part}[{bit}];")
-        if tail:
-            with self.block(f"for ({self.index_type} t = 0; t < {tail}; t++)"):
-                step(sym.num(steps * width) + sym.var("t", 0, tail - 1))
+        self._row_loop(steps * width, length, 1, step)
 
 
 # Float sums over more steps (vectors, or values in a scalar row) than this go pairwise, in

@@ -168,8 +168,8 @@ def floordiv(a, c: int) -> Lin:
         return a
     if a.is_const:
         return num(a.const // c)
-    if a.lo >= 0 and a.hi < c:
-        return num(0)
+    if a.lo >= 0 and a.lo // c == a.hi // c:     # within one multiple of c and the next
+        return num(a.lo // c)
     for g in _candidate_divisors(a, c):
         split = _split(a, g)
         if split is not None:
@@ -187,8 +187,8 @@ def mod(a, c: int) -> Lin:
     if c == 1:
         return num(0)
     reduced = _make({atom: coef % c for atom, coef in a.terms}, a.const % c) if a.lo >= 0 else a
-    if reduced.lo >= 0 and reduced.hi < c:
-        return reduced
+    if reduced.lo >= 0 and reduced.lo // c == reduced.hi // c:  # one multiple of c below all
+        return add(reduced, -c * (reduced.lo // c))
     for g in _candidate_divisors(reduced, c):
         if g == c:
             continue
