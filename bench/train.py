@@ -1,6 +1,6 @@
 """Training-step workloads: W1 the seed two-layer net with a custom ReLU, W2 a LeNet step
-with SGD, W6 one Adam step over 10M parameters. W1 and W2 time the examples' own steps and
-models, loaded on clgrad and on PyTorch (registry.example)."""
+with SGD, W6 one Adam step over 10M parameters, W7 a GRU over a sequence. W1 and W2 time the
+examples' own steps and models, loaded on clgrad and on PyTorch (registry.example)."""
 from __future__ import annotations
 
 import numpy as np
@@ -160,3 +160,40 @@ def adam_default(quick: bool) -> Case:
 @workload("W6", "Adam step, 10M params in 10 tensors (torch fused=True)")
 def adam_fused(quick: bool) -> Case:
     return _adam_case(torch_fused=True)
+
+
+# ---- W7: a GRU over a sequence -----------------------------------------------------------
+
+_GRU_STEPS, _GRU_BATCH, _GRU_IN, _GRU_HIDDEN = 32, 16, 32, 64
+
+
+@workload("W7", "GRU 32->64, 32 steps, batch 16: forward and backward")
+def gru_sequence(quick: bool) -> Case:
+    """A recurrent layer's step loop, forward and backward: each step's kernels compile once."""
+    from clgrad import nn
+    x = randn(_GRU_STEPS, _GRU_BATCH, _GRU_IN)
+    cg.manual_seed(0)
+    gru = nn.GRU(_GRU_IN, _GRU_HIDDEN)
+    cx = cg.from_numpy(x)
+
+    def run_clgrad():
+        gru.zero_grad()
+        out, _ = gru(cx)
+        out.sum().backward()
+        synced(*(p.grad for p in gru.parameters()))
+
+    torch = try_torch()
+    run_torch = None
+    if torch:
+        tgru = torch.nn.GRU(_GRU_IN, _GRU_HIDDEN)
+        with torch.no_grad():
+            for p, q in zip(tgru.parameters(), gru.parameters()):
+                p.copy_(torch.from_numpy(q.detach().numpy()))
+        tx = torch.from_numpy(x)
+
+        def run_torch():
+            with torch.enable_grad():
+                tgru.zero_grad()
+                out, _ = tgru(tx)
+                out.sum().backward()
+    return Case(clgrad=run_clgrad, torch=run_torch)
