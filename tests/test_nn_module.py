@@ -195,3 +195,29 @@ def test_modulelist_prints_a_run_of_equal_entries_once():
     layers = nn.ModuleList([nn.ReLU(), nn.ReLU(), nn.Tanh(), nn.ReLU()])
     assert repr(layers) == ("ModuleList(\n  (0-1): 2 x ReLU()\n  (2): Tanh()\n  (3): ReLU()\n)")
     assert repr(nn.ModuleList()) == "ModuleList()"
+
+
+def test_forward_hooks_as_torchs():
+    """Pre-hooks replace arguments (with_kwargs: arguments and keywords), hooks replace the
+    output, prepend runs first, removed hooks stop, always_call hooks run when forward raised."""
+    torch = pytest.importorskip("torch")
+    seen = {}
+    for lib in (cg, torch):
+        calls = []
+        m = lib.nn.Identity()
+        m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))
+        m.register_forward_pre_hook(lambda mod, args: calls.append("first"), prepend=True)
+        m.register_forward_pre_hook(lambda mod, args, kw: (args, {**kw}), with_kwargs=True)
+        handle = m.register_forward_hook(lambda mod, args, out: out + 1)
+        m.register_forward_hook(lambda mod, args, kw, out: calls.append(sorted(kw)),
+                                with_kwargs=True)
+        first = m(lib.ones(2)).tolist()
+        handle.remove()
+        second = m(lib.ones(2)).tolist()
+        failing = lib.nn.Linear(2, 2)
+        failing.register_forward_hook(lambda mod, args, out: calls.append(out), always_call=True)
+        with pytest.raises(RuntimeError):
+            failing(lib.ones(3))
+        seen[lib.__name__] = (first, second, calls)
+    assert seen["clgrad"] == seen["torch"] == ([3.0, 3.0], [2.0, 2.0],
+                                               ["first", [], "first", [], None])

@@ -17,14 +17,13 @@ def _norm_axes(op: str, dim, ndim: int) -> tuple[int, ...]:
 
 
 def normalize(input, p: float = 2.0, dim=1, eps: float = 1e-12, out=None):
-    """input / max(norm_p(input, dim), eps)."""
-    if out is not None:
-        raise NotImplementedError("normalize: out= is not supported")
+    """input / max(norm_p(input, dim), eps), written into out when given."""
     x = as_float(input.node)
     axes = _norm_axes("normalize", dim, input.ndim)
     norm = _vector_norm(x, p, axes)
     denom = (norm < eps).where(norm.const_like(eps), norm)
-    return record("div", x / denom.expand(x.shape), input.device, [input])
+    result = record("div", x / denom.expand(x.shape), input.device, [input])
+    return result if out is None else out.copy_(result)
 
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):

@@ -8,6 +8,7 @@ from typing import Iterator
 from ..frontend.grad_mode import no_grad
 from ..frontend.inplace import assign, move
 from ..frontend.tensor import Tensor
+from . import module_hooks
 from .parameter import Parameter
 
 
@@ -20,6 +21,8 @@ class Module:
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
+        for name, table in module_hooks.tables().items():
+            object.__setattr__(self, name, table)
 
     # ---- registration ----
     def __setattr__(self, name: str, value) -> None:
@@ -105,7 +108,38 @@ class Module:
                                   "\"forward\" function")
 
     def __call__(self, *args, **kwargs):
+        if self._forward_pre_hooks or self._forward_hooks:
+            return module_hooks.call(self, args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # ---- hooks ----
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False,
+                                  with_kwargs: bool = False):
+        """hook(module, args) (hook(module, args, kwargs) with_kwargs) runs before forward;
+        what it returns, if not None, replaces the arguments. Returns a handle to remove it."""
+        flags = [self._forward_pre_hooks_with_kwargs] if with_kwargs else []
+        return module_hooks.add(self._forward_pre_hooks, hook, prepend, *flags)
+
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False):
+        """hook(module, args, output) (hook(module, args, kwargs, output) with_kwargs) runs
+        after forward (with always_call, also when forward raised); what it returns, if not
+        None, replaces the output. Returns a handle to remove it."""
+        flags = [table for table, wanted in ((self._forward_hooks_with_kwargs, with_kwargs),
+                                             (self._forward_hooks_always_called, always_call))
+                 if wanted]
+        return module_hooks.add(self._forward_hooks, hook, prepend, *flags)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False):
+        """hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs) (module first, with_module) runs before load_state_dict reads this
+        module's entries, and may rename them in state_dict."""
+        if with_module:
+            plain, hook = hook, lambda *args: plain(self, *args)
+        return module_hooks.add(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_pre_hook(self, hook):
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
 
     # ---- traversal ----
     def named_modules(self, memo=None, prefix: str = "") -> Iterator[tuple[str, Module]]:
@@ -133,25 +167,28 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def _named_members(self, table: str, prefix: str, recurse: bool):
+    def _named_members(self, table: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool = True):
         seen = set()
         modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
         for module_prefix, module in modules:
             for name, value in getattr(module, table).items():
-                if value is None or id(value) in seen:
+                if value is None or remove_duplicate and id(value) in seen:
                     continue
                 seen.add(id(value))
                 yield (f"{module_prefix}.{name}" if module_prefix else name), value
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True):
-        yield from self._named_members("_parameters", prefix, recurse)
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True):
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True):
-        yield from self._named_members("_buffers", prefix, recurse)
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, b in self.named_buffers(recurse=recurse):
@@ -241,10 +278,14 @@ class Module:
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copies values into this module's parameters and buffers. Returns (missing_keys,
         unexpected_keys); with strict=True any of those, or a shape mismatch, is an error."""
+        state_dict, missing, unexpected, errors = OrderedDict(state_dict), [], [], []
+        for prefix, module in self.named_modules():
+            for hook in list(module._load_state_dict_pre_hooks.values()):
+                hook(state_dict, prefix + "." if prefix else "", {}, strict, missing,
+                     unexpected, errors)
         own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
+        missing += [k for k in own if k not in state_dict]
+        unexpected += [k for k in state_dict if k not in own]
         if strict:
             if missing:
                 errors.append("Missing key(s) in state_dict: " + ", ".join(
