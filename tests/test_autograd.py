@@ -108,6 +108,11 @@ NAMED_OPS = {
     "select": lambda x, w: x[0], "slice": lambda x, w: x[:, 1:], "clone": lambda x, w: x.clone(),
     "permute": lambda x, w: x.permute(1, 0), "unsqueeze": lambda x, w: x.unsqueeze(0),
     "rsub": lambda x, w: 1 - x, "rdiv": lambda x, w: 1 / x, "max": lambda x, w: x.max(),
+    "index_select": lambda x, w: x.index_select(1, x.new_tensor([1, 0]).long()),
+    "gather": lambda x, w: x.gather(1, x.new_tensor([[0], [1]]).long()),
+    "take_along_dim": lambda x, w: x.take_along_dim(x.new_tensor([[0], [1]]).long(), 1),
+    "take": lambda x, w: x.take(x.new_tensor([0, 3]).long()),
+    "index": lambda x, w: x[x.new_tensor([1, 0]).long()],
 }
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from ..compiler import dtype as dt
 from . import creation, inplace, joining
 from . import elementwise as ew
+from .backward import record
 from .operands import normalize_dim
 from .type_info import finfo
 
@@ -298,13 +299,13 @@ def _along(self, op: str, dim: int, index):
 
 def gather(self, dim: int, index, *, sparse_grad: bool = False):
     """(sparse_grad asks for a sparse gradient; clgrad's is always dense.)"""
-    return _along(self, "gather", dim, index)
+    return _renamed("gather", self, _along(self, "gather", dim, index))
 
 
 def take_along_dim(self, indices, dim: int | None = None):
     if dim is None:
-        return self.flatten()[indices.flatten()]
-    return _along(self, "take_along_dim", dim, indices)
+        return _renamed("take_along_dim", self, self.flatten()[indices.flatten()])
+    return _renamed("take_along_dim", self, _along(self, "take_along_dim", dim, indices))
 
 
 def index_select(self, dim: int, index):
@@ -312,7 +313,12 @@ def index_select(self, dim: int, index):
         raise IndexError(f"index_select(): Index is supposed to be a vector, got shape "
                          f"{index.shape}")
     dim = normalize_dim("index_select", dim, self.ndim)
-    return self[(slice(None),) * dim + (index.reshape(-1),)]
+    return _renamed("index_select", self, self[(slice(None),) * dim + (index.reshape(-1),)])
+
+
+def _renamed(op: str, self, result):
+    """result, computed by indexing self, recorded as op (its grad_fn is PyTorch's name)."""
+    return record(op, result.node, self.device, [self])
 
 
 # ---- creation like self, and facts ----

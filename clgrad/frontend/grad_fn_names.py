@@ -42,6 +42,7 @@ GRAD_FN_NAMES = {
     "transpose_": "TransposeBackward1",
     "t_": "TBackward1",
     "pad": "ConstantPadNdBackward0",
+    "take_along_dim": "GatherBackward0",
     "to": "ToCopyBackward0",
     # indexing and in-place writes
     "copy_slices": "CopySlices",
