@@ -6,7 +6,7 @@ from __future__ import annotations
 from .shape_functions import split_with_sizes
 
 VIEW_OPS = ("detach", "diagonal", "expand", "narrow", "permute", "select", "squeeze", "t",
-            "transpose", "unsqueeze", "view", "unfold")
+            "transpose", "unsqueeze", "view", "unfold", "as_strided")
 SPLITS = ("split", "unbind", "split_with_sizes")
 
 

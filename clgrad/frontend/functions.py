@@ -8,6 +8,8 @@ import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
 from . import copies, global_state, random_fills, type_functions
+from . import array_interop, functional_forms, histograms, layouts, numeric_gradient
+from . import strided_views
 from . import special_functions, triangular
 from .lu import lu_solve_deprecated, lu_unpack
 from .matrix_functions import matrix_exp
@@ -100,7 +102,9 @@ _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions
              **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
              **global_state.FUNCTIONS, **copies.FUNCTIONS, **random_fills.FUNCTIONS,
              **triangular.FUNCTIONS, **special_functions.FUNCTIONS, "lu_unpack": lu_unpack, "lu_solve": lu_solve_deprecated,
-             "matrix_exp": matrix_exp}
+             "matrix_exp": matrix_exp, **array_interop.FUNCTIONS, **functional_forms.FUNCTIONS,
+             **histograms.FUNCTIONS, **layouts.FUNCTIONS, **numeric_gradient.FUNCTIONS,
+             **strided_views.FUNCTIONS}
 globals().update(_COMPOSED)
 
 

@@ -43,6 +43,8 @@ GRAD_FN_NAMES = {
     "t_": "TBackward1",
     "pad": "ConstantPadNdBackward0",
     "take_along_dim": "GatherBackward0",
+    "as_strided_": "AsStridedBackward1",
+    "fill_tensor": "FillBackward1",         # fill with a 0-d tensor
     "to": "ToCopyBackward0",
     # indexing and in-place writes
     "copy_slices": "CopySlices",

@@ -1,8 +1,8 @@
 """Random fills and samplers as Tensor methods (x.uniform_(), x.normal_(), x.bernoulli(),
-x.multinomial(n), ...) and their torch.* functions. Samples are drawn on the host from the
-global stream or the given generator, as cg.randn's are, and uploaded: PyTorch's values differ
-(another generator), its distributions do not. A fill is recorded on the old value, so autograd
-sees an overwrite, as with fill_."""
+x.multinomial(n), ...) and torch.* functions (bernoulli, poisson, binomial). Samples are
+drawn on the host from the global stream or the given generator, as cg.randn's are, and
+uploaded: PyTorch's values differ (another generator), its distributions do not. A fill is
+recorded on the old value, so autograd sees an overwrite, as with fill_."""
 from __future__ import annotations
 
 import numpy as np
@@ -12,6 +12,7 @@ from . import creation
 from .backward import record
 from .generator import numpy_rng
 from .inplace import assign_result, snapshot
+from .operands import broadcast_shape
 
 
 def _stream(generator) -> np.random.Generator:
@@ -147,9 +148,28 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     return creation.tensor(picked, dtype=dt.int64, device=input.device)
 
 
+def binomial(count, prob, generator=None):
+    """Samples of Binomial(count, prob) for each pair (broadcast), of count's dtype. A pair that
+    is no distribution (count < 0, prob outside [0, 1], NaN) gives NaN."""
+    if not count.dtype.is_float:
+        raise ValueError(f"binomial only supports floating-point dtypes for count, got: "
+                         f"{count.dtype.name}")
+    if prob.dtype != count.dtype:
+        raise RuntimeError(f"binomial: expected prob of dtype {count.dtype.name} as count, got "
+                           f"{prob.dtype.name}")
+    shape = broadcast_shape("binomial", count.shape, prob.shape)
+    n = np.broadcast_to(count.detach().numpy(), shape).astype(np.float64)
+    p = np.broadcast_to(prob.detach().numpy(), shape).astype(np.float64)
+    valid = (n >= 0) & (p >= 0) & (p <= 1) & np.isfinite(n)
+    draws = _stream(generator).binomial(np.where(valid, n, 0).astype(np.int64),
+                                        np.where(valid, p, 0))
+    return creation.tensor(np.where(valid, draws, np.nan), dtype=count.dtype,
+                           device=count.device)
+
+
 METHODS = [("uniform_", uniform_), ("normal_", normal_), ("log_normal_", log_normal_),
            ("exponential_", exponential_), ("cauchy_", cauchy_), ("geometric_", geometric_),
            ("random_", random_), ("bernoulli_", bernoulli_), ("bernoulli", bernoulli),
            ("multinomial", multinomial)]
 
-FUNCTIONS = {fn.__name__: fn for fn in (bernoulli, poisson, multinomial)}
+FUNCTIONS = {fn.__name__: fn for fn in (bernoulli, poisson, multinomial, binomial)}

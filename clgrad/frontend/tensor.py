@@ -485,15 +485,14 @@ from . import quantiles, slice_scatters, special_functions, type_functions  # no
 for _module in (shape_functions, products, type_functions, host_functions, array_functions,
                 copies, slice_scatters, special_functions, quantiles):
     _install(_module.METHODS)
-_install(scans.METHODS)
-_install(sorting.METHODS)
-_install(statistics.METHODS)
-_install(scatter.METHODS)
-_install(math_functions.METHODS)
-_install(bitwise.METHODS)
+for _module in (scans, sorting, statistics, scatter, math_functions, bitwise):
+    _install(_module.METHODS)
 from . import legacy_types, random_fills  # noqa: E402
 _install(legacy_types.METHODS)
 _install(random_fills.METHODS)
 from . import eigen, lu, matrix_functions, qr, triangular  # noqa: E402
 for _module in (lu, triangular, matrix_functions, qr, eigen):
+    _install(_module.METHODS)
+from . import histograms, host_callables, layouts, strided_views  # noqa: E402
+for _module in (histograms, host_callables, layouts, strided_views):
     _install(_module.METHODS)
