@@ -56,6 +56,8 @@ METHODS_AS_FUNCTIONS = (
     "nextafter", "frexp", "gcd", "gcd_", "lcm", "lcm_",
     # special_functions.py
     "i0", "i0_", "mvlgamma",
+    # incomplete_gamma.py
+    "igamma", "igammac",
     # quantiles.py
     "quantile", "nanquantile",
     # bitwise.py

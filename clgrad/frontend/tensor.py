@@ -481,9 +481,10 @@ _install(METHODS)
 _install(inplace.METHODS)
 _install(composite_methods.METHODS)
 from . import array_functions, copies, host_functions, products, shape_functions  # noqa: E402
-from . import quantiles, slice_scatters, special_functions, type_functions  # noqa: E402
+from . import incomplete_gamma, quantiles, slice_scatters, special_functions  # noqa: E402
+from . import type_functions  # noqa: E402
 for _module in (shape_functions, products, type_functions, host_functions, array_functions,
-                copies, slice_scatters, special_functions, quantiles):
+                copies, slice_scatters, special_functions, quantiles, incomplete_gamma):
     _install(_module.METHODS)
 _install(scans.METHODS)
 _install(sorting.METHODS)
