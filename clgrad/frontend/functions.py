@@ -7,7 +7,7 @@ import inspect
 import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
-from . import copies, global_state, random_fills, type_functions
+from . import copies, global_state, legacy_linalg, random_fills, type_functions
 from . import special_functions, triangular
 from .lu import lu_solve_deprecated, lu_unpack
 from .matrix_functions import matrix_exp
@@ -101,7 +101,8 @@ globals().update(FUNCTIONS)
 _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
              **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
              **global_state.FUNCTIONS, **copies.FUNCTIONS, **random_fills.FUNCTIONS,
-             **triangular.FUNCTIONS, **special_functions.FUNCTIONS, "lu_unpack": lu_unpack, "lu_solve": lu_solve_deprecated,
+             **triangular.FUNCTIONS, **special_functions.FUNCTIONS, **legacy_linalg.FUNCTIONS,
+             "lu_unpack": lu_unpack, "lu_solve": lu_solve_deprecated,
              "matrix_exp": matrix_exp}
 globals().update(_COMPOSED)
 

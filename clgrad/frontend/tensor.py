@@ -495,6 +495,6 @@ _install(bitwise.METHODS)
 from . import legacy_types, random_fills  # noqa: E402
 _install(legacy_types.METHODS)
 _install(random_fills.METHODS)
-from . import eigen, lu, matrix_functions, qr, triangular  # noqa: E402
-for _module in (lu, triangular, matrix_functions, qr, eigen):
+from . import eigen, legacy_linalg, lu, matrix_functions, qr, triangular  # noqa: E402
+for _module in (lu, triangular, matrix_functions, qr, eigen, legacy_linalg):
     _install(_module.METHODS)
