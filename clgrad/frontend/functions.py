@@ -8,7 +8,8 @@ import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
 from . import copies, global_state, legacy_linalg, random_fills, type_functions
-from . import special_functions, triangular
+from . import autocast_state, control_flow, legacy_types, special_functions, symbolic_numbers
+from . import triangular, vmap_loop
 from .lu import lu_solve_deprecated, lu_unpack
 from .matrix_functions import matrix_exp
 from .statistics import FUNCTIONS
@@ -102,8 +103,9 @@ _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions
              **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
              **global_state.FUNCTIONS, **copies.FUNCTIONS, **random_fills.FUNCTIONS,
              **triangular.FUNCTIONS, **special_functions.FUNCTIONS, **legacy_linalg.FUNCTIONS,
-             "lu_unpack": lu_unpack, "lu_solve": lu_solve_deprecated,
-             "matrix_exp": matrix_exp}
+             **autocast_state.FUNCTIONS, **legacy_types.FUNCTIONS, **symbolic_numbers.FUNCTIONS,
+             **control_flow.FUNCTIONS, **vmap_loop.FUNCTIONS, "lu_unpack": lu_unpack,
+             "lu_solve": lu_solve_deprecated, "matrix_exp": matrix_exp}
 globals().update(_COMPOSED)
 
 
