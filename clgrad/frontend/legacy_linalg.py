@@ -12,50 +12,61 @@ from .operands import normalize_dims
 from .statistics import vector_norm
 
 _REMOVED = "This function was deprecated since version 1.9 and is now removed."
+# each removed function's message after _REMOVED: what replaces it, as PyTorch's says
+_REPLACEMENTS = {
+    "matrix_rank": "\nPlease use the `torch.linalg.matrix_rank` function instead. The parameter "
+                   "'symmetric' was renamed in `torch.linalg.matrix_rank()` to 'hermitian'.",
+    "solve": " `torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` "
+             "has its arguments reversed and does not return the LU factorization.\n\nTo get "
+             "the LU factorization see `torch.lu`, which can be used with `torch.lu_solve` or "
+             "`torch.lu_unpack`.\nX = torch.solve(B, A).solution should be replaced with:\n"
+             "X = torch.linalg.solve(A, B)",
+    "lstsq": " `torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` "
+             "has reversed arguments and does not return the QR decomposition in the returned "
+             "tuple (although it returns other information about the problem).\n\nTo get the "
+             "QR decomposition consider using `torch.linalg.qr`.\n\nThe returned solution in "
+             "`torch.lstsq` stored the residuals of the solution in the last m - n columns of "
+             "the returned value whenever m > n. In torch.linalg.lstsq, the residuals are in "
+             "the field 'residuals' of the returned named tuple.\n\nThe unpacking of the "
+             "solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]\nshould be "
+             "replaced with:\nX = torch.linalg.lstsq(A, B).solution",
+    "symeig": " The default behavior has changed from using the upper triangular portion of the "
+              "matrix by default to using the lower triangular portion.\n\nL, _ = "
+              "torch.symeig(A, upper=upper) should be replaced with:\nL = "
+              "torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = "
+              "torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = "
+              "torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
+    "eig": " `torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather "
+           "than real tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be "
+           "replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = "
+           "torch.eig(A, eigenvectors=True) should be replaced with:\nL_complex, V_complex = "
+           "torch.linalg.eig(A)\n(clgrad has no complex tensors: for a symmetric A, "
+           "cg.linalg.eigh(A))",
+}
+
+
+def _removed(name: str):
+    raise RuntimeError(_REMOVED + _REPLACEMENTS[name])
 
 
 def matrix_rank(input, tol=None, symmetric: bool = False, *, out=None):
-    raise RuntimeError(f"{_REMOVED}\nPlease use the `torch.linalg.matrix_rank` function instead. "
-                       "The parameter 'symmetric' was renamed in `torch.linalg.matrix_rank()` "
-                       "to 'hermitian'.")
+    _removed("matrix_rank")
 
 
 def solve(input, A, *, out=None):
-    raise RuntimeError(f"{_REMOVED} `torch.solve` is deprecated in favor of `torch.linalg.solve`. "
-                       "`torch.linalg.solve` has its arguments reversed and does not return the "
-                       "LU factorization.\n\nTo get the LU factorization see `torch.lu`, which "
-                       "can be used with `torch.lu_solve` or `torch.lu_unpack`.\n"
-                       "X = torch.solve(B, A).solution should be replaced with:\n"
-                       "X = torch.linalg.solve(A, B)")
+    _removed("solve")
 
 
 def lstsq(input, A, *, out=None):
-    raise RuntimeError(f"{_REMOVED} `torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`."
-                       "\n`torch.linalg.lstsq` has reversed arguments and does not return the QR "
-                       "decomposition in the returned tuple (although it returns other "
-                       "information about the problem).\n\nTo get the QR decomposition consider "
-                       "using `torch.linalg.qr`.\n\nThe unpacking of the solution, as in\n"
-                       "X, _ = torch.lstsq(B, A).solution[:A.size(1)]\nshould be replaced with:\n"
-                       "X = torch.linalg.lstsq(A, B).solution")
+    _removed("lstsq")
 
 
 def symeig(input, eigenvectors: bool = False, upper: bool = True, *, out=None):
-    raise RuntimeError(f"{_REMOVED} The default behavior has changed from using the upper "
-                       "triangular portion of the matrix by default to using the lower "
-                       "triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be "
-                       "replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else "
-                       "'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) should be "
-                       "replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
+    _removed("symeig")
 
 
 def eig(self, eigenvectors: bool = False, *, e=None, v=None):
-    raise RuntimeError(f"{_REMOVED} `torch.linalg.eig` returns complex tensors of dtype `cfloat` "
-                       "or `cdouble` rather than real tensors mimicking complex tensors.\n\n"
-                       "L, _ = torch.eig(A) should be replaced with:\n"
-                       "L_complex = torch.linalg.eigvals(A)\n\nand\n\n"
-                       "L, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
-                       "L_complex, V_complex = torch.linalg.eig(A)\n(clgrad has no complex "
-                       "tensors: for a symmetric A, cg.linalg.eigh(A))")
+    _removed("eig")
 
 
 def _deprecated(name: str, replacement: str) -> None:

@@ -481,10 +481,9 @@ _install(METHODS)
 _install(inplace.METHODS)
 _install(composite_methods.METHODS)
 from . import array_functions, copies, host_functions, products, shape_functions  # noqa: E402
-from . import incomplete_gamma, quantiles, slice_scatters, special_functions  # noqa: E402
-from . import type_functions  # noqa: E402
+from . import quantiles, slice_scatters, special_functions, type_functions  # noqa: E402
 for _module in (shape_functions, products, type_functions, host_functions, array_functions,
-                copies, slice_scatters, special_functions, quantiles, incomplete_gamma):
+                copies, slice_scatters, special_functions, quantiles):
     _install(_module.METHODS)
 _install(scans.METHODS)
 _install(sorting.METHODS)
@@ -495,6 +494,7 @@ _install(bitwise.METHODS)
 from . import legacy_types, random_fills  # noqa: E402
 _install(legacy_types.METHODS)
 _install(random_fills.METHODS)
-from . import eigen, legacy_linalg, lu, matrix_functions, qr, triangular  # noqa: E402
-for _module in (lu, triangular, matrix_functions, qr, eigen, legacy_linalg):
+from . import eigen, incomplete_gamma, legacy_linalg, lu, matrix_functions, qr  # noqa: E402
+from . import triangular  # noqa: E402
+for _module in (lu, triangular, matrix_functions, qr, eigen, legacy_linalg, incomplete_gamma):
     _install(_module.METHODS)
