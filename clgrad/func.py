@@ -1,7 +1,9 @@
-"""torch.func's functional_call: a module called with other parameters and buffers."""
+"""torch.func's functional_call (a module called with other parameters and buffers) and vmap
+(torch.vmap, the same function)."""
 from collections import Counter
 from collections.abc import Sequence
 
+from .frontend.vmap_loop import vmap
 from .nn.utils.stateless import _functional_call
 
 
@@ -28,4 +30,4 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                             strict=strict)
 
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "vmap"]

@@ -7,10 +7,10 @@ import inspect
 import math
 
 from . import array_functions, host_functions, more_creation, products, shape_functions
-from . import copies, global_state, random_fills, type_functions
+from . import copies, global_state, legacy_linalg, random_fills, type_functions
 from . import array_interop, functional_forms, histograms, layouts, numeric_gradient
-from . import strided_views
-from . import special_functions, triangular
+from . import autocast_state, control_flow, legacy_types, special_functions, symbolic_numbers
+from . import strided_views, triangular, vmap_loop
 from .lu import lu_solve_deprecated, lu_unpack
 from .matrix_functions import matrix_exp
 from .statistics import FUNCTIONS
@@ -58,6 +58,8 @@ METHODS_AS_FUNCTIONS = (
     "nextafter", "frexp", "gcd", "gcd_", "lcm", "lcm_",
     # special_functions.py
     "i0", "i0_", "mvlgamma",
+    # incomplete_gamma.py
+    "igamma", "igammac",
     # quantiles.py
     "quantile", "nanquantile",
     # bitwise.py
@@ -101,10 +103,12 @@ globals().update(FUNCTIONS)
 _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions.FUNCTIONS,
              **host_functions.FUNCTIONS, **more_creation.FUNCTIONS, **array_functions.FUNCTIONS,
              **global_state.FUNCTIONS, **copies.FUNCTIONS, **random_fills.FUNCTIONS,
-             **triangular.FUNCTIONS, **special_functions.FUNCTIONS, "lu_unpack": lu_unpack, "lu_solve": lu_solve_deprecated,
-             "matrix_exp": matrix_exp, **array_interop.FUNCTIONS, **functional_forms.FUNCTIONS,
-             **histograms.FUNCTIONS, **layouts.FUNCTIONS, **numeric_gradient.FUNCTIONS,
-             **strided_views.FUNCTIONS}
+             **triangular.FUNCTIONS, **special_functions.FUNCTIONS, **legacy_linalg.FUNCTIONS,
+             **autocast_state.FUNCTIONS, **legacy_types.FUNCTIONS, **symbolic_numbers.FUNCTIONS,
+             **control_flow.FUNCTIONS, **vmap_loop.FUNCTIONS, "lu_unpack": lu_unpack,
+             "lu_solve": lu_solve_deprecated, "matrix_exp": matrix_exp,
+             **array_interop.FUNCTIONS, **functional_forms.FUNCTIONS, **histograms.FUNCTIONS,
+             **layouts.FUNCTIONS, **numeric_gradient.FUNCTIONS, **strided_views.FUNCTIONS}
 globals().update(_COMPOSED)
 
 

@@ -82,6 +82,20 @@ def set_num_threads(n: int) -> None:
     _Settings.threads = _positive_threads("set_num_threads", n)
 
 
+def init_num_threads() -> None:
+    """PyTorch initializes its thread pool for the calling thread; OpenCL's runtimes keep their
+    own, so there is nothing to do."""
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Whether denormal floats were set to flush to zero: False, always, as PyTorch answers on a
+    CPU that cannot. clgrad's kernels run under the OpenCL runtime's own floating point mode,
+    which a program cannot change, so mode (True or False) changes nothing."""
+    if not isinstance(mode, bool):
+        raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    return False
+
+
 def get_num_interop_threads() -> int:
     return _Settings.interop_threads
 
@@ -174,5 +188,5 @@ FUNCTIONS = {fn.__name__: fn for fn in (
     is_deterministic_algorithms_warn_only_enabled, set_deterministic_debug_mode,
     get_deterministic_debug_mode, set_float32_matmul_precision, get_float32_matmul_precision,
     set_anomaly_enabled, is_anomaly_enabled, is_anomaly_check_nan_enabled, set_warn_always,
-    is_warn_always_enabled)}
+    is_warn_always_enabled, init_num_threads, set_flush_denormal)}
 FUNCTIONS["initial_seed"] = creation.initial_seed

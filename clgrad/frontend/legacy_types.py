@@ -3,9 +3,12 @@ tensor, cg.LongTensor(2, 3) one of that shape, isinstance(t, cg.FloatTensor) ask
 and t.type() names t's type while t.type(cg.DoubleTensor) converts t."""
 from __future__ import annotations
 
+import warnings
+
 from ..compiler import dtype as dt
 from . import creation, elementwise as ew
 from .tensor import Tensor
+from .type_functions import set_default_dtype
 
 
 class _LegacyTensorType(type):
@@ -105,4 +108,47 @@ def type_(self, dtype=None, non_blocking: bool = False):
     return ew.cast(self, dtype)
 
 
+def _named_type(name: str) -> _LegacyTensorType:
+    """A legacy type from its dotted name, "torch.DoubleTensor" or "clgrad.DoubleTensor"."""
+    module, _, short = name.rpartition(".")
+    if module.endswith(".cuda"):
+        raise TypeError(f"type {name} not available: clgrad has no CUDA")
+    if module not in ("torch", "clgrad"):
+        raise ModuleNotFoundError(f"No module named '{module or name}'")
+    if short not in LEGACY_TYPES:
+        raise AttributeError(f"module '{module}' has no attribute '{short}'")
+    return LEGACY_TYPES[short]
+
+
+def set_default_tensor_type(t, /) -> None:
+    """Deprecated in PyTorch for set_default_dtype: a float legacy type (or its name) sets the
+    default float dtype."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        t = _named_type(t)
+    if not isinstance(t, _LegacyTensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    if not t.dtype.is_float:
+        raise TypeError("only floating-point types are supported as the default type")
+    set_default_dtype(t.dtype)
+
+
+def typename(obj, /) -> str:
+    """The fully qualified name of obj's type; for a tensor, its legacy type's (t.type())."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module, qualname = obj.__class__.__module__ or "", obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 METHODS = [("type", type_)]
+FUNCTIONS = {"set_default_tensor_type": set_default_tensor_type, "typename": typename}

@@ -490,8 +490,9 @@ for _module in (scans, sorting, statistics, scatter, math_functions, bitwise):
 from . import legacy_types, random_fills  # noqa: E402
 _install(legacy_types.METHODS)
 _install(random_fills.METHODS)
-from . import eigen, lu, matrix_functions, qr, triangular  # noqa: E402
-for _module in (lu, triangular, matrix_functions, qr, eigen):
+from . import eigen, incomplete_gamma, legacy_linalg, lu, matrix_functions, qr  # noqa: E402
+from . import triangular  # noqa: E402
+for _module in (lu, triangular, matrix_functions, qr, eigen, legacy_linalg, incomplete_gamma):
     _install(_module.METHODS)
 from . import histograms, host_callables, layouts, strided_views  # noqa: E402
 for _module in (histograms, host_callables, layouts, strided_views):

@@ -29,12 +29,12 @@ from .utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
-def _rnn_step(gx, h, w_hh, b_hh, relu: bool):
+def rnn_step(gx, h, w_hh, b_hh, relu: bool):
     pre = gx + F.linear(h, w_hh, b_hh)
     return pre.relu() if relu else pre.tanh()
 
 
-def _lstm_step(gx, state, w_hh, b_hh, w_hr=None):
+def lstm_step(gx, state, w_hh, b_hh, w_hr=None):
     h, c = state
     i, f, g, o = (gx + F.linear(h, w_hh, b_hh)).chunk(4, -1)
     c = f.sigmoid() * c + i.sigmoid() * g.tanh()
@@ -42,7 +42,7 @@ def _lstm_step(gx, state, w_hh, b_hh, w_hr=None):
     return (h if w_hr is None else F.linear(h, w_hr)), c
 
 
-def _gru_step(gx, h, w_hh, b_hh):
+def gru_step(gx, h, w_hh, b_hh):
     x_r, x_z, x_n = gx.chunk(3, -1)
     h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
     r, z = (x_r + h_r).sigmoid(), (x_z + h_z).sigmoid()
@@ -131,7 +131,7 @@ class RNNCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, (h,), unbatched = self._begin(input, hx, 1)
-        h = _rnn_step(self._input_gates(input), h, self.weight_hh, self.bias_hh,
+        h = rnn_step(self._input_gates(input), h, self.weight_hh, self.bias_hh,
                       self.nonlinearity == "relu")
         return h.squeeze(0) if unbatched else h
 
@@ -143,7 +143,7 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, state, unbatched = self._begin(input, hx, 2)
-        h, c = _lstm_step(self._input_gates(input), state, self.weight_hh, self.bias_hh)
+        h, c = lstm_step(self._input_gates(input), state, self.weight_hh, self.bias_hh)
         return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
 
 
@@ -154,7 +154,7 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         input, (h,), unbatched = self._begin(input, hx, 1)
-        h = _gru_step(self._input_gates(input), h, self.weight_hh, self.bias_hh)
+        h = gru_step(self._input_gates(input), h, self.weight_hh, self.bias_hh)
         return h.squeeze(0) if unbatched else h
 
 
@@ -226,10 +226,10 @@ class RNNBase(Module):
 
     def _step(self, gx, state, w_hh, b_hh, w_hr):
         if self.mode == "LSTM":
-            return _lstm_step(gx, state, w_hh, b_hh, w_hr)
+            return lstm_step(gx, state, w_hh, b_hh, w_hr)
         if self.mode == "GRU":
-            return _gru_step(gx, state, w_hh, b_hh)
-        return _rnn_step(gx, state, w_hh, b_hh, self.mode == "RNN_RELU")
+            return gru_step(gx, state, w_hh, b_hh)
+        return rnn_step(gx, state, w_hh, b_hh, self.mode == "RNN_RELU")
 
     def _run_direction(self, x, state, layer: int, direction: int, masks=None):
         """One layer in one direction over the (L, N, features) sequence x; masks[t] (N, 1),

@@ -1,12 +1,15 @@
 """The nn.functional ops PyTorch also offers at top level (torch.conv2d, torch.dropout, ...),
 for cg.*. Most are the same function; the rest keep torch.*'s own signatures: dropout's train
 is positional, batch_norm and instance_norm take weight and bias first, embedding takes the
-weight first, the losses take reduction as an enum number, the norms a cudnn flag."""
+weight first, the losses take reduction as an enum number, the norms a cudnn flag; the
+recurrent cells (rnn_tanh_cell, gru_cell, lstm_cell, ...) take their weights as arguments."""
 from __future__ import annotations
 
+from ..frontend.operands import is_tensor
 from . import functional as F
 from .convolution import convolution
 from .distance import cdist
+from .recurrent import gru_step, lstm_step, rnn_step
 
 SAME = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
         "conv_transpose3d", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
@@ -120,13 +123,73 @@ def affine_grid_generator(theta, size, align_corners: bool):
     return F.affine_grid(theta, size, align_corners)
 
 
+def _check_cell(op: str, input, states, w_ih, w_hh, gates: int) -> None:
+    """PyTorch's checks of a cell's arguments, in its order: weights, input, hidden states."""
+    hidden_size = w_hh.shape[1] if w_hh.ndim > 1 else 0
+    for name, w in (("weight_ih", w_ih), ("weight_hh", w_hh)):
+        if w.shape[0] != gates * hidden_size:
+            raise RuntimeError(f"{op}: {name} first dim must be {gates} * hidden_size = "
+                               f"{gates * hidden_size}, but got {w.shape[0]}")
+    if input.ndim != 2:
+        raise IndexError(f"{op}: expected a 2-d input (batch, input_size), got shape "
+                         f"{tuple(input.shape)}")
+    if input.shape[1] != w_ih.shape[1]:
+        raise RuntimeError(f"{op}: input has inconsistent input_size: got {input.shape[1]} "
+                           f"expected {w_ih.shape[1]}")
+    for k, h in enumerate(states):
+        if h.ndim != 2 or input.shape[0] != h.shape[0]:
+            raise RuntimeError(f"{op}: Input batch size {input.shape[0]} doesn't match "
+                               f"hidden{k} batch size {h.shape[0] if h.ndim else None} "
+                               f"(hidden{k} of shape {tuple(h.shape)})")
+        if h.shape[1] != hidden_size:
+            raise RuntimeError(f"{op}: hidden{k} has inconsistent hidden_size: got "
+                               f"{h.shape[1]}, expected {hidden_size}")
+
+
+def _require_tensor(op: str, hx) -> None:
+    if not is_tensor(hx):
+        raise TypeError(f"{op}(): argument 'hx' (position 2) must be Tensor, not "
+                        f"{type(hx).__name__}")
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One step of an Elman RNN: tanh(input w_ih^T + b_ih + hx w_hh^T + b_hh)."""
+    _require_tensor("rnn_tanh_cell", hx)
+    _check_cell("rnn_tanh_cell", input, [hx], w_ih, w_hh, 1)
+    return rnn_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh, relu=False)
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    _require_tensor("rnn_relu_cell", hx)
+    _check_cell("rnn_relu_cell", input, [hx], w_ih, w_hh, 1)
+    return rnn_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh, relu=True)
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    _require_tensor("gru_cell", hx)
+    _check_cell("gru_cell", input, [hx], w_ih, w_hh, 3)
+    return gru_step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh)
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One LSTM step from hx = (h, c); returns the new (h, c)."""
+    if not isinstance(hx, (tuple, list)) or not all(is_tensor(h) for h in hx):
+        raise TypeError(f"lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, "
+                        f"not {type(hx).__name__}")
+    if len(hx) != 2:
+        raise RuntimeError(f"lstm_cell expects two hidden states, got {len(hx)}")
+    _check_cell("lstm_cell", input, hx, w_ih, w_hh, 4)
+    return lstm_step(F.linear(input, w_ih, b_ih), tuple(hx), w_hh, b_hh)
+
+
 FUNCTIONS = {name: getattr(F, name) for name in SAME} | {"cdist": cdist,
                                                         "convolution": convolution}
 FUNCTIONS.update({fn.__name__: fn for fn in (
     dropout, alpha_dropout, feature_alpha_dropout, embedding, layer_norm, group_norm, batch_norm,
     instance_norm, adaptive_max_pool1d, kl_div, binary_cross_entropy_with_logits,
     margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss, poisson_nll_loss,
-    triplet_margin_loss, ctc_loss, grid_sampler, affine_grid_generator)})
+    triplet_margin_loss, ctc_loss, grid_sampler, affine_grid_generator, rnn_tanh_cell,
+    rnn_relu_cell, gru_cell, lstm_cell)})
 FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)
 
 # the ones PyTorch also has as Tensor methods (x.prelu(weight)); clgrad/__init__.py puts them on
