@@ -5,6 +5,7 @@ from .frontend.lu import (det, inv, inv_ex, linalg_lu as lu, lu_factor, lu_facto
 from .frontend.lu import matrix_power
 from .frontend.eigen import eigh, eigvalsh, svd, svdvals
 from .frontend.matrices import LinAlgError
+from .frontend.householder import householder_product
 from .frontend.matrix_functions import matrix_exp
 from .frontend.matrix_norms import cond, matrix_norm, matrix_rank, multi_dot
 from .frontend.qr import linalg_qr as qr, lstsq, pinv
@@ -15,4 +16,4 @@ from .frontend.triangular import cholesky_ex, linalg_cholesky as cholesky, solve
 __all__ = ["vector_norm", "cross", "det", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
            "lu_solve", "slogdet", "solve", "matrix_power", "LinAlgError", "cholesky_ex",
            "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv", "eigh", "eigvalsh", "svd", "svdvals", "matrix_norm", "cond", "matrix_rank",
-           "multi_dot"]
+           "multi_dot", "householder_product"]

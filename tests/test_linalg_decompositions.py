@@ -1,10 +1,10 @@
 """Dense factorizations against PyTorch, forward and backward: the LU family (inv, det,
 slogdet, logdet, solve, matrix_power, lu_factor, lu, lu_unpack, lu_solve), the Cholesky family
-and triangular solves, QR (and lstsq, pinv through it), matrix_exp, eigh, eigvalsh, svd,
-svdvals, and what is measured with them (matrix_norm, cond, matrix_rank, multi_dot); batched
-and not, float64 and float32; size-0 and 1x1 matrices; singular and indefinite inputs; the
-errors PyTorch raises. Many ops share one graph (one
-`check`) to keep the kernels compiled few."""
+and triangular solves, QR (and lstsq, pinv through it), householder_product, matrix_exp, eigh,
+eigvalsh, svd, svdvals, and what is measured with them (matrix_norm, cond, matrix_rank,
+multi_dot); batched and not, float64 and float32; size-0 and 1x1 matrices; singular and
+indefinite inputs; the errors PyTorch raises. Many ops share one graph (one `check`) to keep
+the kernels compiled few."""
 import math
 
 import numpy as np
@@ -100,6 +100,14 @@ def test_matrix_exp():
     big, small = 2 * make((2, 3, 3), np.float64), 0.1 * make((2, 3, 3), np.float64, seed=1)
     check(lambda a, b: (library(a).linalg.matrix_exp(a), b.matrix_exp()), big, small,
           atol=1e-10, rtol=1e-9)
+
+
+def test_householder_product():
+    """Tall and square, batched, fewer reflectors than columns (torch.orgqr is the same)."""
+    tall, tau = make((2, 4, 3), np.float64), make((2, 2), np.float64, low=0.0)
+    square, tau_square = make((3, 3), np.float64, seed=1), make((3,), np.float64, low=0.0)
+    check(lambda a, t, b, u: (library(a).linalg.householder_product(a, t), b.orgqr(u)),
+          tall, tau, square, tau_square, atol=1e-10, rtol=1e-9)
 
 
 def test_eigh_and_eigvalsh():
@@ -209,6 +217,10 @@ def test_singular_and_indefinite_matrices():
     (lambda lib: lib.linalg.qr(lib.ones(2, 3), mode="full"), "unrecognized mode 'full'"),
     (lambda lib: lib.linalg.lstsq(lib.ones(3, 2), lib.ones(4, 1)), "lstsq: input.size"),
     (lambda lib: lib.linalg.eigh(lib.ones(3, 3), UPLO="X"), "UPLO"),
+    (lambda lib: lib.linalg.householder_product(lib.ones(2, 3), lib.ones(2)),
+     "householder_product: input.shape\\[-2\\] must be greater"),
+    (lambda lib: lib.linalg.householder_product(lib.ones(3, 2), lib.ones(3)),
+     "input.shape\\[-1\\] must be greater than or equal to tau"),
 ])
 def test_errors_name_the_op_and_shapes(call, message):
     import torch

@@ -67,9 +67,9 @@ METHODS_AS_FUNCTIONS = (
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
     # queries of real, non-negated tensors (composite_methods.py)
     "isreal", "adjoint", "get_device", "is_neg", "resolve_neg", "is_conj", "resolve_conj",
-    # linear algebra (lu.py, triangular.py, matrix_functions.py, qr.py, eigen.py)
+    # linear algebra (lu.py, triangular.py, matrix_functions.py, qr.py, eigen.py, householder.py)
     "inverse", "det", "slogdet", "logdet", "matrix_power", "cholesky", "qr", "pinverse", "svd",
-    "lu",
+    "lu", "orgqr",
 )
 
 

@@ -491,8 +491,9 @@ from . import legacy_types, random_fills  # noqa: E402
 _install(legacy_types.METHODS)
 _install(random_fills.METHODS)
 from . import eigen, incomplete_gamma, legacy_linalg, lu, matrix_functions, qr  # noqa: E402
-from . import triangular  # noqa: E402
-for _module in (lu, triangular, matrix_functions, qr, eigen, legacy_linalg, incomplete_gamma):
+from . import householder, triangular  # noqa: E402
+for _module in (lu, triangular, matrix_functions, qr, eigen, legacy_linalg, incomplete_gamma,
+                householder):
     _install(_module.METHODS)
 from . import histograms, host_callables, layouts, strided_views  # noqa: E402
 for _module in (histograms, host_callables, layouts, strided_views):
