@@ -1,10 +1,10 @@
 """Dense factorizations against PyTorch, forward and backward: the LU family (inv, det,
 slogdet, logdet, solve, matrix_power, lu_factor, lu, lu_unpack, lu_solve), the Cholesky family
-and triangular solves, QR (and lstsq, pinv through it), householder_product, matrix_exp, eigh,
-eigvalsh, svd, svdvals, and what is measured with them (matrix_norm, cond, matrix_rank,
-multi_dot); batched and not, float64 and float32; size-0 and 1x1 matrices; singular and
-indefinite inputs; the errors PyTorch raises. Many ops share one graph (one `check`) to keep
-the kernels compiled few."""
+and triangular solves, QR (and lstsq, pinv through it), householder_product, geqrf,
+matrix_exp, eigh, eigvalsh, svd, svdvals, and what is measured with them (matrix_norm, cond,
+matrix_rank, multi_dot); batched and not, float64 and float32; size-0 and 1x1 matrices;
+singular and indefinite inputs; the errors PyTorch raises. Many ops share one graph (one
+`check`) to keep the kernels compiled few."""
 import math
 
 import numpy as np
@@ -108,6 +108,15 @@ def test_householder_product():
     square, tau_square = make((3, 3), np.float64, seed=1), make((3,), np.float64, low=0.0)
     check(lambda a, t, b, u: (library(a).linalg.householder_product(a, t), b.orgqr(u)),
           tall, tau, square, tau_square, atol=1e-10, rtol=1e-9)
+
+
+def test_geqrf():
+    """LAPACK's reflectors (no gradient, as PyTorch has none): tall, wide and batched, and a
+    column already zero below its diagonal (tau 0, no reflection)."""
+    zeroed = make((3, 3), np.float64, seed=4)
+    zeroed[1:, 0] = 0
+    check(lambda *ms: [out for m in ms for out in library(m).geqrf(m)], make((2, 4, 3),
+          np.float64), make((2, 3), np.float64, seed=1), zeroed, grad=False, atol=1e-12)
 
 
 def test_eigh_and_eigvalsh():

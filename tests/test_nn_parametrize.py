@@ -1,5 +1,5 @@
 """nn.utils parametrizations against torch: parametrize (chains, right_inverse, cached,
-removal), parametrizations.weight_norm/spectral_norm, their legacy hook-based forms, batch-norm
+removal), parametrizations.weight_norm/spectral_norm/orthogonal, their legacy hook-based forms, batch-norm
 fusion and functional_call. Values and gradients go through functional_call: the tensors
 check makes take the place of a layer's originals."""
 import copy
@@ -240,6 +240,50 @@ def test_functional_call():
         cg.nn.utils.stateless.functional_call(m, {}, cg.ones(1, 2))
 
 
+def orthogonalized(shape, orthogonal_map, use_trivialization=True):
+    """A float64 Linear with weight W made orthogonal (W's registration: right_inverse)."""
+    def make_layer(W):
+        lib = library(W)
+        m = lib.nn.Linear(shape[1], shape[0], bias=False, dtype=lib.float64)
+        with lib.no_grad():
+            m.weight.copy_(W)
+        return lib.nn.utils.parametrizations.orthogonal(m, orthogonal_map=orthogonal_map,
+                                                        use_trivialization=use_trivialization)
+    return make_layer
+
+
+@pytest.mark.parametrize("shape,orthogonal_map,use_trivialization", [
+    ((3, 3), None, True),               # not orthogonal: made so by QR
+    ((4, 3), "householder", False),     # geqrf's reflectors
+])
+def test_orthogonal_registration(shape, orthogonal_map, use_trivialization):
+    """The weight and the state dict (original, base) registering W leaves."""
+    def fn(W):
+        m = orthogonalized(shape, orthogonal_map, use_trivialization)(W)
+        return (m.weight, *m.state_dict().values())
+    check(fn, make(shape, np.float64), grad=False, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape,orthogonal_map,use_trivialization", [
+    ((3, 3), "matrix_exp", True),
+    ((4, 2), "cayley", True),
+    ((2, 4), "householder", True),      # wide: parametrized as its transpose
+    ((4, 3), "householder", False),
+])
+def test_orthogonal(shape, orthogonal_map, use_trivialization):
+    """The weight and its gradient from given originals (and base) through functional_call."""
+    n = max(shape)
+    bases = (make((n, n), np.float64, seed=3),) if use_trivialization else ()
+
+    def fn(x, original, *base):
+        m = orthogonalized(shape, orthogonal_map, use_trivialization)(original.detach())
+        tensors = {"parametrizations.weight.original": original}
+        tensors.update({"parametrizations.weight.0.base": b for b in base})
+        return call(m, tensors, x)
+    check(fn, make((2, shape[1]), np.float64), make(shape, np.float64, seed=2), *bases,
+          atol=1e-10, rtol=1e-9)
+
+
 def _register_weight_norm_twice(lib):
     m = lib.nn.Linear(2, 2)
     quiet(lib.nn.utils.weight_norm)(m)
@@ -255,6 +299,11 @@ def _add_shape_changer(lib):
         def forward(self, x):
             return x[:1]
     lib.nn.utils.parametrize.register_parametrization(lib.nn.Linear(2, 2), "weight", Row())
+
+
+def _assign_untrivialized_matrix_exp(lib):
+    m = lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 2), use_trivialization=False)
+    m.weight = lib.eye(2)
 
 
 def _unparametrize_weight_norm(lib):
@@ -275,6 +324,13 @@ ERRORS = [
     (_remove_missing, ValueError, "spectral_norm of 'weight' not found"),
     (_add_shape_changer, ValueError, "may not change the shape"),
     (_unparametrize_weight_norm, ValueError, "Cannot leave unparametrized"),
+    (lambda lib: lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 2), "bias"),
+     ValueError, "Expected a matrix or batch of matrices. Got a tensor of 1 dimensions"),
+    (lambda lib: lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 2), "weight", "qr"),
+     ValueError, 'orthogonal_map has to be one of .* Got: qr'),
+    (_assign_untrivialized_matrix_exp, NotImplementedError, "use_trivialization=False"),
+    (lambda lib: setattr(lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 2)),
+                         "weight", lib.ones(3, 2)), ValueError, "Expected a matrix or batch"),
 ]
 
 

@@ -69,7 +69,7 @@ METHODS_AS_FUNCTIONS = (
     "isreal", "adjoint", "get_device", "is_neg", "resolve_neg", "is_conj", "resolve_conj",
     # linear algebra (lu.py, triangular.py, matrix_functions.py, qr.py, eigen.py, householder.py)
     "inverse", "det", "slogdet", "logdet", "matrix_power", "cholesky", "qr", "pinverse", "svd",
-    "lu", "orgqr",
+    "lu", "orgqr", "geqrf",
 )
 
 

@@ -1,6 +1,6 @@
 """Parametrizations built on nn.utils.parametrize, as torch.nn.utils.parametrizations:
-weight_norm (the weight as g * v / |v|) and spectral_norm (the weight over its largest singular
-value, estimated by power iteration)."""
+weight_norm (the weight as g * v / |v|), spectral_norm (the weight over its largest singular
+value, estimated by power iteration) and orthogonal (orthogonal.py)."""
 from __future__ import annotations
 
 from ...frontend.grad_mode import no_grad
@@ -9,6 +9,7 @@ from .. import distance
 from ..conv_layers import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..module import Module
 from . import parametrize
+from .orthogonal import orthogonal
 
 
 def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
@@ -125,4 +126,4 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     return module
 
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
