@@ -1,5 +1,5 @@
 """More torch.* functions against PyTorch: the incomplete gamma functions, the linear algebra
-PyTorch removed or deprecated, the functional recurrent cells, the autocast flags and other
+PyTorch removed or deprecated, the functional recurrent cells and multi-layer loops, the autocast flags and other
 process-wide helpers, the sym_* number helpers, cond, while_loop and vmap."""
 import warnings
 
@@ -124,6 +124,67 @@ def test_recurrent_cell_errors(call):
     theirs, ours = _same_error(lambda lib: call(lib, lambda *shape: lib.tensor(make(shape))))
     if isinstance(theirs, RuntimeError):
         assert str(theirs).split(",")[0].split(":")[0] in str(ours)
+
+
+def _rnn_param_shapes(gates, layers=1, directions=1, bias=True, proj=0, input_size=3, hidden=4):
+    """nn.RNN's flat weights: w_ih, w_hh, [b_ih, b_hh], [w_hr] per layer and direction."""
+    out_size = proj or hidden
+    shapes = []
+    for layer in range(layers):
+        width = input_size if layer == 0 else out_size * directions
+        for _ in range(directions):
+            shapes += [(gates * hidden, width), (gates * hidden, out_size)]
+            shapes += [(gates * hidden,)] * 2 if bias else []
+            shapes += [(proj, hidden)] if proj else []
+    return shapes
+
+
+@pytest.mark.parametrize("name, gates, layers, directions, bias, batch_first", [
+    ("rnn_tanh", 1, 1, 1, True, False),
+    ("rnn_relu", 1, 2, 1, False, True),
+    ("gru", 3, 1, 2, True, False),
+])
+def test_recurrent_loops(name, gates, layers, directions, bias, batch_first):
+    """(output, h_n) from input (3, 2, 3) (batch first: 2 sequences of 3 steps) and h_0."""
+    def fn(x, h, *params):
+        return getattr(library(x), name)(x, h, list(params), bias, layers, 0.0, True,
+                                         directions == 2, batch_first)
+    batch = 3 if batch_first else 2
+    check(fn, (3, 2, 3), (layers * directions, batch, 4),
+          *_rnn_param_shapes(gates, layers, directions, bias))
+
+
+def test_lstm_loop_with_projections():
+    def fn(x, h, c, *params):
+        return library(x).lstm(x, (h, c), list(params), True, 2, 0.0, True, False, False)
+    check(fn, (3, 2, 3), (2, 2, 2), (2, 2, 4), *_rnn_param_shapes(4, layers=2, proj=2))
+
+
+@pytest.mark.parametrize("name, gates, directions", [("gru", 3, 1), ("lstm", 4, 2)])
+def test_recurrent_loops_over_packed_data(name, gates, directions):
+    """The (data, batch_sizes, ...) overload: sequences of lengths 3, 2; output is data."""
+    def fn(data, batch_sizes, h, c, *params):
+        hx = (h, c) if name == "lstm" else h
+        return getattr(library(data), name)(data, batch_sizes, hx, list(params), True, 1, 0.0,
+                                            True, directions == 2)
+    check(fn, (5, 3), np.array([2, 2, 1]), (directions, 2, 4), (directions, 2, 4),
+          *_rnn_param_shapes(gates, directions=directions))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, R: lib.gru(R(3, 2, 3), R(1, 2, 4), [R(12, 3), R(12, 4), R(12)], True, 1, 0.0,
+                           True, False, False),                        # a bias missing
+    lambda lib, R: lib.rnn_tanh(R(3, 2, 3), R(1, 2, 4), [R(4, 5), R(4, 4)], False, 1, 0.0,
+                                True, False, False),                   # input_size
+    lambda lib, R: lib.gru(R(2, 3), R(1, 4), [R(12, 3), R(12, 4)], False, 1, 0.0, True,
+                           False, False),                              # unbatched input
+    lambda lib, R: lib.rnn_tanh(R(3, 2, 3), None, [R(4, 3), R(4, 4)], False, 1, 0.0, True,
+                                False, False),
+    lambda lib, R: lib.lstm(R(3, 2, 3), R(1, 2, 4), [R(16, 3), R(16, 4)], False, 1, 0.0, True,
+                            False, False),                             # hx not a pair
+])
+def test_recurrent_loop_errors(call):
+    _same_error(lambda lib: call(lib, lambda *shape: lib.tensor(make(shape))))
 
 
 # ---- process-wide flags and helpers ----

@@ -293,16 +293,20 @@ class RNNBase(Module):
         states = self._initial_states(x, hx, False)
         if hx is not None and sorted_indices is not None:
             states = [s.index_select(1, sorted_indices) for s in states]
-        steps = np.arange(x.shape[0])[:, None, None]
-        active = creation.tensor(steps < np.asarray(lengths.tolist())[None, :, None],
-                                 device=x.device)
-        x, finals = self._layers(x, states, step_slices(active))
-        output = pack_padded_sequence(x, lengths).data
-        h_n = self._stack_finals(finals, False)
+        output, h_n = self._run_padded(x, lengths, states)
         if unsorted_indices is not None:
             h_n = tuple(h.index_select(1, unsorted_indices) for h in h_n) \
                 if self.mode == "LSTM" else h_n.index_select(1, unsorted_indices)
         return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), h_n
+
+    def _run_padded(self, x, lengths, states):
+        """Every layer over the padded x (L, N, features) of sequences of the given lengths,
+        longest first: the packed output data and the final states."""
+        steps = np.arange(x.shape[0])[:, None, None]
+        active = creation.tensor(steps < np.asarray(lengths.tolist())[None, :, None],
+                                 device=x.device)
+        x, finals = self._layers(x, states, step_slices(active))
+        return pack_padded_sequence(x, lengths).data, self._stack_finals(finals, False)
 
     def _layers(self, x, states, masks=None):
         """Every layer over the (L, N, features) sequence x: the last layer's output and each

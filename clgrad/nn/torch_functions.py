@@ -2,7 +2,8 @@
 for cg.*. Most are the same function; the rest keep torch.*'s own signatures: dropout's train
 is positional, batch_norm and instance_norm take weight and bias first, embedding takes the
 weight first, the losses take reduction as an enum number, the norms a cudnn flag; the
-recurrent cells (rnn_tanh_cell, gru_cell, lstm_cell, ...) take their weights as arguments."""
+recurrent cells (rnn_tanh_cell, gru_cell, lstm_cell, ...) and loops (rnn_functions.py) take
+their weights as arguments."""
 from __future__ import annotations
 
 from ..frontend.operands import is_tensor
@@ -10,6 +11,7 @@ from . import functional as F
 from .convolution import convolution
 from .distance import cdist
 from .recurrent import gru_step, lstm_step, rnn_step
+from .rnn_functions import FUNCTIONS as RNN_FUNCTIONS
 
 SAME = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
         "conv_transpose3d", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
@@ -191,6 +193,7 @@ FUNCTIONS.update({fn.__name__: fn for fn in (
     triplet_margin_loss, ctc_loss, grid_sampler, affine_grid_generator, rnn_tanh_cell,
     rnn_relu_cell, gru_cell, lstm_cell)})
 FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)
+FUNCTIONS.update(RNN_FUNCTIONS)     # rnn_tanh, rnn_relu, gru, lstm (rnn_functions.py)
 
 # the ones PyTorch also has as Tensor methods (x.prelu(weight)); clgrad/__init__.py puts them on
 # Tensor, since frontend/ cannot import nn
