@@ -15,5 +15,6 @@ from .frontend.triangular import cholesky_ex, linalg_cholesky as cholesky, solve
 
 __all__ = ["vector_norm", "cross", "det", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
            "lu_solve", "slogdet", "solve", "matrix_power", "LinAlgError", "cholesky_ex",
-           "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv", "eigh", "eigvalsh", "svd", "svdvals", "matrix_norm", "cond", "matrix_rank",
-           "multi_dot", "householder_product"]
+           "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv", "eigh",
+           "eigvalsh", "svd", "svdvals", "matrix_norm", "cond", "matrix_rank", "multi_dot",
+           "householder_product"]

@@ -1,7 +1,7 @@
 """nn.utils parametrizations against torch: parametrize (chains, right_inverse, cached,
-removal), parametrizations.weight_norm/spectral_norm/orthogonal, their legacy hook-based forms, batch-norm
-fusion and functional_call. Values and gradients go through functional_call: the tensors
-check makes take the place of a layer's originals."""
+removal), parametrizations.weight_norm/spectral_norm/orthogonal, their legacy hook-based forms,
+batch-norm fusion and functional_call. Values and gradients go through functional_call: the
+tensors check makes take the place of a layer's originals."""
 import copy
 import warnings
 

@@ -1,6 +1,7 @@
 """More torch.* functions against PyTorch: the incomplete gamma functions, the linear algebra
-PyTorch removed or deprecated, the functional recurrent cells and multi-layer loops, the autocast flags and other
-process-wide helpers, the sym_* number helpers, cond, while_loop and vmap."""
+PyTorch removed or deprecated, the functional recurrent cells and multi-layer loops, the
+autocast flags and other process-wide helpers, the sym_* number helpers, cond, while_loop and
+vmap."""
 import warnings
 
 import numpy as np
