@@ -239,8 +239,11 @@ def test_default_tensor_type_and_typename():
     finally:
         torch.set_default_dtype(torch.float32)
         cg.set_default_dtype(cg.float32)
-    for bad in ("LongTensor", "float64", "'foo'", "'torch.Foo'", "'torch.cuda.FloatTensor'"):
+    for bad in ("LongTensor", "float64", "'foo'", "'torch.Foo'"):
         _same_error(lambda lib: lib.set_default_tensor_type(eval(bad, {}, vars(lib))))
+    # as a PyTorch built without CUDA (a CUDA build would make every later tensor a CUDA one)
+    with pytest.raises(TypeError, match="torch.cuda.FloatTensor not available"):
+        cg.set_default_tensor_type("torch.cuda.FloatTensor")
     for make_value in (lambda lib: lib.zeros(2), lambda lib: lib.zeros(2, dtype=lib.int64),
                        lambda lib: 3, lambda lib: None, lambda lib: "a"):
         ours, theirs = cg.typename(make_value(cg)), torch.typename(make_value(torch))
