@@ -125,9 +125,11 @@ class BufferPool:
     def _try_create(self, size: int) -> cl.Buffer:
         if self.device.kind == "cpu":
             # A CPU device's memory is the host's, and PoCL reserves it lazily: past the
-            # host's limit it would crash at first touch instead of failing here.
+            # host's limit it would crash at first touch instead of failing here. The
+            # runtime's compiler links kernels later, on its own threads, in the same room:
+            # an allocation leaves it some (PoCL aborted a link the allocations had starved).
             room, limit = host_room()
-            if size > room:
+            if size + _COMPILER_ROOM > room:
                 raise _NoRoom(f"{size / _MiB:.1f} MiB more would pass {limit}")
         mem = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, size)
         self.held_bytes += size
@@ -138,6 +140,9 @@ class BufferPool:
             f"out of memory allocating {nbytes} bytes ({nbytes / _MiB:.1f} MiB) "
             f"on {self.device!r}, which holds {self.held_bytes / _MiB:.1f} MiB for clgrad "
             f"({self.cached_bytes / _MiB:.1f} MiB of it free in its pool): {why}")
+
+
+_COMPILER_ROOM = 256 * _MiB
 
 
 class _NoRoom(Exception):
