@@ -68,7 +68,8 @@ def _bin_of(column, edges):
     return at_or_above.sum(-1).clamp(max=n - 1), inside
 
 
-def _checked_points(input, weight, op: str):
+def _checked_points(input, weight):
+    # PyTorch's histogram checks through histogramdd too: one wording for both
     if not input.dtype.is_float:
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{input.dtype.name}'")
     if weight is not None:
@@ -97,7 +98,7 @@ def _bin_specs(bins, dims: int, bounds) -> list:
 
 
 def _histogram(input, bins, bounds, weight, density: bool, op: str):
-    points = _checked_points(input, weight, op)
+    points = _checked_points(input, weight)
     dims = points.shape[1]
     edges = [_given_edges(points, d, b, op) if is_tensor(b) else
              _linear_edges(points, d, int(b), bounds, op)
