@@ -21,7 +21,7 @@ def step_slices(x) -> tuple:
     x.realize()
     # kept: each slice's gradient is computed into a buffer of its own too, so that x's
     # gradient loads the steps' gradients rather than computing all of them in one kernel
-    slices = [kept(part) for part in x.unbind(0)]
+    slices = tuple(kept(part) for part in x.unbind(0))
     source = engine.storage(x.node.arg)
     nbytes = slices[0].numel() * x.dtype.itemsize
     for t, part in enumerate(slices):
