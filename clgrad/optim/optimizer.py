@@ -135,26 +135,33 @@ class Optimizer:
             # the same Python numbers as at the last step (a constant lr): nothing to convert
             # or compare in NumPy
             plain = all(type(v) is float or type(v) is int for v in given)
-            if holder is not None and plain and holder[2] == tuple(given):
+            if holder is not None and plain and holder.given == tuple(given):
                 return changed
             values = np.array(given, like.dtype.np)
             if holder is None:
-                holder = (creation.tensor(values, dtype=like.dtype, device=like.device), values)
-            elif not np.array_equal(holder[1], values):
-                creation.overwrite(holder[0], values)
-                holder = (holder[0], values)
-            holders[key] = (*holder[:2], tuple(given) if plain else None)
+                holder = holders[key] = _Scalars(
+                    creation.tensor(values, dtype=like.dtype, device=like.device), values)
+            elif not np.array_equal(holder.values, values):
+                creation.overwrite(holder.tensor, values)
+                holder.values = values
+            holder.given = tuple(given) if plain else None
             return changed
 
         each_call(("scalars", id(self), key), write)
-        packed = holders[key][0]
-        return [packed.node.shrink(((i, i + 1),)).reshape(()) for i in range(packed.shape[0])]
+        return holders[key].nodes()
 
-    @staticmethod
-    def _spread(scalar: Node, p: Tensor) -> Node:
-        """A 0-d value (one of _scalars') broadcast to p's shape."""
+    def _spread(self, scalar: Node, p: Tensor) -> Node:
+        """A 0-d value (one of _scalars') broadcast to p's shape: the same node at every step
+        (its scalar is), kept rather than made again."""
+        spreads = self.__dict__.setdefault("_spreads", {})
         shape = p.node.shape
-        return scalar.reshape((1,) * len(shape)).expand(shape)
+        node = spreads.get((scalar, shape))
+        if node is None:
+            if len(spreads) >= _MAX_SPREADS:
+                spreads.clear()
+            node = spreads[(scalar, shape)] = \
+                scalar.reshape((1,) * len(shape)).expand(shape)
+        return node
 
     @staticmethod
     def _grad(p: Tensor, maximize: bool) -> Node:
@@ -227,6 +234,29 @@ class Optimizer:
             for k, v in saved.items():
                 if k != "params":
                     own[k] = deepcopy(v)
+
+
+class _Scalars:
+    """One key's scalars: the tensor holding them, the values written, the Python numbers
+    they came from (None where not plain numbers), and the 0-d node reading each, which stay
+    the same nodes while the tensor keeps its buffer (overwrite writes in place)."""
+    __slots__ = ("tensor", "values", "given", "_read", "_nodes")
+
+    def __init__(self, tensor: Tensor, values: np.ndarray):
+        self.tensor, self.values, self.given = tensor, values, None
+        self._read, self._nodes = None, []
+
+    def nodes(self) -> list[Node]:
+        packed = self.tensor.node
+        if packed is not self._read:
+            self._read = packed
+            self._nodes = [packed.shrink(((i, i + 1),)).reshape(())
+                           for i in range(packed.shape[0])]
+        return self._nodes
+
+
+# the broadcast scalars kept per optimizer: a few per parameter shape and step group
+_MAX_SPREADS = 4096
 
 
 def _state_value(name: str, value, p: Tensor):
