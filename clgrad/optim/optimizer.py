@@ -38,6 +38,8 @@ class Optimizer:
         self.defaults = defaults
         self.state: dict = defaultdict(dict)
         self._loads = 0                 # load_state_dict calls: each brings new state tensors
+        self._scalar_holders: dict = {}         # (_scalars)
+        self._kept: dict = {}                   # (_kept_node)
         self.param_groups: list[dict] = []
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
@@ -126,7 +128,7 @@ class Optimizer:
         counts), read from a small buffer kept per key. The buffer is rewritten in place
         when they change: on the device's queue, after the kernels of earlier steps, which
         step() has all launched (it realizes what it assigns)."""
-        holders = self.__dict__.setdefault("_scalar_holders", {})
+        holders = self._scalar_holders
         key = (key, like.dtype, like.device)
 
         def write() -> list[Tensor]:
@@ -151,16 +153,28 @@ class Optimizer:
         return holders[key].nodes()
 
     def _spread(self, scalar: Node, p: Tensor) -> Node:
-        """A 0-d value (one of _scalars') broadcast to p's shape: the same node at every step
-        (its scalar is), kept rather than made again."""
-        spreads = self.__dict__.setdefault("_spreads", {})
+        """A 0-d value (one of _scalars') broadcast to p's shape."""
         shape = p.node.shape
-        node = spreads.get((scalar, shape))
+        return self._kept_node(("spread", scalar, shape),
+                               lambda: scalar.reshape((1,) * len(shape)).expand(shape))
+
+    def _filled(self, value, like: Node) -> Node:
+        """A hyperparameter as a constant of like's dtype and shape: the node `like * value`
+        would make of it."""
+        if not value or value != value:     # 0.0 and -0.0 are equal keys, NaN finds none
+            return like.const_like(value)
+        return self._kept_node(("filled", type(value), value, like.dtype, like.shape),
+                               lambda: like.const_like(value))
+
+    def _kept_node(self, key, make) -> Node:
+        """make()'s node, kept between steps: the same node every step (interned), where
+        finding it again would cost about what making it does (an optimizer's broadcast
+        scalars and constants, a few per parameter)."""
+        node = self._kept.get(key)
         if node is None:
-            if len(spreads) >= _MAX_SPREADS:
-                spreads.clear()
-            node = spreads[(scalar, shape)] = \
-                scalar.reshape((1,) * len(shape)).expand(shape)
+            if len(self._kept) >= _MAX_KEPT:
+                self._kept.clear()
+            node = self._kept[key] = make()
         return node
 
     @staticmethod
@@ -172,11 +186,6 @@ class Optimizer:
                                f"parameter of shape {p.shape}")
         g = g.node.cast(node.dtype)
         return -g if maximize else g
-
-    @staticmethod
-    def _assign(t: Tensor, value: Node) -> Tensor:
-        """t takes value in place (a new version), the way p.add_() would."""
-        return assign(t, value)
 
     @staticmethod
     def _steps(state: dict) -> int:
@@ -255,8 +264,8 @@ class _Scalars:
         return self._nodes
 
 
-# the broadcast scalars kept per optimizer: a few per parameter shape and step group
-_MAX_SPREADS = 4096
+# the nodes an optimizer keeps (_kept_node): a few per parameter shape and step group
+_MAX_KEPT = 4096
 
 
 def _state_value(name: str, value, p: Tensor):
