@@ -161,8 +161,8 @@ class Optimizer:
     def _filled(self, value, like: Node) -> Node:
         """A hyperparameter as a constant of like's dtype and shape: the node `like * value`
         would make of it."""
-        if not value or value != value:     # 0.0 and -0.0 are equal keys, NaN finds none
-            return like.const_like(value)
+        if type(value) not in (float, int) or not value or value != value:
+            return like.const_like(value)   # (0.0 and -0.0 are equal keys; NaN finds none)
         return self._kept_node(("filled", type(value), value, like.dtype, like.shape),
                                lambda: like.const_like(value))
 
