@@ -39,7 +39,7 @@ class Optimizer:
         self.state: dict = defaultdict(dict)
         self._loads = 0                 # load_state_dict calls: each brings new state tensors
         self._scalar_holders: dict = {}         # (_scalars)
-        self._kept: dict = {}                   # (_kept_node)
+        self._kept: dict = {}                   # (_keep)
         self.param_groups: list[dict] = []
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
@@ -155,26 +155,29 @@ class Optimizer:
     def _spread(self, scalar: Node, p: Tensor) -> Node:
         """A 0-d value (one of _scalars') broadcast to p's shape."""
         shape = p.node.shape
-        return self._kept_node(("spread", scalar, shape),
-                               lambda: scalar.reshape((1,) * len(shape)).expand(shape))
+        key = ("spread", scalar, shape)
+        node = self._kept.get(key)
+        if node is None:
+            node = self._keep(key, scalar.reshape((1,) * len(shape)).expand(shape))
+        return node
 
     def _filled(self, value, like: Node) -> Node:
         """A hyperparameter as a constant of like's dtype and shape: the node `like * value`
         would make of it."""
         if type(value) not in (float, int) or not value or value != value:
             return like.const_like(value)   # (0.0 and -0.0 are equal keys; NaN finds none)
-        return self._kept_node(("filled", type(value), value, like.dtype, like.shape),
-                               lambda: like.const_like(value))
-
-    def _kept_node(self, key, make) -> Node:
-        """make()'s node, kept between steps: the same node every step (interned), where
-        finding it again would cost about what making it does (an optimizer's broadcast
-        scalars and constants, a few per parameter)."""
+        key = ("filled", type(value), value, like.dtype, like.shape)
         node = self._kept.get(key)
         if node is None:
-            if len(self._kept) >= _MAX_KEPT:
-                self._kept.clear()
-            node = self._kept[key] = make()
+            node = self._keep(key, like.const_like(value))
+        return node
+
+    def _keep(self, key, node: Node) -> Node:
+        """Keeps node between steps: _spread's and _filled's nodes are the same nodes at every
+        step (interned), and finding one again would cost about what making it does."""
+        if len(self._kept) >= _MAX_KEPT:
+            self._kept.clear()
+        self._kept[key] = node
         return node
 
     @staticmethod
@@ -264,7 +267,7 @@ class _Scalars:
         return self._nodes
 
 
-# the nodes an optimizer keeps (_kept_node): a few per parameter shape and step group
+# the nodes an optimizer keeps (_keep): a few per parameter shape and step group
 _MAX_KEPT = 4096
 
 
