@@ -99,6 +99,49 @@ def test_update_rules(name, kwargs, rule):
                                        value.numpy(), rtol=1e-5, atol=1e-6)
 
 
+CHANGED = [   # hyperparameters for the first two steps, then for the last two
+    ("SGD", dict(lr=0.1, momentum=0.9, weight_decay=0.01), dict(momentum=0.5, weight_decay=0.1)),
+    ("Adam", dict(lr=0.01, weight_decay=0.1), dict(betas=(0.8, 0.99), eps=1e-3)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9), dict(alpha=0.9, momentum=0.5, eps=1e-4)),
+]
+
+
+def _sgd_changed_rule(first, then):
+    p, buf = W0.astype(np.float64), None
+    for i, g in enumerate(GRADS):
+        h = first if i < 2 else {**first, **then}
+        g = g + h["weight_decay"] * p
+        buf = g if buf is None else h["momentum"] * buf + g
+        p = p - h["lr"] * buf
+    return p
+
+
+@pytest.mark.parametrize("name,first,then", CHANGED)
+def test_hyperparameters_changed_between_steps_take_effect(name, first, then):
+    """A step keeps the constants it makes of the hyperparameters for the next; a value
+    changed in a param group is the one the next step reads, as in PyTorch."""
+    def run(p, opt, set_grad):
+        for i, g in enumerate(GRADS):
+            if i == 2:
+                opt.param_groups[0].update(then)
+            set_grad(p, g)
+            opt.step()
+        return p.detach().numpy()
+
+    def set_grad(p, g):
+        p.grad = cg.tensor(g)
+    p = nn.Parameter(cg.tensor(W0))
+    ours = run(p, getattr(optim, name)([p], **first), set_grad)
+    if name == "SGD":
+        np.testing.assert_allclose(ours, _sgd_changed_rule(first, then), rtol=1e-5, atol=1e-6)
+    if torch is not None:
+        def set_torch_grad(p, g):
+            p.grad = torch.tensor(g)
+        tp = torch.nn.Parameter(torch.tensor(W0))
+        theirs = run(tp, getattr(torch.optim, name)([tp], **first), set_torch_grad)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
 def test_state_names():
     assert sorted(_run("SGD", dict(lr=0.1, momentum=0.9))[1].state_dict()["state"][0]) == \
         ["momentum_buffer"]

@@ -11,6 +11,7 @@ from ..compiler.kernel import KernelSpec
 from ..compiler.lower import LoweredKernel, lowered
 from ..compiler.schedule import buffer_of
 from ..config import config
+from ..runtime.program import bind
 from .donation import Donor, donors
 from .targets import codegen_target
 
@@ -29,6 +30,13 @@ class Plan:
     # output j may overwrite leaf i when nothing outside the graph still reads the leaf
     # (engine/donation.py)
     donors: list[Donor] = field(default_factory=list)
+    # the launches as runtime.program.enqueue_all takes them, and the numbers that begin the
+    # list of slots it reads them from (runtime.program.bind)
+    bound: list = field(init=False)
+    numbers: list[int] = field(init=False)
+
+    def __post_init__(self):
+        self.bound, self.numbers = bind(self.launches)
 
 
 def graph_key(targets: list[Node]) -> tuple[tuple, list[Node], list[BufferRef]]:

@@ -52,7 +52,8 @@ def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> l
         if j not in donated and leaves[i] not in donated.values() \
                 and unshared(donor, nodes, leaves[i]):
             donated[j] = leaves[i]
-    written = [donated.get(j) or BufferRef(device, nbytes)
+    alloc = device.pool.alloc
+    written = [donated.get(j) or BufferRef(device, nbytes, alloc(nbytes))
                for j, (_, nbytes) in enumerate(plan.outputs)]
     launch(plan, leaves, written)
     for heard in _listeners:
@@ -65,12 +66,13 @@ def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> l
 def launch(plan: Plan, leaves: list[BufferRef], written: list[BufferRef]) -> None:
     """Enqueues plan's kernels reading leaves and writing written."""
     refs = leaves + written
-    mems: list = [None] * len(refs)
+    slots: list = plan.numbers + [None] * len(refs)     # (runtime.program.bind)
+    width = len(plan.numbers)
     for i in plan.used:
         ref = refs[i]
         buffer = ref.buffer
-        mems[i] = (storage(ref) if buffer is None else buffer).mem
-    enqueue_all(plan.launches, mems)
+        slots[width + i] = (storage(ref) if buffer is None else buffer).mem
+    enqueue_all(plan.bound, slots)
 
 
 def write_through(target: Node, ref: BufferRef, device) -> BufferRef:

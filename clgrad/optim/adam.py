@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ..frontend import creation
+from ..frontend.inplace import assign
 from .optimizer import Optimizer, check_nonnegative
 
 
@@ -69,18 +70,19 @@ class Adam(Optimizer):
         g = self._grad(p, group["maximize"])
         wd = group["weight_decay"]
         param = p.node
+        k = self._filled        # every operand has param's dtype and shape
         if wd != 0 and self._decoupled:
             param = param * self._spread(decay, p)
         elif wd != 0:
-            g = g + param * wd
-        m = state["exp_avg"].node * beta1 + g * (1 - beta1)
-        v = state["exp_avg_sq"].node * beta2 + g * g * (1 - beta2)
-        touched = [self._assign(state["exp_avg"], m), self._assign(state["exp_avg_sq"], v)]
+            g = g + param * k(wd, param)
+        m = state["exp_avg"].node * k(beta1, param) + g * k(1 - beta1, param)
+        v = state["exp_avg_sq"].node * k(beta2, param) + g * g * k(1 - beta2, param)
+        touched = [assign(state["exp_avg"], m), assign(state["exp_avg_sq"], v)]
         if group["amsgrad"]:
             v = state["max_exp_avg_sq"].node.maximum(v)
-            touched.append(self._assign(state["max_exp_avg_sq"], v))
-        denom = v.sqrt() / self._spread(bc2_sqrt, p) + group["eps"]
-        touched.append(self._assign(p, param - self._spread(step_size, p) * (m / denom)))
+            touched.append(assign(state["max_exp_avg_sq"], v))
+        denom = v.sqrt() / self._spread(bc2_sqrt, p) + k(group["eps"], param)
+        touched.append(assign(p, param - self._spread(step_size, p) * (m / denom)))
         return touched
 
 

@@ -38,6 +38,8 @@ class Optimizer:
         self.defaults = defaults
         self.state: dict = defaultdict(dict)
         self._loads = 0                 # load_state_dict calls: each brings new state tensors
+        self._scalar_holders: dict = {}         # (_scalars)
+        self._kept: dict = {}                   # (_keep)
         self.param_groups: list[dict] = []
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
@@ -126,7 +128,7 @@ class Optimizer:
         counts), read from a small buffer kept per key. The buffer is rewritten in place
         when they change: on the device's queue, after the kernels of earlier steps, which
         step() has all launched (it realizes what it assigns)."""
-        holders = self.__dict__.setdefault("_scalar_holders", {})
+        holders = self._scalar_holders
         key = (key, like.dtype, like.device)
 
         def write() -> list[Tensor]:
@@ -135,26 +137,48 @@ class Optimizer:
             # the same Python numbers as at the last step (a constant lr): nothing to convert
             # or compare in NumPy
             plain = all(type(v) is float or type(v) is int for v in given)
-            if holder is not None and plain and holder[2] == tuple(given):
+            if holder is not None and plain and holder.given == tuple(given):
                 return changed
             values = np.array(given, like.dtype.np)
             if holder is None:
-                holder = (creation.tensor(values, dtype=like.dtype, device=like.device), values)
-            elif not np.array_equal(holder[1], values):
-                creation.overwrite(holder[0], values)
-                holder = (holder[0], values)
-            holders[key] = (*holder[:2], tuple(given) if plain else None)
+                holder = holders[key] = _Scalars(
+                    creation.tensor(values, dtype=like.dtype, device=like.device), values)
+            elif not np.array_equal(holder.values, values):
+                creation.overwrite(holder.tensor, values)
+                holder.values = values
+            holder.given = tuple(given) if plain else None
             return changed
 
         each_call(("scalars", id(self), key), write)
-        packed = holders[key][0]
-        return [packed.node.shrink(((i, i + 1),)).reshape(()) for i in range(packed.shape[0])]
+        return holders[key].nodes()
 
-    @staticmethod
-    def _spread(scalar: Node, p: Tensor) -> Node:
+    def _spread(self, scalar: Node, p: Tensor) -> Node:
         """A 0-d value (one of _scalars') broadcast to p's shape."""
         shape = p.node.shape
-        return scalar.reshape((1,) * len(shape)).expand(shape)
+        key = ("spread", scalar, shape)
+        node = self._kept.get(key)
+        if node is None:
+            node = self._keep(key, scalar.reshape((1,) * len(shape)).expand(shape))
+        return node
+
+    def _filled(self, value, like: Node) -> Node:
+        """A hyperparameter as a constant of like's dtype and shape: the node `like * value`
+        would make of it."""
+        if type(value) not in (float, int) or not value or value != value:
+            return like.const_like(value)   # (0.0 and -0.0 are equal keys; NaN finds none)
+        key = ("filled", type(value), value, like.dtype, like.shape)
+        node = self._kept.get(key)
+        if node is None:
+            node = self._keep(key, like.const_like(value))
+        return node
+
+    def _keep(self, key, node: Node) -> Node:
+        """Keeps node between steps: _spread's and _filled's nodes are the same nodes at every
+        step (interned), and finding one again would cost about what making it does."""
+        if len(self._kept) >= _MAX_KEPT:
+            self._kept.clear()
+        self._kept[key] = node
+        return node
 
     @staticmethod
     def _grad(p: Tensor, maximize: bool) -> Node:
@@ -165,11 +189,6 @@ class Optimizer:
                                f"parameter of shape {p.shape}")
         g = g.node.cast(node.dtype)
         return -g if maximize else g
-
-    @staticmethod
-    def _assign(t: Tensor, value: Node) -> Tensor:
-        """t takes value in place (a new version), the way p.add_() would."""
-        return assign(t, value)
 
     @staticmethod
     def _steps(state: dict) -> int:
@@ -227,6 +246,29 @@ class Optimizer:
             for k, v in saved.items():
                 if k != "params":
                     own[k] = deepcopy(v)
+
+
+class _Scalars:
+    """One key's scalars: the tensor holding them, the values written, the Python numbers
+    they came from (None where not plain numbers), and the 0-d node reading each, which stay
+    the same nodes while the tensor keeps its buffer (overwrite writes in place)."""
+    __slots__ = ("tensor", "values", "given", "_read", "_nodes")
+
+    def __init__(self, tensor: Tensor, values: np.ndarray):
+        self.tensor, self.values, self.given = tensor, values, None
+        self._read, self._nodes = None, []
+
+    def nodes(self) -> list[Node]:
+        packed = self.tensor.node
+        if packed is not self._read:
+            self._read = packed
+            self._nodes = [packed.shrink(((i, i + 1),)).reshape(())
+                           for i in range(packed.shape[0])]
+        return self._nodes
+
+
+# the nodes an optimizer keeps (_keep): a few per parameter shape and step group
+_MAX_KEPT = 4096
 
 
 def _state_value(name: str, value, p: Tensor):

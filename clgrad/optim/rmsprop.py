@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..frontend import creation
+from ..frontend.inplace import assign
 from .optimizer import Optimizer, check_nonnegative
 
 
@@ -43,23 +44,25 @@ class RMSprop(Optimizer):
         states = [self.state[p] for p in params]
         (lr_t,) = self._scalars(params[0], (id(group), *map(id, params)),
                                 lambda: ((group["lr"],), self._count(states)))
+        k = self._filled        # every operand has the parameter's dtype and shape
         for p in params:
             state = self.state[p]
             g = self._grad(p, group["maximize"])
+            node = p.node
             if wd != 0:
-                g = g + p.node * wd
-            s = state["square_avg"].node * alpha + g * g * (1 - alpha)
-            touched.append(self._assign(state["square_avg"], s))
+                g = g + node * k(wd, node)
+            s = state["square_avg"].node * k(alpha, node) + g * g * k(1 - alpha, node)
+            touched.append(assign(state["square_avg"], s))
             if centered:
-                a = state["grad_avg"].node * alpha + g * (1 - alpha)
-                touched.append(self._assign(state["grad_avg"], a))
-                avg = (s - a * a).sqrt() + eps
+                a = state["grad_avg"].node * k(alpha, node) + g * k(1 - alpha, node)
+                touched.append(assign(state["grad_avg"], a))
+                avg = (s - a * a).sqrt() + k(eps, node)
             else:
-                avg = s.sqrt() + eps
+                avg = s.sqrt() + k(eps, node)
             if momentum > 0:
-                update = state["momentum_buffer"].node * momentum + g / avg
-                touched.append(self._assign(state["momentum_buffer"], update))
+                update = state["momentum_buffer"].node * k(momentum, node) + g / avg
+                touched.append(assign(state["momentum_buffer"], update))
             else:
                 update = g / avg
-            touched.append(self._assign(p, p.node - self._spread(lr_t, p) * update))
+            touched.append(assign(p, node - self._spread(lr_t, p) * update))
         return touched

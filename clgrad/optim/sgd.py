@@ -1,6 +1,7 @@
 """Stochastic gradient descent with momentum, dampening, weight decay and Nesterov."""
 from __future__ import annotations
 
+from ..frontend.inplace import assign
 from ..frontend.tensor import Tensor
 from .optimizer import Optimizer, check_nonnegative, required
 
@@ -28,24 +29,27 @@ class SGD(Optimizer):
 
     def _update(self, group: dict, params: list) -> list:
         lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        wd, nesterov = group["weight_decay"], group["nesterov"]
+        wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
         if lr is required:
             raise ValueError("SGD: lr is required")
         (lr_t,) = self._scalars(params[0], id(group), lambda: ((group["lr"],), []))
         touched = []
         for p in params:
-            g = self._grad(p, group["maximize"])
+            node = p.node
+            g = self._grad(p, maximize)
             if wd != 0:
-                g = g + p.node * wd
+                g = g + node * self._filled(wd, node)
             if momentum != 0:
                 state = self.state[p]
                 buf = state.get("momentum_buffer")
                 if buf is None:
                     buf = state["momentum_buffer"] = Tensor(g.detach(), p.device)
                 else:   # without dampening g as it is, not two more nodes per parameter
-                    damped = g * (1 - dampening) if dampening else g
-                    self._assign(buf, buf.node * momentum + damped)
+                    damped = g * self._filled(1 - dampening, g) if dampening else g
+                    old = buf.node
+                    assign(buf, old * self._filled(momentum, old) + damped)
                 touched.append(buf)
-                g = g + buf.node * momentum if nesterov else buf.node
-            touched.append(self._assign(p, p.node - self._spread(lr_t, p) * g))
+                new = buf.node
+                g = g + new * self._filled(momentum, new) if nesterov else new
+            touched.append(assign(p, node - self._spread(lr_t, p) * g))
         return touched

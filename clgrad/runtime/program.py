@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from operator import itemgetter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -160,19 +161,36 @@ class Kernel:
         return f"<Kernel {self.name!r} of {self.program!r}>"
 
 
-def enqueue_all(launches, mems: list) -> None:
-    """Enqueues launches, each (Kernel, global size, local size, indices into mems of its
-    arguments), without waiting: Kernel.enqueue's work in one loop, its checks for a
-    profiler or debug output made once per plan rather than once per kernel."""
+def bind(launches) -> tuple[list, list[int]]:
+    """launches, each (Kernel, global size, local size, indices of its arguments into a list
+    of buffers), as enqueue_all takes them, and the numbers 0..k-1 (k: the most arguments
+    of one launch) that begin the list of slots it reads: buffer i's memory sits in slot
+    k + i, so that one itemgetter per launch picks the (argument number, memory, ...) tuple
+    that pyopencl's Kernel._set_arg_multi sets in one call (its generated set_args calls it
+    so, and loopy's generated code directly)."""
+    width = max((len(args) for *_, args in launches), default=0)
+    bound = []
+    for kernel, global_size, local_size, args in launches:
+        assert args, kernel         # a kernel writes at least one buffer
+        pick = itemgetter(*[slot for n, i in enumerate(args) for slot in (n, width + i)])
+        bound.append((kernel, kernel.cl_kernel, kernel._queue, global_size, local_size, pick))
+    return bound, list(range(width))
+
+
+def enqueue_all(bound: list, slots: list) -> None:
+    """Enqueues a plan's launches (bind's) over slots (bind's numbers, then the memory of
+    each buffer the launches read or write) without waiting: Kernel.enqueue's work in one
+    loop, its checks for a profiler or debug output made once per plan rather than once per
+    kernel."""
     if profiler.active or config.DEBUG >= 1:
-        for kernel, global_size, local_size, args in launches:
-            kernel.enqueue(global_size, local_size, [mems[i] for i in args])
+        for kernel, _, _, global_size, local_size, pick in bound:
+            kernel.enqueue(global_size, local_size, list(pick(slots)[1::2]))
         return
     enqueue = cl.enqueue_nd_range_kernel
-    for kernel, global_size, local_size, args in launches:
+    for kernel, cl_kernel, queue, global_size, local_size, pick in bound:
         try:
-            cl_kernel = kernel.cl_kernel
-            cl_kernel.set_args(*[mems[i] for i in args])
-            enqueue(kernel._queue, cl_kernel, global_size, local_size)
+            cl_kernel._set_arg_multi(pick(slots))
+            enqueue(queue, cl_kernel, global_size, local_size)
         except (cl.Error, TypeError, ValueError) as error:
-            raise kernel._failed(global_size, local_size, len(args), error) from error
+            raise kernel._failed(global_size, local_size, len(pick(slots)) // 2,
+                                 error) from error
