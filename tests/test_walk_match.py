@@ -157,3 +157,16 @@ def test_a_plan_is_matched_per_device(monkeypatch):
     first = plans.plan_for([(x * 2).node], device)[0]
     assert plans.plan_for([(y * 2).node], device)[0] is first
     assert plans.plan_for([(y * 2).node], Other())[0] is not first
+
+
+def test_a_backward_run_reading_one_buffer_twice_is_not_taken_for_one_reading_two():
+    """Runs of one wiring, alternately over two buffers and over one read twice: each gets
+    the gradient of its own graph, from its own template."""
+    rng = np.random.default_rng(0)
+    for step in range(4):
+        a_values, x_values = (rng.standard_normal(3).astype(np.float32) for _ in range(2))
+        a = cg.tensor(a_values, requires_grad=True)
+        x = a.detach() if step % 2 else cg.tensor(x_values)
+        (a * x.exp()).sum().backward()
+        np.testing.assert_allclose(a.grad.numpy(), np.exp(a_values if step % 2 else x_values),
+                                   rtol=1e-6)

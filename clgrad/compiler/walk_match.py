@@ -98,6 +98,40 @@ class Walk:
         return nodes, leaves
 
 
+class RecentWalks:
+    """Walks recorded lately and what each one's key found (a plan, a template's key), by a
+    probe that is cheap to take from a graph (its roots' heads): the latest first, a few per
+    probe (the graphs a loop alternates between)."""
+
+    def __init__(self, by_buffer: bool, per_probe: int = 4, probes: int = 10_000):
+        self.by_buffer = by_buffer
+        self.per_probe, self.probes = per_probe, probes
+        self.walks: dict[object, list[tuple[Walk, object]]] = {}
+
+    def find(self, probe, roots: list[Node]) -> tuple[object, list[Node], list] | None:
+        """(what the key found, roots' nodes in walk order, their leaves) for the first walk
+        under probe that roots match; None when none does."""
+        recent = self.walks.get(probe)
+        for k, (walk, value) in enumerate(recent or ()):
+            found = walk.match(roots)
+            if found is not None:
+                if k:
+                    recent.insert(0, recent.pop(k))
+                return value, *found
+        return None
+
+    def add(self, probe, roots: list[Node], nodes: list[Node], value) -> None:
+        """Records the walk of roots (whose nodes in walk order structural_key gave) and what
+        its key found."""
+        recent = self.walks.get(probe)
+        if recent is None:
+            if len(self.walks) >= self.probes:
+                self.walks.clear()
+            recent = self.walks[probe] = []
+        recent.insert(0, (Walk(roots, nodes, self.by_buffer), value))
+        del recent[self.per_probe:]
+
+
 class _Roots:
     """Position 0 of a walk: its sources are the roots."""
     __slots__ = ("src",)

@@ -10,7 +10,7 @@ from ..compiler.ir import BufferRef, Node, structural_key
 from ..compiler.kernel import KernelSpec
 from ..compiler.lower import LoweredKernel, lowered
 from ..compiler.schedule import buffer_of, schedule
-from ..compiler.walk_match import Walk
+from ..compiler.walk_match import RecentWalks
 from ..config import config
 from ..runtime.program import bind
 from .donation import Donor, donors
@@ -41,10 +41,9 @@ class Plan:
 
 
 _plans: dict[tuple, Plan] = {}          # (graph key, device spec) -> Plan
-# (device spec, the roots' heads) -> [(walk, its plan)], latest first: a graph that matches a
-# walk has its key (compiler/walk_match.py), so a step's graph is checked, not walked for it
-_walked: dict[tuple, list[tuple[Walk, Plan]]] = {}
-_MAX_WALKED = 4     # per roots' heads: the graphs a loop alternates between
+# (device spec, the roots' heads) -> the walks of graphs run lately and their plans: a graph
+# that matches a walk has its key (compiler/walk_match.py), so it is checked, not walked for it
+_recent = RecentWalks(by_buffer=True)
 
 
 def plan_for(targets: list[Node], device) -> tuple[Plan, list[Node], list[BufferRef]]:
@@ -52,14 +51,10 @@ def plan_for(targets: list[Node], device) -> tuple[Plan, list[Node], list[Buffer
     structure is new); the graph's nodes in walk order; and the buffers it reads, in order of
     first use."""
     probe = (device.spec, *[t.head for t in targets])
-    walked = _walked.get(probe)
-    if walked is not None and config.DEBUG < 2:
-        for k, (walk, plan) in enumerate(walked):
-            found = walk.match(targets)
-            if found is not None:
-                if k:
-                    walked.insert(0, walked.pop(k))
-                return plan, *found
+    if config.DEBUG < 2:
+        found = _recent.find(probe, targets)
+        if found is not None:
+            return found
     # the key is equal for graphs that differ only in the buffers they read (buffer_of)
     key, nodes, leaves = structural_key(targets)
     plan = _plans.get((key, device.spec))
@@ -67,12 +62,7 @@ def plan_for(targets: list[Node], device) -> tuple[Plan, list[Node], list[Buffer
         specs, outputs = schedule(targets, device)
         plan = _plans[(key, device.spec)] = record(specs, outputs, nodes, leaves, targets,
                                                    device)
-    if walked is None:
-        if len(_walked) >= 10_000:
-            _walked.clear()
-        walked = _walked[probe] = []
-    walked.insert(0, (Walk(targets, nodes, by_buffer=True), plan))
-    del walked[_MAX_WALKED:]
+    _recent.add(probe, targets, nodes, plan)
     return plan, nodes, leaves
 
 

@@ -16,7 +16,7 @@ when it starts, and what it sends on goes to nodes after it.
 from __future__ import annotations
 
 from ..compiler import derived, ir
-from ..compiler.walk_match import Walk
+from ..compiler.walk_match import RecentWalks
 from .backward import AccumulateGrad, GradFn, _add, accumulate_node
 from . import tensor
 
@@ -111,22 +111,14 @@ def _derived(segment: list, incoming: list, inside: dict) -> tuple[list, list]:
         if type(fn) is GradFn:
             described.append(fn.output)
             described += fn.input_nodes
-    def compute():
-        return _propagate(segment, incoming, inside)
-    recent = _recent.get(wiring)
-    for walk, key in recent or ():
-        found = walk.match(described)
-        if found is not None:
-            return derived.cached(key, found[0], compute)
-    walked, known, _ = ir.structural_key(described, stops=_NO_STOPS)
-    key = ("backward", wiring, walked)
-    if recent is None:
-        if len(_recent) >= 10_000:
-            _recent.clear()
-        recent = _recent[wiring] = []
-    recent.insert(0, (Walk(described, known, by_buffer=False), key))
-    del recent[_MAX_RECENT:]
-    return derived.cached(key, known, compute)
+    found = _recent.find(wiring, described)
+    if found is not None:
+        key, known, _ = found
+    else:
+        walked, known, _ = ir.structural_key(described, stops=_NO_STOPS)
+        key = ("backward", wiring, walked)
+        _recent.add(wiring, described, known, key)     # (before the rebuild extends known)
+    return derived.cached(key, known, lambda: _propagate(segment, incoming, inside))
 
 
 def _wiring(segment: list, incoming: list, inside: dict) -> tuple:
@@ -146,6 +138,5 @@ def _wiring(segment: list, incoming: list, inside: dict) -> tuple:
 
 
 _NO_STOPS = frozenset()     # structural_key's leaves are then the buffers alone
-# wiring -> [(walk of the described nodes, the key it has)], latest first
-_recent: dict[tuple, list[tuple[Walk, tuple]]] = {}
-_MAX_RECENT = 4
+# wiring -> the walks of runs' described nodes seen lately, and the keys they have
+_recent = RecentWalks(by_buffer=False)
