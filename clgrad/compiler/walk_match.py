@@ -56,24 +56,21 @@ class Walk:
         structural_key gives them, when roots have this walk's key; else None."""
         if len(roots) != self.roots:
             return None
-        holder = _Roots(roots)
-        nodes: list = [holder]
+        nodes: list = [_Roots(roots)]
         append = nodes.append
-        try:
-            if self.by_buffer:
-                for parent, i, head, walked in self.entries:
-                    node = nodes[parent].src[i]
-                    if node.head != head or (node.buffer is None) is not walked:
-                        return None
-                    append(node)
-            else:
-                for parent, i, head, _ in self.entries:
-                    node = nodes[parent].src[i]
-                    if node.head != head:       # a BUFFER node's head is a leaf's alone
-                        return None
-                    append(node)
-        except IndexError:      # a shorter walk than recorded (heads tell source counts)
-            return None
+        # (a node's sources are read once its head, which tells their count, matched)
+        if self.by_buffer:
+            for parent, i, head, walked in self.entries:
+                node = nodes[parent].src[i]
+                if node.head != head or (node.buffer is None) is not walked:
+                    return None
+                append(node)
+        else:
+            for parent, i, head, _ in self.entries:
+                node = nodes[parent].src[i]
+                if node.head != head:       # a BUFFER node's head is a leaf's alone
+                    return None
+                append(node)
         for parent, i, p in self.shared:
             if nodes[parent].src[i] is not nodes[p]:
                 return None
@@ -103,7 +100,7 @@ class RecentWalks:
     probe that is cheap to take from a graph (its roots' heads): the latest first, a few per
     probe (the graphs a loop alternates between)."""
 
-    def __init__(self, by_buffer: bool, per_probe: int = 4, probes: int = 10_000):
+    def __init__(self, by_buffer: bool, per_probe: int = 4, probes: int = 1000):
         self.by_buffer = by_buffer
         self.per_probe, self.probes = per_probe, probes
         self.walks: dict[object, list[tuple[Walk, object]]] = {}
