@@ -20,6 +20,20 @@ def test_no_donation_while_another_lazy_graph_holds_a_node_reading_the_buffer():
         np.testing.assert_allclose(x.grad.numpy(), c * np.sign(xs - ys))
 
 
+def test_no_donation_while_a_lazy_tensor_reads_the_buffer_beside_the_output():
+    """`doubled` reads w's buffer through a node that r's kernel computes but does not write,
+    and that does not lead to w's new value: writing w's new value over its old buffer would
+    change what `doubled` computes later. From the first run of the graph on."""
+    for _ in range(3):
+        w, x = cg.tensor(np.array([1.0, 2.0], np.float32)), cg.tensor(np.ones(2, np.float32))
+        doubled = w * 2
+        w.add_(x)
+        r = doubled + w
+        np.testing.assert_array_equal(r.numpy(), [4.0, 7.0])
+        np.testing.assert_array_equal(doubled.numpy(), [2.0, 4.0])
+        np.testing.assert_array_equal(w.numpy(), [2.0, 3.0])
+
+
 def test_an_update_in_place_that_nothing_else_reads_writes_over_its_buffer():
     a = cg.tensor(np.arange(4, dtype=np.float32)).realize()
     buffers = []

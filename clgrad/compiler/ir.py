@@ -57,13 +57,14 @@ class Node(MathTrait):
             node = object.__new__(cls)
             node.serial = _made     # nodes made so far: which are newer than a point in time
             node.op, node.dtype, node.shape, node.src, node.arg = op, dtype, shape, src, arg
-            # the number of (op, dtype, shape, arg), for structural keys: nearly every node
-            # is walked by one, and numbering it here costs less than asking later. A buffer's
-            # leaves its buffer out: graphs that differ only in their buffers key alike.
+            # the number of (op, dtype, shape, arg, source count), for structural keys: nearly
+            # every node is walked by one, and numbering it here costs less than asking later.
+            # A buffer's is its leaf's (dtype, shape), its buffer left out: graphs that differ
+            # only in their buffers key alike.
             if op is _BUFFER:
-                node.buffer, head = arg, (op, dtype, shape, None)
+                node.buffer, head = arg, (dtype, shape)
             else:
-                node.buffer, head = None, (op, dtype, shape, arg_key)
+                node.buffer, head = None, (op, dtype, shape, arg_key, len(src))
             number = _heads.get(head)
             node.head = head_number(head) if number is None else number
             ref = _interned[key] = _Ref(node, _forget)
@@ -148,9 +149,9 @@ def structural_key(roots: list[Node], leaf_of=None, stops=None,
     every BUFFER node their own leaves (no call per node); without either, a node's leaf is
     the buffer holding its value. The key is the walk's transcript, one record per step: a
     node seen before by its position (negative), a computed node by its head number (numbered
-    when the node was made) and source count, its sources' records
-    following, a leaf by the number of its (dtype, shape) and its own number. ids, when
-    given, is filled with each node's position in walk order."""
+    when the node was made; it tells the source count), its sources' records following, a
+    leaf by the number of its (dtype, shape) and its own number. ids, when given, is filled
+    with each node's position in walk order."""
     if ids is None:
         ids = {}
     nodes: list[Node] = []
@@ -173,16 +174,14 @@ def structural_key(roots: list[Node], leaf_of=None, stops=None,
         else:
             leaf = node.buffer if leaf_of is None else leaf_of(node)
         if leaf is None:
-            src = node.src
             record(node.head)
-            record(len(src))
-            push(src[::-1])
+            push(node.src[::-1])
         else:
             number = numbers.get(leaf)
             if number is None:
                 number = numbers[leaf] = len(leaves)
                 leaves.append(leaf)
-            record(head_number((node.dtype, node.shape)))
+            record(leaf_head(node))
             record(number)
     return tuple(parts), nodes, leaves
 
@@ -203,6 +202,11 @@ def head_number(head: tuple) -> int:
             _heads.clear()
         number = _heads[head] = next(_next_head)
     return number
+
+
+def leaf_head(node: Node) -> int:
+    """The number of node's (dtype, shape): how a key records a node read as a leaf."""
+    return node.head if node.op is _BUFFER else head_number((node.dtype, node.shape))
 
 
 def made_count() -> int:

@@ -21,11 +21,11 @@ Donor = tuple[int, int, int, int, tuple[tuple[int, int], ...]]
 
 def donors(specs, written: list[Node], nodes, leaves, targets) -> list[Donor]:
     """Leaves whose buffers outputs may take, as (output j, leaf i, position of the one node
-    reading leaf i, its uses in the graph, (position, uses) of each node between that one and
-    the output): an elementwise kernel's output of the leaf's size, computed from the leaf
-    read at its own index, where no other node reads the leaf (no other kernel, no other view
-    of it). The leaf is loaded before the store that depends on it, so the kernel's restrict
-    pointers stay correct. Candidates in order of preference."""
+    reading leaf i, its uses in the graph, (position, uses) of each node computed from that
+    one that the schedule does not write): an elementwise kernel's output of the leaf's size,
+    computed from the leaf read at its own index, where no other node reads the leaf (no
+    other kernel, no other view of it). The leaf is loaded before the store that depends on
+    it, so the kernel's restrict pointers stay correct. Candidates in order of preference."""
     readers: dict[int, list[int]] = {}          # leaf id -> positions of the nodes reading it
     uses: dict[Node, int] = {}                  # node -> references to it from graph nodes
     sources = set()                             # (nodes may share one tuple of sources)
@@ -55,27 +55,25 @@ def donors(specs, written: list[Node], nodes, leaves, targets) -> list[Donor]:
                 pos = readers.get(lref.id, ())   # none: another kernel's output, not a leaf
                 if (len(pos) == 1 and lref.nbytes == ref.nbytes and leaf not in targets
                         and kernels_reading[lref.id] == 1):
-                    between = tuple((position[n], uses[n]) for n in _between(leaf, out, nodes))
+                    readers_of = tuple((position[n], uses.get(n, 0))
+                                       for n in _computed_from(leaf, nodes, out_index))
                     donors.append((out_index[out], leaf_index[lref.id], pos[0], uses[leaf],
-                                   between))
+                                   readers_of))
     return donors
 
 
-def _between(leaf: Node, out: Node, nodes: list[Node]) -> list[Node]:
-    """The nodes computed from leaf that out is computed from: a lazy graph holding one of
-    them would read the leaf's buffer again after out has overwritten it."""
+def _computed_from(leaf: Node, nodes: list[Node], written) -> list[Node]:
+    """The nodes computed from leaf that the schedule does not write: a lazy graph holding one
+    of them would read the leaf's buffer again after an output has overwritten it (one that
+    does not lead to that output too: `doubled = w * 2` still lazy when `w.add_(x)` is
+    computed). A written node is read from its own buffer afterwards."""
     from_leaf = {leaf}
+    found = []
     # nodes, sources first (the graph stops at the nodes a buffer holds, as its walk does)
     for node in toposort(nodes, stop=lambda n: buffer_of(n) is not None):
-        if any(s in from_leaf for s in node.src):
+        if node not in written and any(s in from_leaf for s in node.src):
             from_leaf.add(node)
-    found, stack, seen = [], [out], {out}
-    while stack:
-        for s in stack.pop().src:
-            if s in from_leaf and s not in seen and s is not leaf:
-                seen.add(s)
-                found.append(s)
-                stack.append(s)
+            found.append(node)
     return found
 
 
@@ -89,16 +87,16 @@ def _aligned_inputs(spec: KernelSpec) -> dict[Node, list[Node]]:
 
 def unshared(donor: Donor, nodes: list[Node], ref: BufferRef) -> bool:
     """Whether the graph holds the only references to the donor's leaf node, its buffer and
-    the nodes between it and the output: no tensor, view or other lazy graph could read the
-    old value after a kernel overwrites it. Counted references: a node's uses in the graph,
+    the nodes computed from it that stay lazy: no tensor, view or other lazy graph could read
+    the old value after a kernel overwrites it. Counted references: a node's uses in the graph,
     the graph's node list and this call; the buffer's own node (its arg and buffer), the
     graph's leaf list and this call."""
     if not REFCOUNTS_VERIFIED or (ref.buffer is not None and ref.buffer.shared):
         return False    # (NumPy may read a shared buffer: runtime/buffer.py)
-    _, _, pos, uses, between = donor
+    _, _, pos, uses, readers_of = donor
     held_by_node = 2 if nodes[pos].op is Op.BUFFER else 1     # (no local name: one more ref)
     return (_only_in_graph(nodes[pos], uses) and sys.getrefcount(ref) == held_by_node + 3
-            and all(_only_in_graph(nodes[p], n) for p, n in between))
+            and all(_only_in_graph(nodes[p], n) for p, n in readers_of))
 
 
 def _only_in_graph(node: Node, uses: int) -> bool:

@@ -9,7 +9,8 @@ from ..compiler.textir import kernel_ir
 from ..compiler.ir import BufferRef, Node, structural_key
 from ..compiler.kernel import KernelSpec
 from ..compiler.lower import LoweredKernel, lowered
-from ..compiler.schedule import buffer_of
+from ..compiler.schedule import buffer_of, schedule
+from ..compiler.walk_match import RecentWalks
 from ..config import config
 from ..runtime.program import bind
 from .donation import Donor, donors
@@ -39,10 +40,30 @@ class Plan:
         self.bound, self.numbers = bind(self.launches)
 
 
-def graph_key(targets: list[Node]) -> tuple[tuple, list[Node], list[BufferRef]]:
-    """A key equal for graphs that differ only in the buffers they read; the graph's nodes in
-    walk order; and the buffers read, in order of first use."""
-    return structural_key(targets)     # leaves: the buffers holding values (buffer_of)
+_plans: dict[tuple, Plan] = {}          # (graph key, device spec) -> Plan
+# (device spec, the roots' heads) -> the walks of graphs run lately and their plans: a graph
+# that matches a walk has its key (compiler/walk_match.py), so it is checked, not walked for it
+_recent = RecentWalks(by_buffer=True)
+
+
+def plan_for(targets: list[Node], device) -> tuple[Plan, list[Node], list[BufferRef]]:
+    """The plan computing targets on device (scheduled and recorded when the graph's
+    structure is new); the graph's nodes in walk order; and the buffers it reads, in order of
+    first use."""
+    probe = (device.spec, *[t.head for t in targets])
+    if config.DEBUG < 2:
+        found = _recent.find(probe, targets)
+        if found is not None:
+            return found
+    # the key is equal for graphs that differ only in the buffers they read (buffer_of)
+    key, nodes, leaves = structural_key(targets)
+    plan = _plans.get((key, device.spec))
+    if plan is None or config.DEBUG >= 2:
+        specs, outputs = schedule(targets, device)
+        plan = _plans[(key, device.spec)] = record(specs, outputs, nodes, leaves, targets,
+                                                   device)
+    _recent.add(probe, targets, nodes, plan)
+    return plan, nodes, leaves
 
 
 def record(specs, outputs, nodes, leaves, targets, device) -> Plan:

@@ -8,14 +8,11 @@ import sys
 from collections.abc import Iterator
 
 from ..compiler.ir import BufferRef, Node
-from ..compiler.schedule import schedule
-from ..config import config
 from ..runtime.buffer import REFCOUNTS_VERIFIED
 from ..runtime.program import enqueue_all
 from .donation import unshared
-from .plan import Plan, graph_key, record
+from .plan import Plan, plan_for
 
-_plans: dict[tuple, Plan] = {}          # (graph key, device spec) -> Plan
 # Lists that see every schedule run, as (plan, buffers read, buffers written): a jit capture.
 # While one listens, outputs get fresh buffers (no donation), so that a replay of the
 # launches never writes over a buffer that existed before it.
@@ -24,12 +21,7 @@ _listeners: list[list] = []
 
 def run(targets: list[Node], device) -> list[BufferRef]:
     """Computes targets on device, returning the buffer holding each."""
-    key, nodes, leaves = graph_key(targets)
-    plan = _plans.get((key, device.spec))
-    if plan is None or config.DEBUG >= 2:
-        specs, outputs = schedule(targets, device)
-        plan = _plans[(key, device.spec)] = record(specs, outputs, nodes, leaves, targets,
-                                                   device)
+    plan, nodes, leaves = plan_for(targets, device)
     return _replay(plan, nodes, leaves, device)
 
 

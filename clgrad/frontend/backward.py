@@ -230,14 +230,16 @@ def _graph_order(roots) -> list:
     order, seen = [], set()
     for root in roots:
         stack = [(root, False)]
+        pop, push = stack.pop, stack.append
         while stack:
-            fn, done = stack.pop()
+            fn, done = pop()
             if done:
                 order.append(fn)
             elif fn is not None and id(fn) not in seen:
                 seen.add(id(fn))
-                stack.append((fn, True))
-                stack.extend((nxt, False) for nxt, _ in fn.next_functions)
+                push((fn, True))
+                for nxt, _ in fn.next_functions:
+                    push((nxt, False))
     return order[::-1]
 
 

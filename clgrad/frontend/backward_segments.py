@@ -16,6 +16,7 @@ when it starts, and what it sends on goes to nodes after it.
 from __future__ import annotations
 
 from ..compiler import derived, ir
+from ..compiler.walk_match import RecentWalks
 from .backward import AccumulateGrad, GradFn, _add, accumulate_node
 from . import tensor
 
@@ -55,9 +56,7 @@ def run_segment(segment: list, grads: dict, push, retain_graph: bool) -> None:
         slot = grads.pop(id(fn), None)
         incoming.append(None if slot is None else slot[0])
     inside = {id(fn): k for k, fn in enumerate(segment)}
-    key, known = _signature(segment, incoming, inside)
-    results, reached = derived.cached(key, known,
-                                      lambda: _propagate(segment, incoming, inside))
+    results, reached = _derived(segment, incoming, inside)
     found = iter(results)
     for fn in segment:
         if type(fn) is AccumulateGrad:
@@ -100,26 +99,44 @@ def _propagate(segment: list, incoming: list, inside: dict) -> tuple[list, list]
     return results, reached
 
 
-def _signature(segment: list, incoming: list, inside: dict) -> tuple[tuple, list]:
-    """derived.cached's key of a segment, and the nodes it describes by position."""
-    nodes = [g.node for g in incoming if g is not None]
+def _derived(segment: list, incoming: list, inside: dict) -> tuple[list, list]:
+    """_propagate's results, from the template of the segment's structure when there is one.
+    The key (derived.cached's) is the segment's wiring and the walk of its described nodes:
+    the incoming gradients, then each GradFn's output and inputs, down to buffers. Described
+    nodes that match the walk of a segment of the same wiring seen lately have its key
+    (compiler/walk_match.py): they are checked, not walked for it."""
+    wiring = _wiring(segment, incoming, inside)
+    described = [g.node for g in incoming if g is not None]
     for fn in segment:
         if type(fn) is GradFn:
-            nodes.append(fn.output)
-            nodes += fn.input_nodes
-    positions: dict = {}
-    walk, known, _ = ir.structural_key(nodes, stops=_NO_STOPS, ids=positions)
+            described.append(fn.output)
+            described += fn.input_nodes
+    found = _recent.find(wiring, described)
+    if found is not None:
+        key, known, _ = found
+    else:
+        walked, known, _ = ir.structural_key(described, stops=_NO_STOPS)
+        key = ("backward", wiring, walked)
+        _recent.add(wiring, described, known, key)     # (before the rebuild extends known)
+    return derived.cached(key, known, lambda: _propagate(segment, incoming, inside))
+
+
+def _wiring(segment: list, incoming: list, inside: dict) -> tuple:
+    """Per node of the segment: whether a gradient comes in, whether it is a leaf, and for a
+    GradFn its input and edge counts and where each edge goes (the run's node, or -3: out of
+    it)."""
     parts = []
     for fn, g in zip(segment, incoming):
-        parts.append(-1 if g is None else positions[g.node])
+        parts.append(0 if g is None else 1)
         if type(fn) is AccumulateGrad:
             parts.append(-2)
             continue
-        parts += (positions[fn.output], len(fn.input_nodes))
-        parts += [positions[n] for n in fn.input_nodes]
+        parts += (len(fn.input_nodes), len(fn.next_functions))
         for nxt, nr in fn.next_functions:
             parts += (-1, 0) if nxt is None else (inside.get(id(nxt), -3), nr)
-    return ("backward", walk, tuple(parts)), known
+    return tuple(parts)
 
 
 _NO_STOPS = frozenset()     # structural_key's leaves are then the buffers alone
+# wiring -> the walks of runs' described nodes seen lately, and the keys they have
+_recent = RecentWalks(by_buffer=False)
