@@ -34,6 +34,19 @@ def test_no_donation_while_a_lazy_tensor_reads_the_buffer_beside_the_output():
         np.testing.assert_array_equal(w.numpy(), [2.0, 3.0])
 
 
+def test_no_donation_of_a_buffer_an_outputs_gradient_reads():
+    """rrelu's output, computed, keeps the graph its GradFn differentiates: the slope reads a
+    buffer of random numbers that no tensor holds. Writing the output over that buffer (it
+    has the output's size) gave the backward pass the output's values as slopes, from the
+    second step on (the first, too, once a new plan's schedule no longer held the buffer)."""
+    for _ in range(3):
+        x = cg.tensor(np.linspace(-2, 2, 41).astype(np.float32), requires_grad=True)
+        out = cg.nn.functional.rrelu(x, 0.1, 0.3, training=True)
+        slopes = out.detach().numpy()[:20] / x.detach().numpy()[:20]
+        out.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy()[:20], slopes, rtol=1e-6)
+
+
 def test_an_update_in_place_that_nothing_else_reads_writes_over_its_buffer():
     a = cg.tensor(np.arange(4, dtype=np.float32)).realize()
     buffers = []

@@ -8,6 +8,7 @@ counts tell.
 from __future__ import annotations
 
 import sys
+import weakref
 
 from ..compiler.ir import BufferRef, Node, toposort
 from ..compiler.kernel import KernelSpec
@@ -16,13 +17,22 @@ from ..compiler.schedule import buffer_of
 from ..runtime.buffer import REFCOUNTS_VERIFIED     # where it is not: never given away
 
 
-Donor = tuple[int, int, int, int, tuple[tuple[int, int], ...]]
+Donor = tuple[int, int, int, int, tuple[tuple[int, int], ...], tuple[int, ...]]
+
+# nodes whose graphs are read again after a schedule wrote them: autograd derives an op's
+# gradients from the op's subgraph (a GradFn's output), not from the output's buffer
+_rederived: weakref.WeakSet = weakref.WeakSet()
+
+
+def keep_graph(node: Node) -> None:
+    """No buffer node's graph reads is given away to an output while node lives."""
+    _rederived.add(node)
 
 
 def donors(specs, written: list[Node], nodes, leaves, targets) -> list[Donor]:
     """Leaves whose buffers outputs may take, as (output j, leaf i, position of the one node
     reading leaf i, its uses in the graph, (position, uses) of each node computed from that
-    one that the schedule does not write): an elementwise kernel's output of the leaf's size,
+    one that the schedule does not write, positions of those it writes): an elementwise kernel's output of the leaf's size,
     computed from the leaf read at its own index, where no other node reads the leaf (no
     other kernel, no other view of it). The leaf is loaded before the store that depends on
     it, so the kernel's restrict pointers stay correct. Candidates in order of preference."""
@@ -55,26 +65,30 @@ def donors(specs, written: list[Node], nodes, leaves, targets) -> list[Donor]:
                 pos = readers.get(lref.id, ())   # none: another kernel's output, not a leaf
                 if (len(pos) == 1 and lref.nbytes == ref.nbytes and leaf not in targets
                         and kernels_reading[lref.id] == 1):
-                    readers_of = tuple((position[n], uses.get(n, 0))
-                                       for n in _computed_from(leaf, nodes, out_index))
+                    lazy, computed = _computed_from(leaf, nodes, out_index)
                     donors.append((out_index[out], leaf_index[lref.id], pos[0], uses[leaf],
-                                   readers_of))
+                                   tuple((position[n], uses.get(n, 0)) for n in lazy),
+                                   tuple(position[n] for n in computed)))
     return donors
 
 
-def _computed_from(leaf: Node, nodes: list[Node], written) -> list[Node]:
-    """The nodes computed from leaf that the schedule does not write: a lazy graph holding one
-    of them would read the leaf's buffer again after an output has overwritten it (one that
-    does not lead to that output too: `doubled = w * 2` still lazy when `w.add_(x)` is
-    computed). A written node is read from its own buffer afterwards."""
+def _computed_from(leaf: Node, nodes: list[Node], written) -> tuple[list[Node], list[Node]]:
+    """The nodes computed from leaf that the schedule does not write, and those it writes. A
+    lazy graph holding one of the first would read the leaf's buffer again after an output
+    has overwritten it (one that does not lead to that output too: `doubled = w * 2` still
+    lazy when `w.add_(x)` is computed). A written node is read from its own buffer afterwards,
+    except by autograd, which derives gradients from its graph (keep_graph)."""
     from_leaf = {leaf}
-    found = []
+    lazy, computed = [], []
     # nodes, sources first (the graph stops at the nodes a buffer holds, as its walk does)
     for node in toposort(nodes, stop=lambda n: buffer_of(n) is not None):
-        if node not in written and any(s in from_leaf for s in node.src):
-            from_leaf.add(node)
-            found.append(node)
-    return found
+        if any(s in from_leaf for s in node.src):
+            if node in written:
+                computed.append(node)
+            else:
+                from_leaf.add(node)
+                lazy.append(node)
+    return lazy, computed
 
 
 def _aligned_inputs(spec: KernelSpec) -> dict[Node, list[Node]]:
@@ -93,10 +107,11 @@ def unshared(donor: Donor, nodes: list[Node], ref: BufferRef) -> bool:
     graph's leaf list and this call."""
     if not REFCOUNTS_VERIFIED or (ref.buffer is not None and ref.buffer.shared):
         return False    # (NumPy may read a shared buffer: runtime/buffer.py)
-    _, _, pos, uses, readers_of = donor
+    _, _, pos, uses, readers_of, computed = donor
     held_by_node = 2 if nodes[pos].op is Op.BUFFER else 1     # (no local name: one more ref)
     return (_only_in_graph(nodes[pos], uses) and sys.getrefcount(ref) == held_by_node + 3
-            and all(_only_in_graph(nodes[p], n) for p, n in readers_of))
+            and all(_only_in_graph(nodes[p], n) for p, n in readers_of)
+            and not any(nodes[p] in _rederived for p in computed))
 
 
 def _only_in_graph(node: Node, uses: int) -> bool:

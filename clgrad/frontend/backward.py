@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..compiler import derived, ir
 from ..compiler.ir import Node
+from ..engine.donation import keep_graph
 from .grad_fn_names import grad_fn_name
 from . import jit_protocol
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
@@ -88,6 +89,7 @@ class GradFn(BackwardNode):
         self.versions = tuple(versions)
         self.input_nodes = tuple(nodes)
         self.output = output
+        keep_graph(output)      # _derive reads output's graph, after output is computed too
 
     def apply(self, grads: list, create_graph: bool) -> list:
         if self.freed:
