@@ -182,12 +182,44 @@ def _clear_top(b: Builder, x: Value, axes: tuple, largest: bool) -> bool:
     t = x.t
     if b.edges or not t.is_floating_point() or t.dim() == 0:
         return True
-    rows = t.movedim(axes, tuple(range(t.dim() - len(axes), t.dim())))
-    rows = rows.reshape(-1, math.prod(t.shape[a] for a in axes))
+    rows = _rows(t, axes)
     if rows.shape[1] < 2:
         return True
     top = rows.double().topk(2, dim=1, largest=largest).values
     return b.clear(top[:, 0] - top[:, 1], x.scale)
+
+
+def _rows(t: torch.Tensor, axes: tuple) -> torch.Tensor:
+    """t's elements along axes as the rows of a matrix, one row per element of the result."""
+    rows = t.movedim(axes, tuple(range(t.dim() - len(axes), t.dim())))
+    return rows.reshape(-1, math.prod(t.shape[a] for a in axes))
+
+
+def _order_decides_product(x: Value, axes: tuple) -> bool:
+    """Whether some row's product along axes is inf in one order of its multiplications and
+    NaN in another. A row with an inf (and no 0 or NaN) is inf unless a partial product of
+    its small elements underflows to 0 before it meets the inf; one with a 0 (and no inf or
+    NaN) is 0 unless one of its large elements overflows to inf first. Where the small
+    elements multiply to below the smallest normal number (or the large ones overflow),
+    either can happen, and which does is an artefact of the order: PyTorch's CPU kernel
+    multiplies each of 4 vectors' lanes down its row, then the vectors, then the lanes in
+    turn (so the order depends on its AVX2 or AVX-512 build), then the elements past the
+    last 4 vectors, and splits rows of 32768 elements and more between its threads; clgrad's
+    lanes are the device's vector width, and meet as mantissas and exponents apart. The two
+    agree by chance only (fuzz seeds 502066: PyTorch inf; 1102031: PyTorch NaN, the small
+    elements' product 1e-533, below even float64's range), so no such line is kept."""
+    t = x.t
+    if not t.is_floating_point() or t.numel() == 0:
+        return False
+    rows = _rows(t, axes).double()
+    size, info = rows.abs(), torch.finfo(t.dtype)
+    finite = torch.isfinite(rows)
+    small = torch.where(finite & (size < 1) & (size > 0), size.log2(), 0.0).sum(1)
+    large = torch.where(finite & (size > 1), size.log2(), 0.0).sum(1)
+    has_inf, has_zero = rows.isinf().any(1), (rows == 0).any(1)
+    undecided = ((has_inf & ~has_zero & (small < math.log2(info.tiny)))
+                 | (has_zero & ~has_inf & (large >= math.log2(info.max))))
+    return bool((undecided & ~rows.isnan().any(1)).any())
 
 
 def reduce_(b: Builder) -> str | None:
@@ -207,6 +239,8 @@ def reduce_(b: Builder) -> str | None:
         return None     # PyTorch refuses integers and bools, but not empty ones: no answer
     if op == "prod" and not b.edges and math.prod(x.shape[a] for a in axes) > 24:
         return None     # a product of many elements under- or overflows
+    if op == "prod" and b.edges and _order_decides_product(x, axes):
+        return None
     if op in ("var", "std") and math.prod(x.shape[a] for a in axes) < 2 and not b.edges:
         return None
     if op == "std" and not b.edges and not _clear_of_zero(x.t.double().std(dim=axes or None),

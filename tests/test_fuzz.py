@@ -123,3 +123,20 @@ def test_runner_records_a_hung_child_and_goes_on(tmp_path):
     results = fuzzing.run_seeds([0, 1], opts, log=io.StringIO())
     assert [results[s]["status"] for s in (0, 1)] == ["timeout", "timeout"]
     assert all(open(results[s]["path"]).read().startswith("# clgrad fuzz seed") for s in (0, 1))
+
+
+def test_generator_keeps_no_product_whose_order_decides_inf_or_nan():
+    # an inf times values whose product underflows is inf or NaN by the order of the
+    # multiplications (fuzz seed 1102031 --edges: PyTorch's order gave NaN); a 0 times values
+    # whose product overflows likewise 0 or NaN. With a NaN, or within range, every order agrees.
+    import torch
+    from fuzz_gen import Value
+    from fuzz_ops import _order_decides_product
+    inf, nan = float("inf"), float("nan")
+    rows = [([1e-30, 1e-30, 2.0, inf], True), ([0.0, 1e30, 1e30, 2.0], True),
+            ([1e-30, 0.5, 2.0, -inf], False), ([nan, 1e-30, 1e-30, inf], False),
+            ([0.0, 1e-30, 1e-30, inf], False), ([1.5, 1e-30, 1e-30, 1e-30], False)]
+    for row, decided in rows:
+        x = Value("x", torch.tensor([row]))
+        assert _order_decides_product(x, (1,)) == decided, row
+        assert not _order_decides_product(x, (0,))     # rows of one element

@@ -1,6 +1,8 @@
-"""CPU matmul kernel variants: k blocking, transposed (C^T = B^T A^T) operands, long k."""
+"""CPU matmul kernel variants: k blocking, transposed (C^T = B^T A^T) operands, long k; and the
+sign of a product of one term (K = 1) on each matmul entry point."""
 import numpy as np
-from helpers import check
+import pytest
+from helpers import F, check, library, torch
 
 import clgrad as cg
 
@@ -87,3 +89,47 @@ def test_second_matmul_output_on_the_vectorless_gpu_path(monkeypatch):
     cg.realize(h, relu)
     np.testing.assert_allclose(h.numpy(), expect, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(relu.numpy(), np.maximum(expect, 0), rtol=1e-4, atol=1e-4)
+
+
+def _zeros_and_signs(shape, start: int):
+    """An operand whose products with the others include -0.0 and +0.0 (0 * -1, -0.0 * -1)
+    and nonzero values: a cycle of zeros and numbers of both signs, from start."""
+    pattern = [0.0, -1.0, -0.0, 1.5, 0.0, -2.0, -0.0, 0.5]
+    values = [pattern[(start + i) % len(pattern)] for i in range(int(np.prod(shape)))]
+    return np.array(values, np.float32).reshape(shape)
+
+
+# PyTorch's CPU product of one term (K = 1) keeps a -0.0 term where it runs one BLAS gemm of
+# more than one row and column, or adds it onto addmm's input; gemv, bmm's loops and sums add
+# it to +0.0 (linalg.py). (fn, operand shapes, with gradients: a 2-D @ 3-D product folds
+# into an mm only when the matrix requires grad)
+SOLE_TERMS = [
+    (lambda a, b: a.mm(b), [(4, 1), (1, 5)], True),                 # gemm: -0.0 stays
+    (lambda a, b: a.mm(b), [(1, 1), (1, 5)], True),                 # one row, a gemv: +0.0
+    (lambda a, b: a @ b, [(3, 4, 1), (1, 5)], True),                # folded into one mm
+    (lambda a, b: a @ b, [(4, 1), (2, 1, 5)], False),               # not folded: a bmm
+    (lambda a, b: a.bmm(b), [(2, 4, 1), (2, 1, 5)], True),          # several batches: +0.0
+    (lambda a, b: a.bmm(b), [(1, 20, 1), (1, 1, 20)], True),        # one large batch: gemm
+    (lambda a, b: a.mv(b), [(4, 1), (1,)], True),
+    (lambda a, b: a.dot(b), [(1,), (1,)], True),
+    (lambda a, b: F(a).linear(a, b), [(2, 4, 1), (5, 1)], True),
+    (lambda a, b, c: F(a).linear(a, b, c), [(1, 1), (5, 1), (5,)], True),   # onto the bias
+    (lambda a, b, c: F(a).linear(a, b, c), [(3, 0), (5, 0), (5,)], True),   # the bias itself
+    (lambda i, a, b: i.addmm(a, b, alpha=2), [(1, 5), (1, 1), (1, 5)], True),
+    (lambda i, a, b: i.addmv(a, b), [(4,), (4, 1), (1,)], True),
+    (lambda a, b: library(a).einsum("bik,bkj->bij", a, b), [(2, 4, 1), (2, 1, 5)], True),
+]
+
+
+@pytest.mark.parametrize("fn,shapes,grad", SOLE_TERMS)
+def test_sole_term_keeps_the_sign_torch_gives_it(fn, shapes, grad):
+    arrays = [_zeros_and_signs(s, k) for k, s in enumerate(shapes)]
+    ours = check(fn, *arrays, grad=grad)[0].detach().numpy()
+    theirs = fn(*[torch.tensor(a, requires_grad=grad) for a in arrays]).detach().numpy()
+    np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+
+
+def test_empty_product_is_plus_zero():
+    # K = 0: a sum of nothing, +0.0 (and a matmul kernel over no terms is never built)
+    out = (cg.zeros(3, 0) @ cg.zeros(0, 4)).numpy()
+    assert out.shape == (3, 4) and not np.any(np.signbit(out))

@@ -72,6 +72,16 @@ def test_prod_with_zeros():
     check(lambda x: x.prod(), np.array([2.0, 0.0, 3.0], np.float32))
 
 
+@pytest.mark.parametrize("op", ["sum", "mean", "nansum"])
+def test_sum_of_one_element_starts_at_plus_zero(op):
+    # a sum over dims of size 1 runs no loop, but is its element plus +0.0, as PyTorch's
+    # sums are: -0.0 sums to +0.0 (1 / x.sum(1) is inf there, not -inf)
+    x = np.array([[-0.0], [0.0], [-1.5]], np.float32)
+    rows = check(lambda t: getattr(t, op)(1), x)[0].detach().numpy()
+    whole = check(lambda t: getattr(t, op)(), x[:1])[0].detach().numpy()
+    assert not np.signbit(rows[0]) and not np.signbit(whole)
+
+
 def test_var_std_options():
     check(lambda a: a.var(1, unbiased=False), A)
     check(lambda a: a.std(0, correction=0, keepdim=True), A)

@@ -106,11 +106,25 @@ _OPAQUE_DECLARATIONS = {
 }
 
 
+# sin and cos as the two results of one sincos (see Renderer.sincos), for one C type
+_SINCOS = """#ifndef CLGRAD_SINCOS_{ctype}
+#define CLGRAD_SINCOS_{ctype}
+inline {ctype} clgrad_sin_{ctype}({ctype} x) {{ {ctype} c; return sincos(x, &c); }}
+inline {ctype} clgrad_cos_{ctype}({ctype} x) {{ {ctype} c; sincos(x, &c); return c; }}
+#endif
+"""
+
+
 class Renderer:
-    def __init__(self, width: int):
+    def __init__(self, width: int, sincos: bool = False):
         self.width = width
+        # sin and cos spelled as sincos: a compiler that merges a sin and a cos of one value
+        # into a sincos with other results than its lone sin and cos (Intel's) then computes
+        # the same bits for sin(x) whether or not its kernel also takes cos(x)
+        self.sincos = sincos
         self.opaque: set[tuple[str, int]] = set()   # NaN and inf constants used, by float size
         self.bfloat16_widths: set[int] = set()      # vector widths that round to bfloat16
+        self.sincos_types: set[str] = set()         # C types whose sin or cos is a sincos
 
     def prologue(self) -> list[str]:
         """Declarations the kernel body needs before its first line."""
@@ -118,10 +132,11 @@ class Renderer:
 
     def definitions(self) -> str:
         """Functions the kernel calls, defined before it (guarded: a program joins kernels)."""
-        return "".join(_BFLOAT16_ROUND.format(n="" if width == 1 else width,
-                                              name=_round_bfloat16(width),
-                                              guard=_round_bfloat16(width).upper())
-                       for width in sorted(self.bfloat16_widths))
+        rounding = "".join(_BFLOAT16_ROUND.format(n="" if width == 1 else width,
+                                                  name=_round_bfloat16(width),
+                                                  guard=_round_bfloat16(width).upper())
+                           for width in sorted(self.bfloat16_widths))
+        return rounding + "".join(_SINCOS.format(ctype=c) for c in sorted(self.sincos_types))
 
     def _opaque(self, kind: str, dtype: DType) -> str:
         size = 8 if dtype.itemsize == 8 else 4      # half is computed as float
@@ -175,6 +190,10 @@ class Renderer:
             return f"(!{a.code})" if a.dtype == bool_ and not a.vec else f"(~{a.code})"
         if op is Op.TANH:
             return self._tanh(a)
+        if op in (Op.SIN, Op.COS) and self.sincos and a.dtype.is_float:
+            ctype = self.ctype(a.dtype, a.vec)
+            self.sincos_types.add(ctype)
+            return f"clgrad_{op.name.lower()}_{ctype}({a.code})"
         table = _FLOAT_UNARY if a.dtype.is_float else _INT_UNARY
         if op not in table:
             raise TypeError(f"{op.name.lower()} is not defined for {a.dtype.name}")

@@ -15,3 +15,5 @@ class Target:
     cores: int = 1              # compute units that run work-groups at once
     vector_bits: int | None = None  # the widest vector a kernel may use: a kernel of 64-bit
                                     # elements gets fewer lanes than one of floats
+    sincos: bool = False        # spell sin and cos as sincos(), so that each is one function
+                                # in every kernel (Renderer.sincos)

@@ -15,11 +15,18 @@ def codegen_target(device) -> Target:
     recover them (8 lanes measured best there), and Intel's compiler does not widen them, so
     it gets the device's native width (16 floats with AVX-512: W4 1.5x, sum 2x, softmax 1.2x
     faster than 8). Its vectors of 64-bit integers stay within one AVX-512 register: its
-    code for two (long16) got int64 min and != wrong (fuzz seeds 31952, 50248)."""
+    code for two (long16) got int64 min and != wrong (fuzz seeds 31952, 50248). It merges a
+    sin and a cos of one value into a sincos whose results differ from its lone sin's and
+    cos's (by an ulp, in a third to a half of all floats), so it gets sincos for both always:
+    cos(x) is then the same float in a kernel that also takes sin(x), and ties between
+    cosines of one value hold in a gradient's kernels (fuzz seed 1002609). The cost: a kernel
+    of sines alone runs ~15% slower where the sines bound it (sin(sin(sin(x))), 8M floats),
+    as fast where memory does. PoCL's lone sin and cos are its sincos's already."""
     if device.kind == "gpu":
         return Target(width=1, cores=device.compute_units)
     if device.runtime == "intel":
         width = min(16, device.native_float_width)
         return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,
-                      accumulators=width, cores=device.compute_units, vector_bits=32 * width)
+                      accumulators=width, cores=device.compute_units, vector_bits=32 * width,
+                      sincos=True)
     return Target(width=8, cores=device.compute_units)

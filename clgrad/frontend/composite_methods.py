@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..compiler import dtype as dt
-from . import creation, inplace, joining
+from . import creation, inplace, joining, linalg
 from . import elementwise as ew
 from .backward import record
 from .operands import normalize_dim
@@ -274,8 +274,15 @@ def mv(self, vec):
 
 
 def addmm(self, mat1, mat2, *, beta=1, alpha=1):
-    product = mat1 @ mat2
-    return (self if beta == 1 else self * beta) + (product if alpha == 1 else product * alpha)
+    return add_product(self, linalg.matmul_onto(mat1, mat2), beta, alpha, mat1.shape[-1])
+
+
+def add_product(input, product, beta, alpha, k: int):
+    """beta * input + alpha * product as PyTorch's addmm and addmv sum it: onto the scaled
+    input (product from linalg.matmul_onto), which a product of k = 0 terms leaves as it is,
+    whatever alpha."""
+    scaled = product if alpha == 1 or k == 0 else product * alpha
+    return (input if beta == 1 else input * beta) + scaled
 
 
 # ---- indexing along a dim ----

@@ -139,5 +139,8 @@ def _contract(a: Tensor, la: list[str], b: Tensor, lb: list[str], later: set,
     left = arranged(a, la, batch + rows + summed).reshape(count(batch), count(rows), count(summed))
     right = arranged(b, lb, batch + summed + columns).reshape(count(batch), count(summed),
                                                               count(columns))
-    out = (left @ right).reshape(*[sizes[label] for label in batch + rows + columns])
+    # one term per output (k = 1) is the product itself, its sign kept, as PyTorch's einsum
+    # multiplies such operands without a sum
+    out = left * right if count(summed) == 1 else left @ right
+    out = out.reshape(*[sizes[label] for label in batch + rows + columns])
     return out, batch + rows + columns

@@ -1,13 +1,40 @@
-"""Matrix products: matmul with PyTorch's broadcasting of 1-d and batched operands, mm, bmm."""
+"""Matrix products: matmul with PyTorch's broadcasting of 1-d and batched operands, mm, bmm.
+
+A product over K = 1 is its one term, and PyTorch (CPU) writes that term's sign as its
+routine for the product has it: a BLAS gemm of more than one row and column writes a -0.0
+product as -0.0, while gemv and bmm's own loops add it to a +0.0 start, which makes it +0.0
+(addmm adds it to its input). Longer sums start at +0.0 on every path, as clgrad's matmul
+kernels do, and an empty one is +0.0. So the K = 1 products run no kernel: the product of
+a's column and b's row, plus +0.0 where PyTorch's path adds one (`sole_sign` below).
+"""
 from __future__ import annotations
+
+import math
 
 from ..compiler.ir import Node
 from .backward import record
 from .operands import broadcast_shape, broadcast_to, common_device, is_tensor
 from .reductions import collapse
 
+# bmm runs its batches as gemms (one each) only for one batch of at least this many
+# multiply-adds; smaller ones go through its own loops, several batches to a batched gemm
+_BMM_GEMM_WORK = 400
+
 
 def matmul(a, b):
+    device, an, bn, batches = _operands(a, b)
+    return _recorded(a, b, product(an, bn, _matmul_keeps_sign(a, b, batches)), device)
+
+
+def matmul_onto(a, b):
+    """matmul(a, b) as PyTorch's addmm and addmv add it onto their input (product_onto)."""
+    device, an, bn, _ = _operands(a, b)
+    return _recorded(a, b, product_onto(an, bn), device)
+
+
+def _operands(a, b) -> tuple:
+    """(device, a's node, b's node, the number of batches): a vector as a matrix of one row
+    (a) or column (b), and the batch dims broadcast."""
     if not (is_tensor(a) and is_tensor(b)):
         raise TypeError("matmul: both operands must be tensors")
     device = common_device("matmul", [a, b])
@@ -30,7 +57,11 @@ def matmul(a, b):
                            f"{bn.shape[:-2]})") from None
     an = broadcast_to(an, batch + an.shape[-2:])
     bn = broadcast_to(bn, batch + bn.shape[-2:])
-    out = an @ bn if an.numel and bn.numel else _empty_product(an, bn)
+    return device, an, bn, math.prod(batch)
+
+
+def _recorded(a, b, out: Node, device):
+    """The product out of a and b with a vector's dim dropped again, recorded."""
     shape = out.shape
     if a.ndim == 1:
         shape = shape[:-2] + shape[-1:]
@@ -39,6 +70,56 @@ def matmul(a, b):
     name = "mm" if a.ndim == 2 and b.ndim == 2 else "bmm" if a.ndim == 3 and b.ndim == 3 else \
         "matmul"
     return record(name, out.reshape(shape), device, [a, b])
+
+
+def product(a: Node, b: Node, sole_sign: bool) -> Node:
+    """a @ b for nodes of equal batch dims. sole_sign: whether a product over K = 1 keeps a
+    -0.0 term's sign (gemm_keeps_sign), else adds it to +0.0 as PyTorch's path does."""
+    if not (a.numel and b.numel):
+        return _empty_product(a, b)
+    if a.shape[-1] != 1:
+        return a @ b
+    shape = a.shape[:-1] + b.shape[-1:]
+    term = a.expand(shape) * b.expand(shape)
+    return term if sole_sign or not term.dtype.is_float else term + 0.0
+
+
+def product_onto(a: Node, b: Node) -> Node:
+    """a @ b to be added onto a start (addmm's input, linear's bias), exact where it has at
+    most one term, as PyTorch's addmm adds it: one term keeps its sign, and none adds -0.0
+    (x + -0.0 is x for every x, -0.0 included), so that the sum is the start itself."""
+    out = product(a, b, sole_sign=True)
+    return -out if a.shape[-1] == 0 else out
+
+
+def gemm_keeps_sign(m: int, n: int) -> bool:
+    """Whether PyTorch's mm of M x N outputs runs as a gemm, which writes a sole term as it is
+    (a row or column of outputs runs as a gemv)."""
+    return m > 1 and n > 1
+
+
+def _matmul_keeps_sign(a, b, batches: int) -> bool:
+    """Whether torch.matmul(a, b) writes a sole term as it is: at::matmul's dispatch to dot,
+    mv, mm (a batched operand folded into rows, _folds), else bmm over the batches."""
+    if a.ndim <= 2 and b.ndim <= 2:
+        return a.ndim == b.ndim == 2 and gemm_keeps_sign(a.shape[0], b.shape[1])
+    if _folds(a, b):
+        if min(a.ndim, b.ndim) == 1:
+            return False                                           # an mv
+        if a.ndim > b.ndim:
+            return gemm_keeps_sign(math.prod(a.shape[:-1]), b.shape[1])
+        return gemm_keeps_sign(math.prod(b.shape[:-2]) * b.shape[-1], a.shape[0])
+    m, n = a.shape[-2], b.shape[-1]
+    return batches == 1 and m * n * a.shape[-1] >= _BMM_GEMM_WORK and gemm_keeps_sign(m, n)
+
+
+def _folds(a, b) -> bool:
+    """at::matmul's should_fold: a batched operand and a vector or matrix run as one mm or mv
+    of the batched one's rows, unless the other is a matrix on the left that requires no
+    grad. (Nor does PyTorch fold rows that are not contiguous in memory; a clgrad
+    tensor's always are.)"""
+    larger, smaller = (a, b) if a.ndim >= b.ndim else (b, a)
+    return larger.ndim >= 3 and smaller.ndim <= 2 and (smaller.requires_grad or a.ndim != 2)
 
 
 def _empty_product(a: Node, b: Node) -> Node:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import math
 
+from . import linalg
+from .composite_methods import add_product
 from .joining import stack
 from .operands import broadcast_shape, normalize_dim
 
@@ -22,7 +24,7 @@ def _check_dims(op: str, **tensors) -> None:
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     _check_dims("addmv", mat=(mat, 2), vec=(vec, 1))
-    return _scaled(input, beta) + _scaled(mat.mv(vec), alpha)
+    return add_product(input, linalg.matmul_onto(mat, vec), beta, alpha, vec.shape[0])
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):

@@ -54,10 +54,17 @@ def reduce_node(op: Op, node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
     return ir.reduce(op, node, axes)
 
 
+def _sum_node(node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
+    """The sum over axes, started at +0.0 as PyTorch's: a sum of one element (axes of size 1,
+    which no reduction loops over) is that element plus +0.0, so -0.0 becomes +0.0."""
+    total = reduce_node(Op.SUM, node, axes)
+    return total + 0.0 if total is node and node.dtype.is_float else total
+
+
 def sum_(x, dim, keepdim, dtype=None):
     axes = normalize_dims("sum", dim, x.ndim)
     target = dtype or (dt.int64 if not x.dtype.is_float else x.dtype)
-    out = _drop(reduce_node(Op.SUM, x.node.cast(target), axes), axes, keepdim)
+    out = _drop(_sum_node(x.node.cast(target), axes), axes, keepdim)
     return record("sum" if dim is None else "sum_dim", out, x.device, [x])
 
 
@@ -67,7 +74,7 @@ def mean(x, dim, keepdim):
                            f"floating point or complex dtype. Got: {x.dtype.name}")
     axes = normalize_dims("mean", dim, x.ndim)
     count = math.prod(x.shape[a] for a in axes)
-    total = _drop(reduce_node(Op.SUM, x.node, axes), axes, keepdim)
+    total = _drop(_sum_node(x.node, axes), axes, keepdim)
     out = total * (1 / count if count else math.nan)
     return record("mean" if dim is None else "mean_dim", out, x.device, [x])
 

@@ -13,7 +13,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend import elementwise as ew
-from ..frontend import movement
+from ..frontend import linalg, movement
 from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
 from ..frontend.grad_mode import no_grad
@@ -107,8 +107,14 @@ def linear(input, weight, bias=None):
                            f"{', '.join(t.dtype.name for t in tensors)} (convert the input with "
                            f".to(weight.dtype) or the module with .to(input.dtype))")
     lead = x.shape[:-1]
-    out = x.reshape((math.prod(lead), x.shape[-1])) @ w.permute((1, 0))
-    if b is not None:
+    rows = x.reshape((math.prod(lead), x.shape[-1]))
+    # a product of at most one term signed as PyTorch's: addmm's or addmv's onto the bias,
+    # else matmul's (its matrix product of every row)
+    if b is None:
+        out = linalg.product(rows, w.permute((1, 0)),
+                             linalg.gemm_keeps_sign(math.prod(lead), w.shape[0]))
+    else:
+        out = linalg.product_onto(rows, w.permute((1, 0)))
         out = out + b.reshape((1,) * (2 - len(b.shape)) + b.shape).expand(out.shape)
     out = out.reshape(lead + (w.shape[0],))
     # named as PyTorch's linear decomposes: addmm (2-D, a bias), mm (2-D), else ending in a view
