@@ -1,5 +1,7 @@
 """The engine's buffer donation: an output may overwrite a buffer it reads only when no tensor
 and no other lazy graph can read that buffer's old value afterwards."""
+import weakref
+
 import numpy as np
 
 import clgrad as cg
@@ -53,6 +55,19 @@ def test_an_update_in_place_that_nothing_else_reads_writes_over_its_buffer():
     for _ in range(3):
         a.mul_(2).add_(1)
         a.realize()
-        buffers.append(a.node.arg.id)
+        buffers.append(a.node.arg.buffer)
     assert (len(set(buffers[1:])) == 1) == donation.REFCOUNTS_VERIFIED   # from its second run
     np.testing.assert_array_equal(a.numpy(), ((np.arange(4) * 2 + 1) * 2 + 1) * 2 + 1)
+
+
+def test_a_donated_buffer_comes_back_under_a_new_node():
+    """Buffer nodes are interned by their ref and stand for values that never change (caches
+    key on them: cross_entropy's checked targets). An output written over a leaf's buffer
+    while that leaf's node still lived came back as the very same node, new values and all."""
+    a = cg.tensor(np.arange(4, dtype=np.float32)).realize()
+    for _ in range(3):
+        before = weakref.ref(a.node)    # (a strong reference would stop the donation)
+        a.add_(1)
+        a.realize()
+        assert a.node is not before()
+    np.testing.assert_array_equal(a.numpy(), np.arange(4) + 3)

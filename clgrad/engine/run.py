@@ -45,7 +45,9 @@ def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> l
                 and unshared(donor, nodes, leaves[i]):
             donated[j] = leaves[i]
     alloc = device.pool.alloc
-    written = [donated.get(j) or BufferRef(device, nbytes, alloc(nbytes))
+    # a donated buffer gets a new ref: a buffer node stands for values that never change, and
+    # nodes are interned by their ref, so the output must not come back as the leaf's node
+    written = [BufferRef(device, nbytes, donated[j].buffer if j in donated else alloc(nbytes))
                for j, (_, nbytes) in enumerate(plan.outputs)]
     launch(plan, leaves, written)
     for heard in _listeners:
