@@ -1,0 +1,88 @@
+"""A GRU layer's loop over time as one autograd Function whose backward is written by hand.
+
+Recorded op by op, the loop makes autograd nodes for every step's ops, derives some hundred IR
+nodes a step for its backward each pass, and sums weight_hh's gradient from one small matmul a
+step. Here forward records the steps' values only, and backward walks the steps once with two
+kernels a step (the gates' gradients, then the matmul that carries the state's gradient back),
+after which weight_hh's and bias_hh's gradients are one matmul and one sum over every step at
+once, as cuDNN computes them.
+
+Under create_graph backward differentiates the recorded loop instead (rnn_steps.py), so the
+gradients it returns can be differentiated again.
+"""
+from __future__ import annotations
+
+from ..frontend.backward import grad
+from ..frontend.function import Function
+from ..frontend.grad_mode import is_grad_enabled
+from ..frontend.joining import cat, stack
+from ..frontend.step_slices import kept, step_slices
+from . import functional as F
+from .rnn_steps import gru_gates, gru_step, recorded_loop
+
+_SAVED_PER_STEP = 5         # the previous state, r, z, n and the state's projection for n
+
+
+class GruSequence(Function):
+    """gates (L, N, 3H): every step's input projection; h (N, H) the initial state; reverse
+    steps from the last to the first. Returns the (L, N, H) outputs and the final state."""
+
+    @staticmethod
+    def forward(ctx, gates, h, w_hh, b_hh, reverse: bool):
+        length, batch, hidden = gates.shape[0], h.shape[0], h.shape[-1]
+        # each step's r, z and n projections in buffers of their own: no slicing per step
+        per_gate = gates.reshape(length, batch, 3, hidden).permute(0, 2, 1, 3)
+        x = step_slices(per_gate.reshape(3 * length, batch, hidden))
+        outputs, saved = [None] * length, [None] * length
+        for t in (range(length - 1, -1, -1) if reverse else range(length)):
+            h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
+            r, z, n, new = gru_gates(x[3 * t], x[3 * t + 1], x[3 * t + 2], h, h_r, h_z, h_n)
+            saved[t] = (h, r, z, n, h_n)
+            h = outputs[t] = kept(new)
+        ctx.save_for_backward(gates, saved[0][0] if not reverse else saved[-1][0], w_hh, b_hh,
+                              *(value for step in saved for value in step))
+        ctx.reverse = reverse
+        return stack(outputs), h
+
+    @staticmethod
+    def backward(ctx, d_out, d_h):
+        gates, h0, w_hh, b_hh, *flat = ctx.saved_tensors
+        if is_grad_enabled():
+            return _recorded_gradients(ctx, (gates, h0, w_hh, b_hh), d_out, d_h)
+        steps = [flat[k:k + _SAVED_PER_STEP] for k in range(0, len(flat), _SAVED_PER_STEP)]
+        length, hidden = len(steps), h0.shape[-1]
+        d_outs = step_slices(d_out)
+        # per step [r, z, n*r, n]'s pre-activation gradients: the first three are the state
+        # projection's, the first two and the last the input projection's
+        d_pre = [None] * length
+        for t in (range(length) if ctx.reverse else range(length - 1, -1, -1)):
+            h, r, z, n, h_n = steps[t]
+            d_h = d_h + d_outs[t]
+            d_n = d_h * (1 - z) * (1 - n * n)
+            d_z = d_h * (h - n) * (z * (1 - z))
+            d_r = d_n * h_n * (r * (1 - r))
+            d_pre[t] = kept(cat([d_r, d_z, d_n * r, d_n], -1))
+            d_h = kept(d_h * z + d_pre[t][:, :3 * hidden] @ w_hh)
+        d_all = stack(d_pre)
+        d_gates = cat([d_all[..., :2 * hidden], d_all[..., 3 * hidden:]], -1)
+        d_hh = d_all[..., :3 * hidden].reshape(-1, 3 * hidden)
+        d_w_hh = d_hh.t() @ stack([step[0] for step in steps]).reshape(-1, hidden) \
+            if ctx.needs_input_grad[2] else None
+        d_b_hh = d_hh.sum(0) if b_hh is not None and ctx.needs_input_grad[3] else None
+        return d_gates, d_h, d_w_hh, d_b_hh, None
+
+
+def _recorded_gradients(ctx, inputs, d_out, d_h):
+    """The gradients of the recorded loop over the same inputs, themselves differentiable."""
+    gates, h0, w_hh, b_hh = inputs
+    wanted = [t for t, need in zip(inputs, ctx.needs_input_grad) if need]
+    out, h = recorded_loop(lambda x, state: gru_step(x, state, w_hh, b_hh), gates, h0,
+                           ctx.reverse)
+    grads = iter(grad((out, h), wanted, (d_out, d_h), create_graph=True, allow_unused=True))
+    return tuple(next(grads) if need else None for need in ctx.needs_input_grad[:4]) + (None,)
+
+
+def gru_sequence(gates, h, w_hh, b_hh, reverse: bool):
+    """A GRU layer over every step's input projection gates (L, N, 3H) from the state h (N, H):
+    the (L, N, H) outputs and the final state."""
+    return GruSequence.apply(gates, h, w_hh, b_hh, reverse)
