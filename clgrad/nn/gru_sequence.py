@@ -15,10 +15,11 @@ from __future__ import annotations
 from ..frontend.backward import grad
 from ..frontend.function import Function
 from ..frontend.grad_mode import is_grad_enabled
-from ..frontend.joining import cat, stack
+from ..frontend.joining import cat
 from ..frontend.step_slices import kept, step_slices
+from ..frontend.tensor import realize
 from . import functional as F
-from .rnn_steps import gru_gates, gru_step, recorded_loop
+from .rnn_steps import gru_step, recorded_loop
 
 _SAVED_PER_STEP = 5         # the previous state, r, z, n and the state's projection for n
 
@@ -29,24 +30,29 @@ class GruSequence(Function):
 
     @staticmethod
     def forward(ctx, gates, h, w_hh, b_hh, reverse: bool):
-        length, batch, hidden = gates.shape[0], h.shape[0], h.shape[-1]
-        # each step's r, z and n projections in buffers of their own: no slicing per step
-        per_gate = gates.reshape(length, batch, 3, hidden).permute(0, 2, 1, 3)
-        x = step_slices(per_gate.reshape(3 * length, batch, hidden))
+        length, hidden = gates.shape[0], h.shape[-1]
+        x = step_slices(gates)
         outputs, saved = [None] * length, [None] * length
         for t in (range(length - 1, -1, -1) if reverse else range(length)):
-            h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-            r, z, n, new = gru_gates(x[3 * t], x[3 * t + 1], x[3 * t + 2], h, h_r, h_z, h_n)
+            hh = F.linear(h, w_hh, b_hh)
+            # r and z in one sigmoid over all three gates' sums (n's is not used)
+            gate = (x[t] + hh).sigmoid()
+            r, z = gate[:, :hidden], gate[:, hidden:2 * hidden]
+            h_n = hh[:, 2 * hidden:]
+            n = (x[t][:, 2 * hidden:] + r * h_n).tanh()
             saved[t] = (h, r, z, n, h_n)
-            h = outputs[t] = kept(new)
-        ctx.save_for_backward(gates, saved[0][0] if not reverse else saved[-1][0], w_hh, b_hh,
+            h = outputs[t] = kept(n + z * (h - n))
+        # (L*N, H): joined along rows, no (1, N, H) view of each step to stack
+        joined = cat(outputs, 0)
+        h0 = saved[-1 if reverse else 0][0]
+        ctx.save_for_backward(gates, h0, w_hh, b_hh, joined,
                               *(value for step in saved for value in step))
         ctx.reverse = reverse
-        return stack(outputs), h
+        return joined.view(length, *h.shape), h
 
     @staticmethod
     def backward(ctx, d_out, d_h):
-        gates, h0, w_hh, b_hh, *flat = ctx.saved_tensors
+        gates, h0, w_hh, b_hh, joined, *flat = ctx.saved_tensors
         if is_grad_enabled():
             return _recorded_gradients(ctx, (gates, h0, w_hh, b_hh), d_out, d_h)
         steps = [flat[k:k + _SAVED_PER_STEP] for k in range(0, len(flat), _SAVED_PER_STEP)]
@@ -63,13 +69,24 @@ class GruSequence(Function):
             d_r = d_n * h_n * (r * (1 - r))
             d_pre[t] = kept(cat([d_r, d_z, d_n * r, d_n], -1))
             d_h = kept(d_h * z + d_pre[t][:, :3 * hidden] @ w_hh)
-        d_all = stack(d_pre)
-        d_gates = cat([d_all[..., :2 * hidden], d_all[..., 3 * hidden:]], -1)
-        d_hh = d_all[..., :3 * hidden].reshape(-1, 3 * hidden)
-        d_w_hh = d_hh.t() @ stack([step[0] for step in steps]).reshape(-1, hidden) \
+        d_all = cat(d_pre, 0)
+        d_gates = cat([d_all[:, :2 * hidden], d_all[:, 3 * hidden:]], -1).view(gates.shape)
+        d_hh = d_all[:, :3 * hidden]
+        d_w_hh = d_hh.t() @ _previous_states(joined, h0, ctx.reverse) \
             if ctx.needs_input_grad[2] else None
         d_b_hh = d_hh.sum(0) if b_hh is not None and ctx.needs_input_grad[3] else None
-        return d_gates, d_h, d_w_hh, d_b_hh, None
+        grads = (d_gates, d_h, d_w_hh, d_b_hh)
+        # computed now, in one schedule: the gradients then reach the rest of the pass as
+        # buffers, whose every later walk (backward's templates, realize) stops there rather
+        # than going through every step of this loop again
+        realize(*(g for g in grads if g is not None))
+        return (*grads, None)
+
+
+def _previous_states(joined, h0, reverse: bool):
+    """The state each step started from, joined as the (L*N, H) outputs are."""
+    batch = h0.shape[0]
+    return cat([joined[batch:], h0], 0) if reverse else cat([h0, joined[:-batch]], 0)
 
 
 def _recorded_gradients(ctx, inputs, d_out, d_h):

@@ -25,16 +25,12 @@ def lstm_step(gx, state, w_hh, b_hh, w_hr=None):
     return (h if w_hr is None else F.linear(h, w_hr)), c
 
 
-def gru_gates(x_r, x_z, x_n, h, h_r, h_z, h_n):
-    """The GRU's gates r, z, n from the input's and the state's projections, and the new
-    state."""
+def gru_step(gx, h, w_hh, b_hh):
+    x_r, x_z, x_n = gx.chunk(3, -1)
+    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
     r, z = (x_r + h_r).sigmoid(), (x_z + h_z).sigmoid()
     n = (x_n + r * h_n).tanh()
-    return r, z, n, n + z * (h - n)
-
-
-def gru_step(gx, h, w_hh, b_hh):
-    return gru_gates(*gx.chunk(3, -1), h, *F.linear(h, w_hh, b_hh).chunk(3, -1))[-1]
+    return n + z * (h - n)
 
 
 def recorded_loop(step, gates, state, reverse: bool, masks=None):
