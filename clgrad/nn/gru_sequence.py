@@ -21,9 +21,6 @@ from ..frontend.tensor import realize
 from . import functional as F
 from .rnn_steps import gru_step, recorded_loop
 
-_SAVED_PER_STEP = 5         # the previous state, r, z, n and the state's projection for n
-
-
 class GruSequence(Function):
     """gates (L, N, 3H): every step's input projection; h (N, H) the initial state; reverse
     steps from the last to the first. Returns the (L, N, H) outputs and the final state."""
@@ -32,48 +29,40 @@ class GruSequence(Function):
     def forward(ctx, gates, h, w_hh, b_hh, reverse: bool):
         length, hidden = gates.shape[0], h.shape[-1]
         x = step_slices(gates)
-        outputs, saved = [None] * length, [None] * length
+        outputs, projections = [None] * length, [None] * length
+        h0 = h
         for t in (range(length - 1, -1, -1) if reverse else range(length)):
-            hh = F.linear(h, w_hh, b_hh)
-            # r and z in one sigmoid over all three gates' sums (n's is not used)
-            gate = (x[t] + hh).sigmoid()
-            r, z = gate[:, :hidden], gate[:, hidden:2 * hidden]
-            h_n = hh[:, 2 * hidden:]
-            n = (x[t][:, 2 * hidden:] + r * h_n).tanh()
-            saved[t] = (h, r, z, n, h_n)
+            projections[t] = F.linear(h, w_hh, b_hh)
+            r, z, n, _ = _gates(x[t], projections[t], hidden)
             h = outputs[t] = kept(n + z * (h - n))
         # (L*N, H): joined along rows, no (1, N, H) view of each step to stack
         joined = cat(outputs, 0)
-        h0 = saved[-1 if reverse else 0][0]
-        ctx.save_for_backward(gates, h0, w_hh, b_hh, joined,
-                              *(value for step in saved for value in step))
+        ctx.save_for_backward(gates, h0, w_hh, b_hh, joined, *projections)
         ctx.reverse = reverse
         return joined.view(length, *h.shape), h
 
     @staticmethod
     def backward(ctx, d_out, d_h):
-        gates, h0, w_hh, b_hh, joined, *flat = ctx.saved_tensors
+        gates, h0, w_hh, b_hh, joined, *projections = ctx.saved_tensors
         if is_grad_enabled():
             return _recorded_gradients(ctx, (gates, h0, w_hh, b_hh), d_out, d_h)
-        steps = [flat[k:k + _SAVED_PER_STEP] for k in range(0, len(flat), _SAVED_PER_STEP)]
-        length, hidden = len(steps), h0.shape[-1]
+        length, (batch, hidden) = len(projections), h0.shape
+        previous = _previous_states(joined, h0, ctx.reverse)
+        factors = _factors(gates.reshape(-1, 3 * hidden), cat(projections, 0), previous, hidden)
+        factors = step_slices(factors.view(length, batch, _FACTORS, hidden))
         d_outs = step_slices(d_out)
-        # per step [r, z, n*r, n]'s pre-activation gradients: the first three are the state
-        # projection's, the first two and the last the input projection's
-        d_pre = [None] * length
+        d_steps = [None] * length
         for t in (range(length) if ctx.reverse else range(length - 1, -1, -1)):
-            h, r, z, n, h_n = steps[t]
             d_h = d_h + d_outs[t]
-            d_n = d_h * (1 - z) * (1 - n * n)
-            d_z = d_h * (h - n) * (z * (1 - z))
-            d_r = d_n * h_n * (r * (1 - r))
-            d_pre[t] = kept(cat([d_r, d_z, d_n * r, d_n], -1))
-            d_h = kept(d_h * z + d_pre[t][:, :3 * hidden] @ w_hh)
-        d_all = cat(d_pre, 0)
-        d_gates = cat([d_all[:, :2 * hidden], d_all[:, 3 * hidden:]], -1).view(gates.shape)
-        d_hh = d_all[:, :3 * hidden]
-        d_w_hh = d_hh.t() @ _previous_states(joined, h0, ctx.reverse) \
-            if ctx.needs_input_grad[2] else None
+            d = kept((d_h.unsqueeze(1) * factors[t]).view(batch, _FACTORS * hidden))
+            d_steps[t] = d
+            d_h = kept(_columns(d, 4 * hidden, 5 * hidden) +
+                       _columns(d, 0, 3 * hidden) @ w_hh)
+        d_all = cat(d_steps, 0)
+        d_gates = cat([_columns(d_all, 0, 2 * hidden), _columns(d_all, 3 * hidden, 4 * hidden)],
+                      -1).view(gates.shape)
+        d_hh = _columns(d_all, 0, 3 * hidden)
+        d_w_hh = d_hh.t() @ previous if ctx.needs_input_grad[2] else None
         d_b_hh = d_hh.sum(0) if b_hh is not None and ctx.needs_input_grad[3] else None
         grads = (d_gates, d_h, d_w_hh, d_b_hh)
         # computed now, in one schedule: the gradients then reach the rest of the pass as
@@ -81,6 +70,36 @@ class GruSequence(Function):
         # than going through every step of this loop again
         realize(*(g for g in grads if g is not None))
         return (*grads, None)
+
+
+def _columns(x, start: int, stop: int):
+    """x[:, start:stop], as a crop (padding by negative widths): recorded for less than an
+    index."""
+    return F.pad(x, (-start, stop - x.shape[-1]))
+
+
+def _gates(x, hh, hidden: int):
+    """r, z, n and the state's projection for n, from the input's projection x and the state's
+    hh (N, 3H); r and z from one sigmoid over all three sums (n's is not used)."""
+    gate = (x + hh).sigmoid()
+    r, z = _columns(gate, 0, hidden), _columns(gate, hidden, 2 * hidden)
+    h_n = _columns(hh, 2 * hidden, 3 * hidden)
+    return r, z, (_columns(x, 2 * hidden, 3 * hidden) + r * h_n).tanh(), h_n
+
+
+_FACTORS = 5
+
+
+def _factors(x, hh, previous, hidden: int):
+    """(L*N, 5, H): what a step's state gradient is multiplied by to give the pre-activation
+    gradients of r, z, n (times r: the state projection's) and n, and the state gradient
+    carried straight to the previous state (z). Computed for every step at once from the
+    projections, as forward computed them."""
+    r, z, n, h_n = _gates(x, hh, hidden)
+    one_minus_z = 1 - z
+    d_n = one_minus_z * (1 - n * n)
+    parts = [d_n * h_n * (r * (1 - r)), (previous - n) * (z * one_minus_z), d_n * r, d_n, z]
+    return cat([p.unsqueeze(1) for p in parts], 1)
 
 
 def _previous_states(joined, h0, reverse: bool):
