@@ -28,12 +28,12 @@ class GruSequence(Function):
     @staticmethod
     def forward(ctx, gates, h, w_hh, b_hh, reverse: bool):
         length, hidden = gates.shape[0], h.shape[-1]
-        x = step_slices(gates)
+        x, x_n = step_slices(gates), step_slices(_columns(gates, 2 * hidden, 3 * hidden))
         outputs, projections = [None] * length, [None] * length
         h0 = h
         for t in (range(length - 1, -1, -1) if reverse else range(length)):
             projections[t] = F.linear(h, w_hh, b_hh)
-            r, z, n, _ = _gates(x[t], projections[t], hidden)
+            r, z, n, _ = _gates(x[t], x_n[t], projections[t], hidden)
             h = outputs[t] = kept(n + z * (h - n))
         # (L*N, H): joined along rows, no (1, N, H) view of each step to stack
         joined = cat(outputs, 0)
@@ -48,23 +48,24 @@ class GruSequence(Function):
             return _recorded_gradients(ctx, (gates, h0, w_hh, b_hh), d_out, d_h)
         length, (batch, hidden) = len(projections), h0.shape
         previous = _previous_states(joined, h0, ctx.reverse)
-        factors = _factors(gates.reshape(-1, 3 * hidden), cat(projections, 0), previous, hidden)
-        factors = step_slices(factors.view(length, batch, _FACTORS, hidden))
+        to_hidden, z, to_n = _factors(gates.reshape(-1, 3 * hidden), cat(projections, 0),
+                                      previous, hidden)
+        to_hidden = step_slices(to_hidden.view(length, batch, 3, hidden))
+        z = step_slices(z.view(length, batch, hidden))
         d_outs = step_slices(d_out)
-        d_steps = [None] * length
-        for t in (range(length) if ctx.reverse else range(length - 1, -1, -1)):
-            d_h = d_h + d_outs[t]
-            d = kept((d_h.unsqueeze(1) * factors[t]).view(batch, _FACTORS * hidden))
-            d_steps[t] = d
-            d_h = kept(_columns(d, 4 * hidden, 5 * hidden) +
-                       _columns(d, 0, 3 * hidden) @ w_hh)
-        d_all = cat(d_steps, 0)
-        d_gates = cat([_columns(d_all, 0, 2 * hidden), _columns(d_all, 3 * hidden, 4 * hidden)],
-                      -1).view(gates.shape)
-        d_hh = _columns(d_all, 0, 3 * hidden)
-        d_w_hh = d_hh.t() @ previous if ctx.needs_input_grad[2] else None
-        d_b_hh = d_hh.sum(0) if b_hh is not None and ctx.needs_input_grad[3] else None
-        grads = (d_gates, d_h, d_w_hh, d_b_hh)
+        order = range(length) if ctx.reverse else range(length - 1, -1, -1)
+        d_states, d_hidden = [None] * length, [None] * length
+        d_h = kept(d_h + d_outs[order[0]])
+        for k, t in enumerate(order):
+            d_states[t] = d_h       # the gradient of step t's output, all of it
+            d_hidden[t] = kept((d_h.unsqueeze(1) * to_hidden[t]).view(batch, 3 * hidden))
+            d_h = d_h * z[t] + d_hidden[t] @ w_hh
+            d_h = kept(d_h if k + 1 == length else d_h + d_outs[order[k + 1]])
+        d_hidden = cat(d_hidden, 0)
+        d_gates = cat([_columns(d_hidden, 0, 2 * hidden), cat(d_states, 0) * to_n], -1)
+        d_w_hh = d_hidden.t() @ previous if ctx.needs_input_grad[2] else None
+        d_b_hh = d_hidden.sum(0) if b_hh is not None and ctx.needs_input_grad[3] else None
+        grads = (d_gates.view(gates.shape), d_h, d_w_hh, d_b_hh)
         # computed now, in one schedule: the gradients then reach the rest of the pass as
         # buffers, whose every later walk (backward's templates, realize) stops there rather
         # than going through every step of this loop again
@@ -73,33 +74,31 @@ class GruSequence(Function):
 
 
 def _columns(x, start: int, stop: int):
-    """x[:, start:stop], as a crop (padding by negative widths): recorded for less than an
+    """x[..., start:stop], as a crop (padding by negative widths): recorded for less than an
     index."""
     return F.pad(x, (-start, stop - x.shape[-1]))
 
 
-def _gates(x, hh, hidden: int):
-    """r, z, n and the state's projection for n, from the input's projection x and the state's
-    hh (N, 3H); r and z from one sigmoid over all three sums (n's is not used)."""
+def _gates(x, x_n, hh, hidden: int):
+    """r, z, n and the state's projection for n, from the input's projection x (x_n: its n
+    part) and the state's hh (N, 3H); r and z from one sigmoid over all three sums (n's is
+    not used)."""
     gate = (x + hh).sigmoid()
     r, z = _columns(gate, 0, hidden), _columns(gate, hidden, 2 * hidden)
     h_n = _columns(hh, 2 * hidden, 3 * hidden)
-    return r, z, (_columns(x, 2 * hidden, 3 * hidden) + r * h_n).tanh(), h_n
-
-
-_FACTORS = 5
+    return r, z, (x_n + r * h_n).tanh(), h_n
 
 
 def _factors(x, hh, previous, hidden: int):
-    """(L*N, 5, H): what a step's state gradient is multiplied by to give the pre-activation
-    gradients of r, z, n (times r: the state projection's) and n, and the state gradient
-    carried straight to the previous state (z). Computed for every step at once from the
-    projections, as forward computed them."""
-    r, z, n, h_n = _gates(x, hh, hidden)
+    """What a step's output gradient is multiplied by to give (L*N, 3, H) the pre-activation
+    gradients of the state's projections (r, z and n's, which is times r), (L*N, H) the
+    gradient carried straight to the previous state (z), and (L*N, H) that of n's input
+    projection: for every step at once, from the projections as forward computed them."""
+    r, z, n, h_n = _gates(x, _columns(x, 2 * hidden, 3 * hidden), hh, hidden)
     one_minus_z = 1 - z
-    d_n = one_minus_z * (1 - n * n)
-    parts = [d_n * h_n * (r * (1 - r)), (previous - n) * (z * one_minus_z), d_n * r, d_n, z]
-    return cat([p.unsqueeze(1) for p in parts], 1)
+    to_n = one_minus_z * (1 - n * n)
+    to_hidden = [to_n * h_n * (r * (1 - r)), (previous - n) * (z * one_minus_z), to_n * r]
+    return cat([f.unsqueeze(1) for f in to_hidden], 1), z, to_n
 
 
 def _previous_states(joined, h0, reverse: bool):
