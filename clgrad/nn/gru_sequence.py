@@ -2,10 +2,12 @@
 
 Recorded op by op, the loop makes autograd nodes for every step's ops, derives some hundred IR
 nodes a step for its backward each pass, and sums weight_hh's gradient from one small matmul a
-step. Here forward records the steps' values only, and backward walks the steps once with two
-kernels a step (the gates' gradients, then the matmul that carries the state's gradient back),
-after which weight_hh's and bias_hh's gradients are one matmul and one sum over every step at
-once, as cuDNN computes them.
+step. Here forward records the steps' values only (two kernels a step: the state's projection
+with r and z in its epilogue, then n and the new state). Backward first computes, for every
+step at once, what each step's output gradient is multiplied by (the gates' derivatives), then
+walks the steps with a few ops each (three kernels: the state projection's gradient, its matmul
+with weight_hh, the gradient carried to the previous state); weight_hh's and bias_hh's
+gradients are then one matmul and one sum over every step at once, as cuDNN computes them.
 
 Under create_graph backward differentiates the recorded loop instead (rnn_steps.py), so the
 gradients it returns can be differentiated again.
@@ -20,6 +22,7 @@ from ..frontend.step_slices import kept, step_slices
 from ..frontend.tensor import realize
 from . import functional as F
 from .rnn_steps import gru_step, recorded_loop
+
 
 class GruSequence(Function):
     """gates (L, N, 3H): every step's input projection; h (N, H) the initial state; reverse

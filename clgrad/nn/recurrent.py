@@ -3,7 +3,9 @@
 A layer projects its whole input sequence through weight_ih in one matmul, then steps through
 time with only the hidden-state matmul and the gate arithmetic per step. Every step records
 the same graph structure over different buffers, so the engine's plan cache compiles a step
-once and replays it for the rest of the sequence.
+once and replays it for the rest of the sequence. An unpacked GRU layer's loop is one Function
+with a hand-written backward (gru_sequence.py); the others record their steps for autograd
+(rnn_steps.py).
 
 A PackedSequence input runs padded, longest sequence first: at each step a mask keeps the state
 of the sequences that have ended (or, backwards, not yet begun), so each final state is taken at
