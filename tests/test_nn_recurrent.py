@@ -85,6 +85,31 @@ def test_lstm_initial_states_projection_and_relu_rnn():
                  call=lambda m, x: _flat(m(x)))
 
 
+def _input_gradient(m, x, h):
+    """d(sum of squared outputs)/dx with create_graph, to be differentiated again."""
+    out, h_n = m(x, h)
+    loss = (out * out).sum() + (h_n * h_n).sum()
+    return library(x).autograd.grad(loss, x, create_graph=True)[0]
+
+
+@needs_torch
+def test_gru_second_derivatives():
+    # create_graph: backward differentiates the recorded loop, not the hand-written one
+    check_module("GRU", (3, 4), dict(bidirectional=True), (3, 2, 3), (2, 2, 4),
+                 call=_input_gradient, atol=1e-5)
+
+
+def _frozen_state_weights(m, x):
+    m.weight_hh_l0.requires_grad_(False)
+    m.bias_hh_l0.requires_grad_(False)
+    return _flat(m(x))
+
+
+@needs_torch
+def test_gru_with_frozen_state_weights():
+    check_module("GRU", (3, 4), dict(), (3, 2, 3), call=_frozen_state_weights, atol=1e-5)
+
+
 def _packed(m, x, *hx, lengths=(2, 4, 3)):
     """m over x (4, 3, features) packed with lengths: the packed output's data and h_n."""
     rnn = library(x).nn.utils.rnn

@@ -7,29 +7,38 @@ leaves like any input: every step's kernels are the same, compiled once, whateve
 from __future__ import annotations
 
 from .. import engine
+from ..compiler import ir
 from ..compiler.ir import BufferRef
 from . import jit_protocol
 from .backward import record
+from .grad_mode import is_grad_enabled
+from .tensor import Tensor
 
 
 def step_slices(x) -> tuple:
     """x.unbind(0), each slice's value held in a buffer of its own (autograd sees the slices
-    of x as usual). Inside a jit capture, whose replays relaunch kernels only, the slices stay
-    views of x."""
+    of x as usual, when it records). Inside a jit capture, whose replays relaunch kernels only,
+    the slices stay views of x."""
     if jit_protocol.capturing() or not x.numel():
         return x.unbind(0)
     x.realize()
+    source = engine.storage(x.node.arg)
+    nbytes = x.numel() // x.shape[0] * x.dtype.itemsize
+
+    def copy(t: int) -> BufferRef:
+        ref = BufferRef(x.device, nbytes)
+        engine.storage(ref).copy_from(source, offset=t * nbytes)
+        return ref
+    if not (x.requires_grad and is_grad_enabled()):
+        # nothing to differentiate: the copies are leaves, with no views of x recorded
+        return tuple(Tensor(ir.buffer(copy(t), x.dtype, x.shape[1:]), x.device)
+                     for t in range(x.shape[0]))
     # kept: each slice's gradient is computed into a buffer of its own too, so that x's
     # gradient loads the steps' gradients rather than computing all of them in one kernel
     slices = tuple(kept(part) for part in x.unbind(0))
-    source = engine.storage(x.node.arg)
-    nbytes = slices[0].numel() * x.dtype.itemsize
     for t, part in enumerate(slices):
-        node = part.node
-        if node.buffer is None:
-            ref = BufferRef(x.device, nbytes)
-            engine.storage(ref).copy_from(source, offset=t * nbytes)
-            node.buffer = ref
+        if part.node.buffer is None:
+            part.node.buffer = copy(t)
     return slices
 
 

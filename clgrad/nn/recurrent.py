@@ -3,7 +3,9 @@
 A layer projects its whole input sequence through weight_ih in one matmul, then steps through
 time with only the hidden-state matmul and the gate arithmetic per step. Every step records
 the same graph structure over different buffers, so the engine's plan cache compiles a step
-once and replays it for the rest of the sequence.
+once and replays it for the rest of the sequence. An unpacked GRU layer's loop is one Function
+with a hand-written backward (gru_sequence.py); the others record their steps for autograd
+(rnn_steps.py).
 
 A PackedSequence input runs padded, longest sequence first: at each step a mask keeps the state
 of the sequences that have ended (or, backwards, not yet begun), so each final state is taken at
@@ -17,37 +19,17 @@ import numbers
 import numpy as np
 
 from ..frontend import creation
-from ..frontend.elementwise import where
 from ..frontend.joining import cat, stack
-from ..frontend.step_slices import kept, step_slices
+from ..frontend.step_slices import step_slices
 from . import functional as F
 from . import init
+from .gru_sequence import gru_sequence
 from .module import Module
 from .parameter import Parameter
+from .rnn_steps import gru_step, lstm_step, recorded_loop, rnn_step
 from .utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-def rnn_step(gx, h, w_hh, b_hh, relu: bool):
-    pre = gx + F.linear(h, w_hh, b_hh)
-    return pre.relu() if relu else pre.tanh()
-
-
-def lstm_step(gx, state, w_hh, b_hh, w_hr=None):
-    h, c = state
-    i, f, g, o = (gx + F.linear(h, w_hh, b_hh)).chunk(4, -1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h = o.sigmoid() * c.tanh()
-    return (h if w_hr is None else F.linear(h, w_hr)), c
-
-
-def gru_step(gx, h, w_hh, b_hh):
-    x_r, x_z, x_n = gx.chunk(3, -1)
-    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r, z = (x_r + h_r).sigmoid(), (x_z + h_z).sigmoid()
-    n = (x_n + r * h_n).tanh()
-    return n + z * (h - n)
 
 
 def _check_features(op: str, input, size: int, batched_ndim: int) -> bool:
@@ -236,19 +218,10 @@ class RNNBase(Module):
         when given, says which rows step t changes (the others keep their state)."""
         w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, direction)
         gates = F.linear(x, w_ih, b_ih)            # every time step's input projection at once
-        gates = step_slices(gates)                 # each step's in a buffer: one step kernel
-        steps = range(x.shape[0] - 1, -1, -1) if direction else range(x.shape[0])
-        outputs = []
-        for t in steps:
-            new = self._step(gates[t], state, w_hh, b_hh, w_hr)
-            if masks is not None:
-                new = (where(masks[t], new[0], state[0]), where(masks[t], new[1], state[1])) \
-                    if self.mode == "LSTM" else where(masks[t], new, state)
-            state = (kept(new[0]), kept(new[1])) if self.mode == "LSTM" else kept(new)
-            outputs.append(state[0] if self.mode == "LSTM" else state)
-        if direction:
-            outputs.reverse()
-        return stack(outputs), state
+        if self.mode == "GRU" and masks is None:
+            return gru_sequence(gates, state, w_hh, b_hh, bool(direction))
+        step = lambda gx, s: self._step(gx, s, w_hh, b_hh, w_hr)  # noqa: E731
+        return recorded_loop(step, gates, state, bool(direction), masks)
 
     def _initial_states(self, x, hx, unbatched: bool):
         op = type(self).__name__
