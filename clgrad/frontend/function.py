@@ -134,7 +134,7 @@ class CustomBackward(BackwardNode):
         self.names = names
         self.n_args = len(args)
         self.tensor_positions = tensor_positions
-        self.input_meta = {i: (args[i].shape, args[i].dtype, args[i].device)
+        self.input_meta = {i: (args[i].node.shape, args[i].dtype, args[i].device)
                            for i in tensor_positions}
         self.output_meta: list = []          # (shape, dtype, device) per output, None if no tensor
 
@@ -240,8 +240,7 @@ class Function:
         names, values = _bind(cls, args, kwargs)
         positions = [i for i, v in enumerate(values) if is_tensor(v)]
         recording = is_grad_enabled()
-        needs = [recording and i in positions and values[i].requires_grad
-                 for i in range(len(values))]
+        needs = [recording and is_tensor(v) and v.requires_grad for v in values]
         ctx = FunctionCtx(cls.__name__, names, needs)
         node = CustomBackward(cls, ctx, values, names, positions) if any(needs) else None
         with no_grad():
@@ -312,15 +311,22 @@ def _attach(node, ctx: FunctionCtx, values, out):
         if node is not None:
             node.output_meta.append(None)
         return out
-    dirty = any(out is t for t in ctx._dirty)
-    non_differentiable = any(out is t for t in ctx._non_differentiable)
-    base = None if dirty else next((v for v in values if out is v), None)
+    # (most forwards mark nothing: no generator for an empty list)
+    dirty = bool(ctx._dirty) and any(out is t for t in ctx._dirty)
+    non_differentiable = bool(ctx._non_differentiable) and \
+        any(out is t for t in ctx._non_differentiable)
+    base = None
+    if not dirty:
+        for v in values:
+            if out is v:
+                base = v
+                break
     if base is not None:
         from .tensor import Tensor
         out = Tensor(out.node, out.device)    # an input returned as is: a new alias of it
     if node is None:
         return out
-    node.output_meta.append((out.shape, out.dtype, out.device))
+    node.output_meta.append((out.node.shape, out.dtype, out.device))
     if non_differentiable or not out.dtype.is_float:
         return out                            # integer outputs never require grad
     out._output_nr = len(node.output_meta) - 1

@@ -18,22 +18,27 @@ from . import indexing, jit_protocol, linalg, movement, reductions, views
 from . import scans, size, sorting, statistics
 from .backward import record, register_hook
 
+_BUFFER = Op.BUFFER     # a global reads faster than an Enum member
+
 
 class Tensor:
     __array_priority__ = 1000      # NumPy defers to our reflected operators
+
+    # what a new tensor starts with, read from the class until set: every op makes a tensor,
+    # and these are seldom read or set (those read at every op are set in __init__)
+    grad: Tensor | None = None
+    _accumulator = None
+    _retains_grad = False
+    _output_nr = 0                  # which output of grad_fn this is
 
     def __init__(self, node: ir.Node, device, requires_grad: bool = False):
         self._node = node
         self.device = device
         self.requires_grad = requires_grad
-        self.grad: Tensor | None = None
         self.grad_fn = None
         self._counter = 0               # the version: in-place changes so far
-        self._accumulator = None
-        self._retains_grad = False
         self._view: views.View | None = None    # how this tensor is a view of another
-        self._output_nr = 0             # which output of grad_fn this is
-        if node.op is Op.BUFFER:
+        if node.op is _BUFFER:
             jit_protocol.holds_buffer(self)
         jit_protocol.made(self)
 
