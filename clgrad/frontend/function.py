@@ -239,8 +239,10 @@ class Function:
     def apply(cls, *args, **kwargs):
         names, values = _bind(cls, args, kwargs)
         positions = [i for i, v in enumerate(values) if is_tensor(v)]
-        recording = is_grad_enabled()
-        needs = [recording and is_tensor(v) and v.requires_grad for v in values]
+        needs = [False] * len(values)
+        if is_grad_enabled():
+            for i in positions:
+                needs[i] = values[i].requires_grad
         ctx = FunctionCtx(cls.__name__, names, needs)
         node = CustomBackward(cls, ctx, values, names, positions) if any(needs) else None
         with no_grad():
@@ -248,8 +250,9 @@ class Function:
         single = not isinstance(outputs, tuple)
         outputs = (outputs,) if single else outputs
         _check_dirty(cls, ctx, values)
-        outputs = tuple(_attach(node, ctx, values, out) for out in outputs)
-        return outputs[0] if single else outputs
+        if single:
+            return _attach(node, ctx, values, outputs[0])
+        return tuple([_attach(node, ctx, values, out) for out in outputs])
 
 
 # forward -> (its signature, its parameter names after ctx when all are plain positional
