@@ -85,26 +85,29 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        return tuple(self._unpack(t, v, f"saved tensor {i}") for i, (t, v) in enumerate(self._saved))
+        return tuple([self._unpack(t, v, i) for i, (t, v) in enumerate(self._saved)])
 
     @property
     def saved_variables(self) -> dict:
-        return {k: self._unpack(t, v, f"saved tensor {k!r}") for k, (t, v) in self._saved_named.items()}
+        return {k: self._unpack(t, v, k) for k, (t, v) in self._saved_named.items()}
 
     def __getattr__(self, name):
         saved = self.__dict__.get("_saved_named", {})
         if name in saved:
             t, version = saved[name]
-            return self._unpack(t, version, f"saved tensor {name!r}")
+            return self._unpack(t, version, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
-    def _unpack(self, t, version, what: str):
+    def _unpack(self, t, version, key: int | str):
+        """The saved tensor t, checked; key is its position, or its name when saved by name
+        (named in the message only when it fails: backward reads these at every step)."""
         if self._freed:
             raise RuntimeError(_FREED)
         if t is not None and t._version != version:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{t.dtype.name} {list(t.shape)}], which is {what} of "
+                f"inplace operation: [{t.dtype.name} {list(t.shape)}], which is saved tensor "
+                f"{key if isinstance(key, int) else repr(key)} of "
                 f"{self._fn_name}Backward, is at version {t._version}; expected version "
                 f"{version} instead.")
         return t
@@ -184,10 +187,10 @@ class CustomBackward(BackwardNode):
             raise RuntimeError(f"function {self._name} returned a {type(g).__name__} as the "
                                f"gradient of input {i} ({name!r}); expected a Tensor or None")
         shape, dtype, device = self.input_meta[i]
-        if g.device != device:
+        if g.device is not device and g.device != device:
             raise RuntimeError(f"function {self._name} returned a gradient on {g.device.spec} "
                                f"for input {i} ({name!r}), which is on {device.spec}")
-        if g.shape != shape:
+        if g.node.shape != shape:
             if not _expandable(shape, g.shape):
                 raise RuntimeError(f"function {self._name} returned an invalid gradient for input "
                                    f"{i} ({name!r}): got shape {list(g.shape)} but expected a "
