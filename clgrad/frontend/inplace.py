@@ -37,8 +37,11 @@ _PENDING: dict[int, weakref.ref] = {}
 
 def take_pending() -> list:
     """The tensors changed in place since the last schedule whose value is still lazy."""
-    pending = [t for t in (r() for r in _PENDING.values())
-               if t is not None and t._node.op not in (Op.BUFFER, Op.CONST)]
+    pending = []
+    for ref in _PENDING.values():
+        t = ref()
+        if t is not None and t._node.op is not _BUFFER and t._node.op is not _CONST:
+            pending.append(t)
     _PENDING.clear()
     return pending
 

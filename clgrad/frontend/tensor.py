@@ -465,7 +465,7 @@ def compute(tensors: list[Tensor]) -> None:
     device = group = None
     for t in tensors:
         node = t.node
-        if node.op is not Op.BUFFER and id(t) not in seen:
+        if node.op is not _BUFFER and id(t) not in seen:
             seen.add(id(t))
             if t.device is not device:      # a Device hashes in Python: once per run of them
                 device = t.device
