@@ -18,18 +18,12 @@ from . import indexing, jit_protocol, linalg, movement, reductions, views
 from . import scans, size, sorting, statistics
 from .backward import record, register_hook
 
-_BUFFER = Op.BUFFER     # a global reads faster than an Enum member
-
 
 class Tensor:
     __array_priority__ = 1000      # NumPy defers to our reflected operators
-
-    # what a new tensor starts with, read from the class until set: every op makes a tensor,
-    # and these are seldom read or set (those read at every op are set in __init__)
-    grad: Tensor | None = None
-    _accumulator = None
+    grad: Tensor | None = None     # these three are read from the class until set: every op
+    _accumulator = None            # makes a tensor, and few tensors set them
     _retains_grad = False
-    _output_nr = 0                  # which output of grad_fn this is
 
     def __init__(self, node: ir.Node, device, requires_grad: bool = False):
         self._node = node
@@ -38,8 +32,7 @@ class Tensor:
         self.grad_fn = None
         self._counter = 0               # the version: in-place changes so far
         self._view: views.View | None = None    # how this tensor is a view of another
-        if node.op is _BUFFER:
-            jit_protocol.holds_buffer(self)
+        self._output_nr = 0             # which output of grad_fn this is
         jit_protocol.made(self)
 
     # ---- value ----
@@ -465,7 +458,7 @@ def compute(tensors: list[Tensor]) -> None:
     device = group = None
     for t in tensors:
         node = t.node
-        if node.op is not _BUFFER and id(t) not in seen:
+        if node.op is not Op.BUFFER and id(t) not in seen:
             seen.add(id(t))
             if t.device is not device:      # a Device hashes in Python: once per run of them
                 device = t.device
