@@ -15,15 +15,17 @@ from .ops import Op
 
 def _binary(op: Op):
     """self op x."""
-    def method(self, x):
-        return ir.binary(op, self, self._lift(x))
+    def method(self, x):    # (_lift inlined: every operator on nodes runs this)
+        return ir.binary(op, self, x if isinstance(x, MathTrait) else
+                         ir.const(x, self.dtype, self.shape))
     return method
 
 
 def _reflected(op: Op):
     """x op self, for a number x on the left of the operator."""
     def method(self, x):
-        return ir.binary(op, self._lift(x), self)
+        return ir.binary(op, x if isinstance(x, MathTrait) else
+                         ir.const(x, self.dtype, self.shape), self)
     return method
 
 

@@ -81,9 +81,15 @@ class GradFn(BackwardNode):
     def __init__(self, name: str, inputs: list, output: Node):
         edges, versions, nodes = [], [], []
         for t in inputs:        # one pass: every op recorded for autograd makes a GradFn
-            edges.append((edge_of(t), t._output_nr))
-            versions.append(t._version)
-            nodes.append(t.node)
+            fn = t.grad_fn      # edge_of(t), without its call in the common cases
+            edges.append((fn if fn is not None and t.requires_grad else edge_of(t),
+                          t._output_nr))
+            if t._view is None:     # a view's version and node may need its base read first
+                versions.append(t._counter)
+                nodes.append(t._node)
+            else:
+                versions.append(t._version)
+                nodes.append(t.node)
         super().__init__(name, tuple(edges))
         self.inputs = inputs
         self.versions = tuple(versions)
@@ -221,8 +227,7 @@ def record(op: str, node: Node, device, inputs):
         return tensor.Tensor(node, device)
     if not is_grad_enabled():
         return tensor.Tensor(node.detach(), device)   # else the same node as its grad twin
-    out = tensor.Tensor(node, device)
-    out.requires_grad = True
+    out = tensor.Tensor(node, device, True)
     out.grad_fn = GradFn(grad_fn_name(op), list(inputs), node)
     return out
 

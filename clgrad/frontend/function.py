@@ -85,26 +85,29 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        return tuple(self._unpack(t, v, f"saved tensor {i}") for i, (t, v) in enumerate(self._saved))
+        return tuple([self._unpack(t, v, i) for i, (t, v) in enumerate(self._saved)])
 
     @property
     def saved_variables(self) -> dict:
-        return {k: self._unpack(t, v, f"saved tensor {k!r}") for k, (t, v) in self._saved_named.items()}
+        return {k: self._unpack(t, v, k) for k, (t, v) in self._saved_named.items()}
 
     def __getattr__(self, name):
         saved = self.__dict__.get("_saved_named", {})
         if name in saved:
             t, version = saved[name]
-            return self._unpack(t, version, f"saved tensor {name!r}")
+            return self._unpack(t, version, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
 
-    def _unpack(self, t, version, what: str):
+    def _unpack(self, t, version, key: int | str):
+        """The saved tensor t, checked; key is its position, or its name when saved by name
+        (named in the message only when it fails: backward reads these at every step)."""
         if self._freed:
             raise RuntimeError(_FREED)
         if t is not None and t._version != version:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{t.dtype.name} {list(t.shape)}], which is {what} of "
+                f"inplace operation: [{t.dtype.name} {list(t.shape)}], which is saved tensor "
+                f"{key if isinstance(key, int) else repr(key)} of "
                 f"{self._fn_name}Backward, is at version {t._version}; expected version "
                 f"{version} instead.")
         return t
@@ -134,7 +137,7 @@ class CustomBackward(BackwardNode):
         self.names = names
         self.n_args = len(args)
         self.tensor_positions = tensor_positions
-        self.input_meta = {i: (args[i].shape, args[i].dtype, args[i].device)
+        self.input_meta = {i: (args[i].node.shape, args[i].dtype, args[i].device)
                            for i in tensor_positions}
         self.output_meta: list = []          # (shape, dtype, device) per output, None if no tensor
 
@@ -184,10 +187,10 @@ class CustomBackward(BackwardNode):
             raise RuntimeError(f"function {self._name} returned a {type(g).__name__} as the "
                                f"gradient of input {i} ({name!r}); expected a Tensor or None")
         shape, dtype, device = self.input_meta[i]
-        if g.device != device:
+        if g.device is not device and g.device != device:
             raise RuntimeError(f"function {self._name} returned a gradient on {g.device.spec} "
                                f"for input {i} ({name!r}), which is on {device.spec}")
-        if g.shape != shape:
+        if g.node.shape != shape:
             if not _expandable(shape, g.shape):
                 raise RuntimeError(f"function {self._name} returned an invalid gradient for input "
                                    f"{i} ({name!r}): got shape {list(g.shape)} but expected a "
@@ -239,9 +242,10 @@ class Function:
     def apply(cls, *args, **kwargs):
         names, values = _bind(cls, args, kwargs)
         positions = [i for i, v in enumerate(values) if is_tensor(v)]
-        recording = is_grad_enabled()
-        needs = [recording and i in positions and values[i].requires_grad
-                 for i in range(len(values))]
+        needs = [False] * len(values)
+        if is_grad_enabled():
+            for i in positions:
+                needs[i] = values[i].requires_grad
         ctx = FunctionCtx(cls.__name__, names, needs)
         node = CustomBackward(cls, ctx, values, names, positions) if any(needs) else None
         with no_grad():
@@ -249,8 +253,9 @@ class Function:
         single = not isinstance(outputs, tuple)
         outputs = (outputs,) if single else outputs
         _check_dirty(cls, ctx, values)
-        outputs = tuple(_attach(node, ctx, values, out) for out in outputs)
-        return outputs[0] if single else outputs
+        if single:
+            return _attach(node, ctx, values, outputs[0])
+        return tuple([_attach(node, ctx, values, out) for out in outputs])
 
 
 # forward -> (its signature, its parameter names after ctx when all are plain positional
@@ -312,15 +317,22 @@ def _attach(node, ctx: FunctionCtx, values, out):
         if node is not None:
             node.output_meta.append(None)
         return out
-    dirty = any(out is t for t in ctx._dirty)
-    non_differentiable = any(out is t for t in ctx._non_differentiable)
-    base = None if dirty else next((v for v in values if out is v), None)
+    # (most forwards mark nothing: no generator for an empty list)
+    dirty = bool(ctx._dirty) and any(out is t for t in ctx._dirty)
+    non_differentiable = bool(ctx._non_differentiable) and \
+        any(out is t for t in ctx._non_differentiable)
+    base = None
+    if not dirty:
+        for v in values:
+            if out is v:
+                base = v
+                break
     if base is not None:
         from .tensor import Tensor
         out = Tensor(out.node, out.device)    # an input returned as is: a new alias of it
     if node is None:
         return out
-    node.output_meta.append((out.shape, out.dtype, out.device))
+    node.output_meta.append((out.node.shape, out.dtype, out.device))
     if non_differentiable or not out.dtype.is_float:
         return out                            # integer outputs never require grad
     out._output_nr = len(node.output_meta) - 1

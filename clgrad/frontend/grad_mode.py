@@ -5,11 +5,15 @@ import copy
 import functools
 import threading
 
-_state = threading.local()
+class _State(threading.local):
+    enabled = True      # each thread starts with grad on: a plain read, not getattr's default
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set_enabled(mode: bool) -> None:

@@ -182,11 +182,15 @@ def setitem(x, index, value, accumulate: bool = False):
         raise RuntimeError(f"setitem: value on {value.device.spec} cannot be written into a "
                            f"tensor on {x.device.spec}")
     result_dtype("setitem", [x, value])     # rejects values that are not numbers or tensors
-    items = _expand_index(x, index)
     inputs = [x] + ([value] if is_tensor(value) else [])
-    if is_tensor(index) and index.dtype == dt.bool_ and index.shape == x.shape and not accumulate:
-        out = index.node.where(lift(value, x.dtype, x.shape), x.node)
+    node = x.node
+    # a mask of x's shape (x not 0-d: such a mask is refused below as too many indices) takes
+    # every dim, so there is no index to expand or check: the common `g[x < 0] = 0`
+    if is_tensor(index) and index.dtype is dt.bool_ and node.shape and not accumulate \
+            and index.node.shape == node.shape:
+        out = index.node.where(lift(value, node.dtype, node.shape), node)
         return record("masked_fill", out, x.device, inputs)
+    items = _expand_index(x, index)
     if any(_is_advanced(i) for i in items):
         return record("index_put", _scatter(x, items, value, accumulate), x.device, inputs)
     if accumulate:

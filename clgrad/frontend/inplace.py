@@ -29,14 +29,19 @@ from .backward import record
 from .grad_mode import is_grad_enabled
 from .operands import normalize_dim, normalize_dims
 
+_BUFFER, _CONST = Op.BUFFER, Op.CONST    # globals read faster than Enum members
+
 # Tensors changed in place whose new value is still a lazy graph; the next schedule takes them.
 _PENDING: dict[int, weakref.ref] = {}
 
 
 def take_pending() -> list:
     """The tensors changed in place since the last schedule whose value is still lazy."""
-    pending = [t for t in (r() for r in _PENDING.values())
-               if t is not None and t._node.op not in (Op.BUFFER, Op.CONST)]
+    pending = []
+    for ref in _PENDING.values():
+        t = ref()
+        if t is not None and t._node.op is not _BUFFER and t._node.op is not _CONST:
+            pending.append(t)
     _PENDING.clear()
     return pending
 
@@ -49,7 +54,7 @@ def remember(t) -> None:
 def _shares_numpy_memory(t) -> bool:
     """Whether t's value is memory NumPy shares (a view's changes reach it through its base)."""
     node = t._node
-    return t._view is None and node.op is Op.BUFFER and node.arg.buffer is not None \
+    return t._view is None and node.op is _BUFFER and node.arg.buffer is not None \
         and node.arg.buffer.shared and not jit_protocol.capturing()
 
 
@@ -61,9 +66,10 @@ def _commit(t, node: Node) -> None:
     if shared:
         _write_through(t, old.arg)
         return
-    if node.op is Op.BUFFER:
+    op = node.op
+    if op is _BUFFER:
         jit_protocol.holds_buffer(t)
-    if node.op is not Op.CONST:
+    if op is not _CONST:
         remember(t)
 
 
@@ -81,12 +87,15 @@ def assign(t, value, op: str = "assign"):
     """t takes value in place, outside autograd: a tensor, or an IR node made of tensors'
     nodes (an optimizer's update). Returns t."""
     node = value if isinstance(value, Node) else value.node
-    if node.shape != t.node.shape:
+    view = t._view
+    old = t._node if view is None else t.node
+    if node.shape != old.shape:
         raise RuntimeError(f"{op}: a value of shape {node.shape} cannot be assigned to a tensor "
                            f"of shape {t.shape}")
-    views.check_writable(t, op)
-    _commit(t, node.cast(t.dtype))
-    if t._view is not None:
+    if view is not None:
+        views.check_writable(t, op)
+    _commit(t, node if node.dtype is old.dtype else node.cast(old.dtype))
+    if view is not None:
         views.written(t)
     return t
 
@@ -114,11 +123,12 @@ def restore(t, node: Node, versions: int) -> None:
 def assign_result(t, result, op: str):
     """t takes result's value and history: the common end of every in-place op."""
     _refuse_leaf(t, op)
-    if result.shape != t.shape:
+    node, old = result.node, t.node
+    if node.shape != old.shape:
         raise RuntimeError(f"{op}: output with shape {t.shape} doesn't match the "
                            f"broadcast shape {result.shape}")
     views.check_writable(t, op)
-    _commit(t, result.node.cast(t.dtype))
+    _commit(t, node if node.dtype is old.dtype else node.cast(old.dtype))
     if result.grad_fn is not None:
         t.grad_fn, t.requires_grad = result.grad_fn, True
         t._output_nr = result._output_nr

@@ -36,6 +36,7 @@ class Recording:
         self.log: list = []                      # the schedules run (engine.listen's list)
 
 
+_BUFFER = Op.BUFFER     # a global reads faster than an Enum member, and every tensor made asks
 _recording: Recording | None = None     # while a capture runs
 _steps_running = 0      # jitted steps whose Python runs now (a warm-up, capture or eager call)
 
@@ -105,6 +106,10 @@ def holds_buffer(t) -> None:
 
 
 def made(t) -> None:
+    """t is a new tensor: one holding a buffer node is told (holds_buffer), and a capture
+    running now learns of it."""
+    if t._node.op is _BUFFER:
+        holds_buffer(t)
     if _recording is not None:
         _recording.made.append(weakref.ref(t))
         _recording.made_ids.add(id(t))

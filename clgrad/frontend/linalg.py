@@ -38,17 +38,23 @@ def _operands(a, b) -> tuple:
     if not (is_tensor(a) and is_tensor(b)):
         raise TypeError("matmul: both operands must be tensors")
     device = common_device("matmul", [a, b])
-    if a.ndim == 0 or b.ndim == 0:
+    an, bn = a.node, b.node     # read once: shapes and dtypes come from the nodes
+    a_dims, b_dims = len(an.shape), len(bn.shape)
+    if a_dims == 0 or b_dims == 0:
         raise RuntimeError(f"matmul: both arguments need at least 1 dimension, got shapes "
                            f"{a.shape} and {b.shape}")
-    if a.dtype != b.dtype:
+    if an.dtype is not bn.dtype:
         raise RuntimeError(f"matmul: expected both operands to have the same dtype, got "
                            f"{a.dtype.name} and {b.dtype.name}")
-    an = a.node.reshape((1,) + a.shape) if a.ndim == 1 else a.node
-    bn = b.node.reshape(b.shape + (1,)) if b.ndim == 1 else b.node
+    if a_dims == 1:
+        an = an.reshape((1,) + an.shape)
+    if b_dims == 1:
+        bn = bn.reshape(bn.shape + (1,))
     if an.shape[-1] != bn.shape[-2]:
         raise RuntimeError(f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied "
                            f"({an.shape[-2]}x{an.shape[-1]} and {bn.shape[-2]}x{bn.shape[-1]})")
+    if a_dims <= 2 and b_dims <= 2:     # no batch to broadcast
+        return device, an, bn, 1
     try:
         batch = broadcast_shape("matmul", an.shape[:-2], bn.shape[:-2])
     except RuntimeError:

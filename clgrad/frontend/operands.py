@@ -72,6 +72,19 @@ def check_scalar(op: str, value) -> None:
 
 
 def result_dtype(op: str, args) -> dt.DType:
+    # the common case first: tensors of one float or integer dtype with Python ints or floats,
+    # which that dtype holds (a float scalar raises only an integer dtype)
+    dtype, float_scalar = None, False
+    for a in args:
+        if type(a) is float:
+            float_scalar = True
+        elif type(a) is not int:
+            if not is_tensor(a) or dtype is not None and a.dtype is not dtype:
+                break
+            dtype = a.dtype
+    else:
+        if dtype is not None and (dtype.is_float or dtype.kind == "i" and not float_scalar):
+            return dtype
     dims, zero_dims, scalars = [], [], []
     for a in args:
         if is_tensor(a):

@@ -20,6 +20,8 @@ _SPLIT_MIN_LENGTH = 1 << 15
 def _drop(node: ir.Node, axes, keepdim: bool) -> ir.Node:
     if keepdim:
         return node
+    if len(axes) == len(node.shape):    # (axes are distinct) all of them: a 0-d result
+        return node.reshape(())
     return node.reshape(tuple(s for i, s in enumerate(node.shape) if i not in axes))
 
 
@@ -38,12 +40,14 @@ def collapse(node: ir.Node, axes: tuple[int, ...], fill=0) -> ir.Node:
 
 def reduce_node(op: Op, node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
     """op over axes (kept as size 1); a long reduction into few rows goes in two passes."""
-    if node.numel == 0:
+    shape = node.shape
+    if 0 in shape:
         return collapse(node, axes, _IDENTITY[op])
-    length = math.prod(node.shape[a] for a in axes)
-    rows = node.numel // max(length, 1)
-    trailing = axes == tuple(range(len(node.shape) - len(axes), len(node.shape)))
-    if trailing and length >= _SPLIT_MIN_LENGTH and rows < 64:
+    length = 1
+    for a in axes:
+        length *= shape[a]
+    if length >= _SPLIT_MIN_LENGTH and node.numel // length < 64 \
+            and axes == tuple(range(len(shape) - len(axes), len(shape))):   # trailing axes
         chunk = next((c for c in (4096, 2048, 1024, 512) if length % c == 0), None)
         if chunk is not None:
             outer = node.shape[:len(node.shape) - len(axes)]

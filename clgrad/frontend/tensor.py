@@ -21,20 +21,18 @@ from .backward import record, register_hook
 
 class Tensor:
     __array_priority__ = 1000      # NumPy defers to our reflected operators
+    grad: Tensor | None = None     # these three are read from the class until set: every op
+    _accumulator = None            # makes a tensor, and few tensors set them
+    _retains_grad = False
 
     def __init__(self, node: ir.Node, device, requires_grad: bool = False):
         self._node = node
         self.device = device
         self.requires_grad = requires_grad
-        self.grad: Tensor | None = None
         self.grad_fn = None
         self._counter = 0               # the version: in-place changes so far
-        self._accumulator = None
-        self._retains_grad = False
         self._view: views.View | None = None    # how this tensor is a view of another
         self._output_nr = 0             # which output of grad_fn this is
-        if node.op is Op.BUFFER:
-            jit_protocol.holds_buffer(self)
         jit_protocol.made(self)
 
     # ---- value ----

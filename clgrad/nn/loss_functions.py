@@ -60,6 +60,9 @@ def _pair(op: str, input, target, warn: bool = True):
     """input and target as float nodes of their common dtype and broadcast shape (PyTorch
     warns when the shapes differ), and their device."""
     device = common_device(op, [input, target])
+    x, y = input.node, target.node
+    if x.shape == y.shape and x.dtype is y.dtype and x.dtype.is_float:
+        return x, y, device         # the common case: nothing to warn of, cast or broadcast
     if warn and tuple(target.shape) != tuple(input.shape):
         warnings.warn(f"{op}: Using a target size {tuple(target.shape)} that is different to "
                       f"the input size {tuple(input.shape)}. This will likely lead to "
