@@ -117,6 +117,14 @@ SOLE_TERMS = [
     (lambda a, b, c: F(a).linear(a, b, c), [(3, 0), (5, 0), (5,)], True),   # the bias itself
     (lambda i, a, b: i.addmm(a, b, alpha=2), [(1, 5), (1, 1), (1, 5)], True),
     (lambda i, a, b: i.addmv(a, b), [(4,), (4, 1), (1,)], True),
+    (lambda i, a, b: i.addmm(a, b, beta=0, alpha=-1), [(1, 5), (1, 1), (1, 5)], True),  # gemv
+    (lambda i, a, b: i.addmm(a, b, beta=0), [(4, 5), (4, 1), (1, 5)], True),   # gemm: stays
+    (lambda i, a, b: i.baddbmm(a, b), [(1, 20, 20), (1, 20, 1), (1, 1, 20)], True),  # a gemm
+    (lambda i, a, b: i.baddbmm(a, b), [(2, 20, 20), (2, 20, 1), (2, 1, 20)], True),  # batched
+    (lambda i, a, b: i.baddbmm(a, b, beta=0), [(1, 20, 20), (1, 20, 1), (1, 1, 20)], True),
+    (lambda i, a, b: i.baddbmm(a, b), [(1, 4, 5), (1, 4, 1), (1, 1, 5)], True),  # its loops
+    (lambda i, a, b: i.addbmm(a, b), [(4, 5), (1, 4, 1), (1, 1, 5)], True),  # an addmm a batch
+    (lambda i, a, b: i.addbmm(a, b, beta=0), [(1, 5), (2, 1, 1), (2, 1, 5)], True),
     (lambda a, b: library(a).einsum("bik,bkj->bij", a, b), [(2, 4, 1), (2, 1, 5)], True),
 ]
 
@@ -127,6 +135,20 @@ def test_sole_term_keeps_the_sign_torch_gives_it(fn, shapes, grad):
     ours = check(fn, *arrays, grad=grad)[0].detach().numpy()
     theirs = fn(*[torch.tensor(a, requires_grad=grad) for a in arrays]).detach().numpy()
     np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+
+
+def test_addbmm_adds_its_batches_in_a_chain():
+    """An addmm per batch: -0.0 terms added to a -0.0 input leave -0.0, where a sum from +0.0
+    would give +0.0; one +0.0 among them gives +0.0."""
+    start = np.array([[-0.0, -0.0], [0.0, -0.0]], np.float32)
+    left = np.full((3, 2, 1), -1.0, np.float32)
+    right = np.zeros((3, 1, 2), np.float32)
+    right[1, 0, 1] = -0.0       # (-1) * -0.0: one +0.0 term in column 1
+    for beta in (1, 0):
+        fn = lambda i, a, b: i.addbmm(a, b, beta=beta)      # noqa: E731
+        ours = check(fn, start, left, right)[0].detach().numpy()
+        theirs = fn(*map(torch.tensor, (start, left, right))).numpy()
+        np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
 
 
 def test_empty_product_is_plus_zero():

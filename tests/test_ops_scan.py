@@ -8,7 +8,7 @@ import clgrad as cg
 from clgrad.compiler import ir
 from clgrad.compiler.schedule import schedule
 
-from helpers import check, library, make
+from helpers import check, library, make, torch
 
 SCANS = ["cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"]
 SHAPES_DIMS = [((7,), 0), ((3, 5), 0), ((3, 5), 1), ((3, 5), -1), ((2, 3, 4), 1),
@@ -64,10 +64,30 @@ def test_cumsum_cumprod_nan_and_inf():
     nan, inf = np.nan, np.inf
     x = np.array([[1, inf, 2, -inf, 3], [1, nan, 2, 3, 4], [-0.0, -0.0, 1, 2, 3],
                   [3e38, 3e38, -1, 2, 0.5]], np.float32)
-    out = check(lambda t: t.cumsum(1), x)[0].detach().numpy()
-    assert np.signbit(out[2, 1]), "a row of -0.0 sums to -0.0, as PyTorch's"
+    check(lambda t: t.cumsum(1), x)
     # (PyTorch's CPU accumulates in double: an overflowed product times 0 is 0 there, NaN here)
     check(lambda t: t.cumprod(1), x, grad=False)
+
+
+# rows of signed zeros, NaN and inf, and one-element rows: PyTorch's sums start at +0.0 (a row
+# of -0.0 sums to +0.0), its products at 1 (keeping -0.0), and its running max and min take an
+# element equal to them (+0.0 then -0.0 gives -0.0) or a NaN
+_SIGNED_ZEROS = np.array([[-0.0, -0.0, -0.0], [-0.0, 0.0, -0.0], [0.0, -0.0, -0.0],
+                          [-0.0, 1.0, -1.0], [np.nan, -0.0, 1.0], [-np.inf, -0.0, np.inf],
+                          [np.inf, -np.inf, -0.0], [-0.0, np.nan, -np.inf]], np.float32)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"])
+@pytest.mark.parametrize("x,dim", [(_SIGNED_ZEROS, 0), (_SIGNED_ZEROS, 1),
+                                   (_SIGNED_ZEROS[:, :1], 1)])
+def test_signed_zeros_nan_and_inf_as_pytorch(op, x, dim):
+    def values(t):
+        out = getattr(t, op)(dim)
+        return out[0] if op in ("cummax", "cummin") else out
+    ours = check(values, x, grad=False)[0].numpy()
+    theirs = values(torch.tensor(x)).numpy()
+    np.testing.assert_array_equal(np.signbit(ours) & ~np.isnan(ours),
+                                  np.signbit(theirs) & ~np.isnan(theirs))
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])

@@ -10,6 +10,7 @@ reference cycle could otherwise be read from a buffer in one run and inlined in 
 """
 from __future__ import annotations
 
+import argparse
 import filecmp
 import os
 import subprocess
@@ -42,7 +43,32 @@ def compare(first: str, second: str) -> int:
     return 1 if only or changed else 0
 
 
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Dump every kernel the test suite compiles, or compare two dumps.",
+        epilog="Arguments after FOLDER go to pytest (e.g. tests/test_ops_matmul.py -k sole).")
+    parser.add_argument("--compare", nargs=2, metavar=("DIR1", "DIR2"),
+                        help="list the kernels that differ between two dumps")
+    parser.add_argument("folder", nargs="?", metavar="FOLDER",
+                        help="where the kernels go (made if missing)")
+    parser.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS")
+    args = parser.parse_args(argv)
+    if args.compare and (args.folder or args.pytest_args):
+        parser.error("--compare takes two folders and nothing else")
+    if not args.compare and not args.folder:
+        parser.error("give a FOLDER to dump into, or --compare DIR1 DIR2")
+    if args.folder and args.folder.startswith("-"):
+        # (an option given after `--`: a mistyped flag, not a folder to fill with kernels)
+        parser.error(f"FOLDER {args.folder!r} looks like an option")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    args = parse(argv)
+    if args.compare:
+        return compare(*args.compare)
+    return dump(args.folder, args.pytest_args)
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--compare"]:
-        sys.exit(compare(*sys.argv[2:4]))
-    sys.exit(dump(sys.argv[1], sys.argv[2:]))
+    sys.exit(main(sys.argv[1:]))

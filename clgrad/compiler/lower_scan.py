@@ -26,8 +26,8 @@ class ScanWriter(KernelWriter):
         ctype = dtype.ctype
         acc = Value("acc", dtype, False)
         compensated = combine in ("add", "mul") and dtype.is_float
-        # -0.0 + x is x for every x (0.0 + -0.0 would lose the sign of a leading -0.0)
-        start = {"add": "-0.0f" if compensated else "0", "mul": "1", "logaddexp": "-INFINITY"}
+        # a sum starts at +0.0, as PyTorch's (so a leading -0.0 becomes +0.0)
+        start = {"add": "0", "mul": "1", "logaddexp": "-INFINITY"}
         self.emit(f"{ctype} acc = {start.get(combine, '0')};")
         if compensated:
             self.emit(f"{ctype} lost = 0;")
@@ -62,7 +62,8 @@ class ScanWriter(KernelWriter):
         ctype = v.dtype.ctype
         self.emit(f"{ctype} p = acc * {v.code};")
         self.emit(f"{ctype} e = isfinite(p) ? fma(acc, {v.code}, -p) + lost * {v.code} : 0;")
-        self.emit(f"{ctype} s = p + e;")
+        # an exact product (e == 0) is p, whose sign of zero p + e could lose (-0.0 + 0.0)
+        self.emit(f"{ctype} s = e == 0 ? p : p + e;")
         self.emit("lost = isfinite(s) ? e - (s - p) : 0;")
         self.emit("acc = s;")
 
@@ -80,4 +81,10 @@ class ScanWriter(KernelWriter):
             return f"(isinf({hi}) ? {hi} : {hi} + log1p(exp({lo} - {hi})))"
         # max / min: the first element starts the row (no identity needed for any dtype)
         op = Op.MAX if combine == "max" else Op.MIN
-        return f"(i == 0 ? {v.code} : {r.binary(op, acc, v)})"
+        if not v.dtype.is_float:
+            return f"(i == 0 ? {v.code} : {r.binary(op, acc, v)})"
+        # PyTorch's: an element equal to the running value replaces it (-0.0 after +0.0), and a
+        # NaN replaces it and stays
+        order = ">=" if combine == "max" else "<="
+        takes = f"i == 0 || {v.code} {order} {acc.code} || isnan({v.code})"
+        return f"(({takes}) ? {v.code} : {acc.code})"

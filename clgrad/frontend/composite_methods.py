@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..compiler import dtype as dt
-from . import creation, inplace, joining, linalg
+from . import creation, inplace, joining
 from . import elementwise as ew
 from .backward import record
 from .operands import normalize_dim
@@ -273,18 +273,6 @@ def mv(self, vec):
     return (self @ vec.reshape(-1, 1)).reshape(self.shape[0])
 
 
-def addmm(self, mat1, mat2, *, beta=1, alpha=1):
-    return add_product(self, linalg.matmul_onto(mat1, mat2), beta, alpha, mat1.shape[-1])
-
-
-def add_product(input, product, beta, alpha, k: int):
-    """beta * input + alpha * product as PyTorch's addmm and addmv sum it: onto the scaled
-    input (product from linalg.matmul_onto), which a product of k = 0 terms leaves as it is,
-    whatever alpha."""
-    scaled = product if alpha == 1 or k == 0 else product * alpha
-    return (input if beta == 1 else input * beta) + scaled
-
-
 # ---- indexing along a dim ----
 
 def _along(self, op: str, dim: int, index):
@@ -401,7 +389,7 @@ METHODS = [
     ("narrow", narrow), ("split", split), ("chunk", chunk), ("unbind", unbind),
     ("select", select), ("tile", tile), ("roll", roll), ("tril", tril), ("triu", triu),
     ("diagonal", diagonal), ("diag", diag), ("trace", trace),
-    ("outer", outer), ("dot", dot), ("mv", mv), ("addmm", addmm),
+    ("outer", outer), ("dot", dot), ("mv", mv),
     ("gather", gather), ("take_along_dim", take_along_dim), ("index_select", index_select),
     ("new_zeros", _new("zeros")), ("new_ones", _new("ones")), ("new_empty", _new("empty")), ("new_full", new_full), ("new_tensor", new_tensor),
     ("type_as", lambda self, other: ew.cast(self, other.dtype)),

@@ -3,8 +3,9 @@
 A product over K = 1 is its one term, and PyTorch (CPU) writes that term's sign as its
 routine for the product has it: a BLAS gemm of more than one row and column writes a -0.0
 product as -0.0, while gemv and bmm's own loops add it to a +0.0 start, which makes it +0.0
-(addmm adds it to its input). Longer sums start at +0.0 on every path, as clgrad's matmul
-kernels do, and an empty one is +0.0. So the K = 1 products run no kernel: the product of
+(addmm adds it to its input: add_products.py). Longer sums start at +0.0, as clgrad's matmul
+kernels do (except an addmm of one row, whose BLAS adds the terms onto its input one by one:
+not followed), and an empty one is +0.0. So the K = 1 products run no kernel: the product of
 a's column and b's row, plus +0.0 where PyTorch's path adds one (`sole_sign` below).
 """
 from __future__ import annotations
@@ -24,12 +25,6 @@ _BMM_GEMM_WORK = 400
 def matmul(a, b):
     device, an, bn, batches = _operands(a, b)
     return _recorded(a, b, product(an, bn, _matmul_keeps_sign(a, b, batches)), device)
-
-
-def matmul_onto(a, b):
-    """matmul(a, b) as PyTorch's addmm and addmv add it onto their input (product_onto)."""
-    device, an, bn, _ = _operands(a, b)
-    return _recorded(a, b, product_onto(an, bn), device)
 
 
 def _operands(a, b) -> tuple:
@@ -116,7 +111,13 @@ def _matmul_keeps_sign(a, b, batches: int) -> bool:
             return gemm_keeps_sign(math.prod(a.shape[:-1]), b.shape[1])
         return gemm_keeps_sign(math.prod(b.shape[:-2]) * b.shape[-1], a.shape[0])
     m, n = a.shape[-2], b.shape[-1]
-    return batches == 1 and m * n * a.shape[-1] >= _BMM_GEMM_WORK and gemm_keeps_sign(m, n)
+    return batches == 1 and bmm_runs_gemm(m, n, a.shape[-1]) and gemm_keeps_sign(m, n)
+
+
+def bmm_runs_gemm(m: int, n: int, k: int) -> bool:
+    """Whether PyTorch's bmm and baddbmm of M x K by K x N matrices run BLAS's gemm (one
+    per batch, or batched), not their own loops."""
+    return m * n * k >= _BMM_GEMM_WORK
 
 
 def _folds(a, b) -> bool:

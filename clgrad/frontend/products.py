@@ -1,45 +1,13 @@
-"""torch.* products beyond matmul (kron, tensordot, cross, the add-and-multiply forms), composed
-of matmul, broadcasting and sums."""
+"""torch.* products beyond matmul (kron, tensordot, cross; the add-and-multiply forms are in
+add_products.py), composed of matmul, broadcasting and sums."""
 from __future__ import annotations
 
 import functools
 import math
 
-from . import linalg
-from .composite_methods import add_product
+from .add_products import METHODS as _ADD_PRODUCTS
 from .joining import stack
 from .operands import broadcast_shape, normalize_dim
-
-
-def _scaled(t, factor):
-    return t if factor == 1 else t * factor
-
-
-def _check_dims(op: str, **tensors) -> None:
-    for name, (t, ndim) in tensors.items():
-        if t.ndim != ndim:
-            raise RuntimeError(f"{op}: expected {name} to be a {ndim}-D tensor, but got a "
-                               f"{t.ndim}-D tensor of shape {tuple(t.shape)}")
-
-
-def addmv(input, mat, vec, *, beta=1, alpha=1):
-    _check_dims("addmv", mat=(mat, 2), vec=(vec, 1))
-    return add_product(input, linalg.matmul_onto(mat, vec), beta, alpha, vec.shape[0])
-
-
-def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    _check_dims("addr", vec1=(vec1, 1), vec2=(vec2, 1))
-    return _scaled(input, beta) + _scaled(vec1.outer(vec2), alpha)
-
-
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    _check_dims("baddbmm", batch1=(batch1, 3), batch2=(batch2, 3))
-    return _scaled(input, beta) + _scaled(batch1.bmm(batch2), alpha)
-
-
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    _check_dims("addbmm", batch1=(batch1, 3), batch2=(batch2, 3))
-    return _scaled(input, beta) + _scaled(batch1.bmm(batch2).sum(0), alpha)
 
 
 def inner(input, other):
@@ -145,9 +113,8 @@ def ger(input, vec2):
 
 
 METHODS = [
-    ("addmv", addmv), ("addr", addr), ("baddbmm", baddbmm), ("addbmm", addbmm),
-    ("inner", inner), ("vdot", vdot), ("kron", kron), ("cross", cross), ("dist", dist),
-    ("ger", ger),
+    *_ADD_PRODUCTS, ("inner", inner), ("vdot", vdot), ("kron", kron), ("cross", cross),
+    ("dist", dist), ("ger", ger),
 ]
 
 FUNCTIONS = {"tensordot": tensordot, "chain_matmul": chain_matmul,

@@ -27,6 +27,8 @@ def _scanned(op: str, x, dim: int, node: ir.Node, combine: str) -> tuple[ir.Node
     axis = normalize_dim(op, dim, x.ndim)
     row = node.reshape((1,)) if not x.ndim else node
     length = row.shape[axis]
+    if combine in ("add", "logaddexp") and length == 1 and row.dtype.is_float:
+        row = row + 0.0     # these start at +0.0 and -inf (ir.scan of one element is itself)
     if combine in ("add", "mul") and length >= _SPLIT_MIN_LENGTH \
             and row.numel // length < _SPLIT_MAX_ROWS:
         return split_scan(row, axis, combine, _SPLIT_BLOCK).reshape(x.shape), axis
