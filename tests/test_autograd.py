@@ -374,3 +374,16 @@ def test_only_floating_results_require_grad():
     assert not (x > 0.5).float().requires_grad
     (x * (x > 0.5).float()).sum().backward()
     assert x.grad.tolist() == [0.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: cg.full((2,), 3.0, requires_grad=True),
+    lambda: cg.full((2,), 3.0).requires_grad_(),
+])
+def test_equal_leaves_made_alike_are_variables_of_their_own(make):
+    """Lazy nodes are interned, and so is the buffer node of their computed value: two
+    full((2,), 3.0) leaves were one node, so x * y gave x the gradient 6 and y none."""
+    x, y = make(), make()
+    (x * y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [3.0, 3.0])

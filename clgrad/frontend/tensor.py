@@ -174,9 +174,11 @@ class Tensor:
             raise RuntimeError(f"requires_grad_: only floating point tensors can require "
                                f"gradients, got {self.dtype.name}")
         if requires_grad and self.is_leaf and self.node.op is not Op.BUFFER:
-            # a leaf needs a node of its own for its gradient: lazy nodes are interned, so two
-            # zeros(3) would otherwise be one node (and a constant folds into its users)
+            # a leaf's gradient needs a node of its own: two zeros(3) are one node, one buffer
             self.realize()
+            if (ref := engine.own_buffer(self.node, self.device)) is not self.node.buffer:
+                self._node = ir.buffer(ref, self.dtype, self.shape)
+                jit_protocol.holds_buffer(self)
         self.requires_grad = requires_grad
         return self
 
