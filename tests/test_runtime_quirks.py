@@ -205,6 +205,18 @@ def test_int32_min_after_a_vector_loop_and_its_tail():
         assert t.max().item() == values.max()
 
 
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_integer_min_beside_the_values_it_is_the_min_of(dtype):
+    """Intel's compiler turned a rolled max of ~x, followed in the same kernel by the min of
+    its inverse with x, into x itself (fuzz seed 1508309): an int32 or int64 amin is a min
+    of x in the kernel, inverted once."""
+    a = np.array([3, -2, 5, 1], dtype)
+    x = cg.tensor(a)
+    np.testing.assert_array_equal(cg.minimum(x.amin(dim=-1, keepdim=True), x).numpy(),
+                                  [-2, -2, -2, -2])
+    np.testing.assert_array_equal(x.argmin().numpy(), 1)
+
+
 def test_float_to_int_to_float_is_not_a_truncation():
     # Intel's compiler folded (float)(int)x into trunc(x) in scalar code: -0.0 for x in
     # (-1, 0) (1 / that was -inf, PyTorch's inf) and NaN, inf, 3e9 kept where PyTorch's int is

@@ -6,7 +6,7 @@ import math
 
 from . import symbolic as sym
 from .addressing import Index
-from .dtype import bool_, int32
+from .dtype import bool_, int32, int64
 from .ir import Node
 from .kernel_writer import KernelWriter, kernel_graph
 from .kernel import KernelSpec
@@ -129,7 +129,15 @@ class ReduceWriter(KernelWriter):
     def _reduction(self, red: Node, at, length: int, width: int,
                    keep_in: Node | None = None) -> Value:
         r, dtype = self.r, red.dtype
-        init = r.reduce_init(red.op, dtype)
+        op, src = red.op, red.src[0]
+        # an integer amin is the max of ~x, inverted: accumulated as the min of x, inverted
+        # once at the end. Intel's compiler turned a rolled max of ~x followed by a min of its
+        # inverse with x into x itself (minimum(x.amin(-1, keepdim=True), x), fuzz seed 1508309)
+        flipped = (op is Op.RMAX and src.op is Op.NOT and dtype in (int32, int64)
+                   and keep_in is None)    # (narrower: ~x is cut to the dtype's width)
+        if flipped:
+            op, src = Op.MIN, src.src[0]
+        init = r.reduce_init(op, dtype)
         n = self.counter
         self.counter += 1
         acc, acc_vec = f"acc{n}", f"acc{n}v"
@@ -139,7 +147,7 @@ class ReduceWriter(KernelWriter):
             self.emit(f"{r.ctype(dtype, True)} {acc_vec} = ({r.ctype(dtype, True)})({init});")
 
         def step(pos: sym.Lin, into: str | None = None) -> None:
-            v = self.value(red.src[0], at(pos))
+            v = self.value(src, at(pos))
             if keep_in is not None:
                 self.store(keep_in, at(pos).as_flat(), v)
             if self.lane is not None:
@@ -147,7 +155,7 @@ class ReduceWriter(KernelWriter):
                 into = into or acc_vec
             else:
                 into = into or acc
-            self.emit(f"{into} = {r.reduce_step(red.op, into, v)};")
+            self.emit(f"{into} = {r.reduce_step(op, into, v)};")
         product = red.op is Op.PROD and dtype.is_float and width > 1     # combines its lanes
         if red.op is Op.SUM and dtype.is_float and length // width > _SEQUENTIAL_STEPS:
             self._pairwise_sum(length, width, step, acc_vec if width > 1 else acc, dtype)
@@ -163,7 +171,9 @@ class ReduceWriter(KernelWriter):
             for lane_code in r.lanes(acc_vec):
                 if dtype == bool_:      # a vector's true is -1, a scalar's 1
                     lane_code = f"({lane_code}&1)"
-                self.emit(f"{acc} = {r.reduce_step(red.op, acc, Value(lane_code, dtype, False))};")
+                self.emit(f"{acc} = {r.reduce_step(op, acc, Value(lane_code, dtype, False))};")
+        if flipped:
+            self.emit(f"{acc} = ~{acc};")
         return Value(acc, dtype, False)
 
     def _float_product(self, length: int, width: int, step, acc: str, acc_vec: str,

@@ -401,6 +401,8 @@ class Renderer:
             return self.literal(0, dtype)
         if op is Op.PROD:
             return self.literal(1, dtype)
+        if op is Op.MIN:        # (int32 and int64 only: lower_reduce's amin of one)
+            return {4: "INT_MAX", 8: "LONG_MAX"}[dtype.register_size]
         if dtype.is_float:
             return self.literal(-math.inf, dtype)
         return {4: "INT_MIN", 8: "LONG_MIN"}[dtype.register_size] if dtype != bool_ else "0"
@@ -414,7 +416,7 @@ class Renderer:
             return f"{acc} | {v.code}"
         if v.dtype.is_float:    # a NaN is the max, as in PyTorch
             return self._nan_max(Op.MAX, acc, v.code)
-        return f"max({acc},{v.code})"
+        return f"{'min' if op is Op.MIN else 'max'}({acc},{v.code})"
 
     def iota(self, base: str, dtype: DType, vec: bool) -> str:
         """The index itself as a value; in vector code, base + (0, 1, ..., width-1)."""
