@@ -3,6 +3,8 @@ import numpy as np
 
 import clgrad as cg
 
+from helpers import check
+
 
 def chain(x):
     return (((x * 2 + 1).relu() * x - 0.5).exp() * 0.25 + x).abs().sqrt()
@@ -24,6 +26,19 @@ def test_softmax_and_log_softmax_are_one_kernel_each():
     a = x.numpy().astype(np.float64)
     e = np.exp(a - a.max(1, keepdims=True))
     np.testing.assert_allclose(x.softmax(-1).numpy(), e / e.sum(1, keepdims=True), atol=1e-6)
+
+
+def test_softmax_over_two_axes_keeps_its_exp_in_vectors():
+    """A row over trailing axes (12, 2) is contiguous, though 2 is narrower than a vector: its
+    lanes load, keep (the exp, stored by the sum's loop) and reload as whole vectors, without
+    remainders. Relinearising the row's dimensions lost that, and the reload leaked the lane
+    into a scalar index (fuzz seed 1501691)."""
+    def softmax(x):
+        e = x.exp()
+        return e / e.sum((1, 2), keepdim=True)
+    check(softmax, (2, 12, 2))
+    (kernel,) = cg.compile(softmax(cg.randn(2, 12, 2))).kernels
+    assert "%" not in kernel.source
 
 
 def test_row_statistics_fuse_with_their_consumers():

@@ -16,7 +16,9 @@ Bound = tuple[sym.Lin, int, int]
 @dataclass(frozen=True)
 class Index:
     """A position in a tensor of `shape`, held as a flat row-major index or per-dimension
-    indices, whichever the last transform produced (reshapes keep the flat form)."""
+    indices, whichever the last transform produced (reshapes keep the flat form), or as both
+    where the writer knows both (a reduction row's flat index is contiguous along its lanes
+    where linearising its dimensions back cannot show it)."""
     shape: Shape
     flat: sym.Lin | None = None
     dims: tuple[sym.Lin, ...] | None = None
@@ -35,9 +37,9 @@ class Index:
         return (self.shape, self.as_flat())
 
     def substitute(self, values: dict) -> "Index":
-        if self.flat is not None:
-            return Index(self.shape, flat=sym.substitute(self.flat, values))
-        return Index(self.shape, dims=tuple(sym.substitute(d, values) for d in self.dims))
+        flat = None if self.flat is None else sym.substitute(self.flat, values)
+        dims = None if self.dims is None else tuple(sym.substitute(d, values) for d in self.dims)
+        return Index(self.shape, flat=flat, dims=dims)
 
 
 def source_index(node: Node, index: Index) -> tuple[Index, list[Bound]]:
