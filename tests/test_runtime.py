@@ -196,7 +196,12 @@ import resource
 import clgrad as cg
 from clgrad.runtime import OutOfMemoryError
 from clgrad.runtime.host import _address_space_used
-cg.ones(1).numpy()                       # the device and its runtime are loaded
+# the device, its runtime and the kernel are loaded: PoCL links a kernel at its first launch,
+# on its own threads, and under load a link in the last of the room aborted the process
+warm = (cg.ones(1 << 26) * 2).realize()
+cg.device().synchronize()
+del warm
+cg.device().pool.free_all()              # (its pooled buffer would serve the first result)
 limit = _address_space_used() + (1 << 30)
 resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
 kept = []
