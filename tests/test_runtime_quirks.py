@@ -209,12 +209,16 @@ def test_int32_min_after_a_vector_loop_and_its_tail():
 def test_integer_min_beside_the_values_it_is_the_min_of(dtype):
     """Intel's compiler turned a rolled max of ~x, followed in the same kernel by the min of
     its inverse with x, into x itself (fuzz seed 1508309): an int32 or int64 amin is a min
-    of x in the kernel, inverted once."""
+    of x in the kernel, inverted once, by an xor with a -1 it cannot see."""
     a = np.array([3, -2, 5, 1], dtype)
     x = cg.tensor(a)
     np.testing.assert_array_equal(cg.minimum(x.amin(dim=-1, keepdim=True), x).numpy(),
                                   [-2, -2, -2, -2])
     np.testing.assert_array_equal(x.argmin().numpy(), 1)
+    # and it turned ~ of a min of vector lanes into the min itself (fuzz seed 2005240)
+    b = np.random.default_rng(1).integers(-100, 100, (4, 3, 16)).astype(dtype)
+    np.testing.assert_array_equal(cg.tensor(b).min(dim=2).values.sum(dim=0).numpy(),
+                                  b.min(2).sum(0))
 
 
 def test_float_to_int_to_float_is_not_a_truncation():

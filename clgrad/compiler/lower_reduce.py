@@ -11,7 +11,7 @@ from .ir import Node
 from .kernel_writer import KernelWriter, kernel_graph
 from .kernel import KernelSpec
 from .ops import ELEMENTWISE, Op
-from .render import Value
+from .render import OPAQUE_ONE, Value
 from .row_breaks import pad_breaks
 
 
@@ -137,7 +137,8 @@ class ReduceWriter(KernelWriter):
         op, src = red.op, red.src[0]
         # an integer amin is the max of ~x, inverted: accumulated as the min of x, inverted
         # once at the end. Intel's compiler turned a rolled max of ~x followed by a min of its
-        # inverse with x into x itself (minimum(x.amin(-1, keepdim=True), x), fuzz seed 1508309)
+        # inverse with x into x itself (minimum(x.amin(-1, keepdim=True), x), fuzz seed
+        # 1508309), and ~ of a min of lanes into the min (x.min(2).values.sum(0), 2005240)
         flipped = (op is Op.RMAX and src.op is Op.NOT and dtype in (int32, int64)
                    and keep_in is None)    # (narrower: ~x is cut to the dtype's width)
         if flipped:
@@ -177,8 +178,8 @@ class ReduceWriter(KernelWriter):
                 if dtype == bool_:      # a vector's true is -1, a scalar's 1
                     lane_code = f"({lane_code}&1)"
                 self.emit(f"{acc} = {r.reduce_step(op, acc, Value(lane_code, dtype, False))};")
-        if flipped:
-            self.emit(f"{acc} = ~{acc};")
+        if flipped:     # ~acc as an xor with an opaque -1: Intel's compiler dropped a plain ~
+            self.emit(f"{acc} = {acc} ^ -({r.ctype(dtype, False)}){OPAQUE_ONE};")
         return Value(acc, dtype, False)
 
     def _float_product(self, length: int, width: int, step, acc: str, acc_vec: str,

@@ -95,14 +95,14 @@ def _round_bfloat16(width: int) -> str:
 # softmax's exp(-inf - -inf) (NaN) to 1, so a row of -inf gave 1/n. +inf is the largest finite
 # value's bits plus exactly 1: plus get_work_dim() it was a NaN in a matmul's 3-dim launch
 # (its epilogue's logsumexp took an infinite max for finite; fuzz seeds 400440, 400463).
-# _ONE is 1 for any work dim, through bits PoCL's optimiser does not follow (it folds
+# OPAQUE_ONE is 1 for any work dim, through bits PoCL's optimiser does not follow (it folds
 # get_work_dim() > 0, knowing its range).
-_ONE = "(get_work_dim() & 1 | get_work_dim() >> 1)"
+OPAQUE_ONE = "(get_work_dim() & 1 | get_work_dim() >> 1)"
 _OPAQUE_DECLARATIONS = {
     ("nan", 4): "const float nan_f32 = as_float(0x7fbfffffu + get_work_dim());",
     ("nan", 8): "const double nan_f64 = as_double(0x7ff7ffffffffffffUL + get_work_dim());",
-    ("inf", 4): f"const float inf_f32 = as_float(0x7f7fffffu + {_ONE});",
-    ("inf", 8): f"const double inf_f64 = as_double(0x7fefffffffffffffUL + {_ONE});",
+    ("inf", 4): f"const float inf_f32 = as_float(0x7f7fffffu + {OPAQUE_ONE});",
+    ("inf", 8): f"const double inf_f64 = as_double(0x7fefffffffffffffUL + {OPAQUE_ONE});",
 }
 
 
