@@ -32,10 +32,11 @@ def keep_graph(node: Node) -> None:
 def donors(specs, written: list[Node], nodes, leaves, targets) -> list[Donor]:
     """Leaves whose buffers outputs may take, as (output j, leaf i, position of the one node
     reading leaf i, its uses in the graph, (position, uses) of each node computed from that
-    one that the schedule does not write, positions of those it writes): an elementwise kernel's output of the leaf's size,
-    computed from the leaf read at its own index, where no other node reads the leaf (no
-    other kernel, no other view of it). The leaf is loaded before the store that depends on
-    it, so the kernel's restrict pointers stay correct. Candidates in order of preference."""
+    one that the schedule does not write, positions of those it writes): an elementwise
+    kernel's output of the leaf's size, computed from the leaf read at its own index, where
+    no other node reads the leaf (no other kernel, no other view of it). The leaf is loaded
+    before the store that depends on it, so the kernel's restrict pointers stay correct.
+    Candidates in order of preference."""
     readers: dict[int, list[int]] = {}          # leaf id -> positions of the nodes reading it
     uses: dict[Node, int] = {}                  # node -> references to it from graph nodes
     sources = set()                             # (nodes may share one tuple of sources)
@@ -104,7 +105,8 @@ def unshared(donor: Donor, nodes: list[Node], ref: BufferRef) -> bool:
     the nodes computed from it that stay lazy: no tensor, view or other lazy graph could read
     the old value after a kernel overwrites it. Counted references: a node's uses in the graph,
     the graph's node list and this call; the buffer's own node (its arg and buffer), the
-    graph's leaf list and this call."""
+    graph's leaf list and this call. And no node it writes from the leaf has its graph read
+    again by autograd (keep_graph)."""
     if not REFCOUNTS_VERIFIED or (ref.buffer is not None and ref.buffer.shared):
         return False    # (NumPy may read a shared buffer: runtime/buffer.py)
     _, _, pos, uses, readers_of, computed = donor
