@@ -307,7 +307,7 @@ def test_custom_relu_training_step_kernels():
         w2 -= 1e-6 * w2.grad
         w1.grad.zero_()
         w2.grad.zero_()
-    step = cg.compile(loss, w1, w2)
+        step = cg.compile(loss, w1, w2)     # (leaving the block computes the step)
     kinds = [k.kind for k in step]
     # forward: x@w1 also storing the relu, @w2 also storing dloss/dy_pred, the loss;
     # backward: dh (relu mask fused), dw1 and dw2 with the SGD update fused as the epilogue

@@ -219,6 +219,47 @@ def test_steps_stay_steps_a_backward_computes_the_updates_before_it():
     np.testing.assert_allclose(w.detach().numpy(), expected, rtol=1e-4)
 
 
+def test_a_hand_written_step_runs_when_its_no_grad_block_ends_the_same_plan_every_step():
+    """A tutorial's loop (nn.Sequential, MSELoss, model.zero_grad(), p -= lr * p.grad under
+    no_grad): leaving the block runs the step with its loss and gradients, so every step,
+    the last one the user reads too, is one schedule of one plan (K steps compile one
+    step's kernels), and reading the loss computes nothing more."""
+    from clgrad.compiler.ops import Op
+    from clgrad.engine.run import listen
+    model = cg.nn.Sequential(cg.nn.Linear(8, 16), cg.nn.ReLU(), cg.nn.Linear(16, 2))
+    x, y = cg.randn(4, 8), cg.randn(4, 2)
+    plans = []
+    for _ in range(4):
+        with listen() as heard:
+            loss = cg.nn.MSELoss()(model(x), y)
+            model.zero_grad()
+            loss.backward()
+            with cg.no_grad():
+                for p in model.parameters():
+                    p -= 0.1 * p.grad
+        plans.append([plan for plan, *_ in heard])
+        assert loss.node.op is Op.BUFFER and all(p.grad.node.op is Op.BUFFER
+                                                 for p in model.parameters())
+    assert [len(step) for step in plans] == [1, 1, 1, 1]
+    assert all(step[0] is plans[0][0] for step in plans)
+
+
+def test_a_no_grad_block_computes_nothing_unless_it_ends_a_step():
+    """Changing a leaf under no_grad before any backward() (initialising it), or computing
+    under no_grad after one without changing a leaf (evaluating), stays lazy."""
+    from clgrad.compiler.ops import Op
+    w = cg.zeros(3, requires_grad=True)
+    with cg.no_grad():
+        w += 1
+    assert w.node.op is not Op.BUFFER
+    (w * 2).sum().backward()
+    with cg.no_grad():
+        evaluated = w * 3
+    assert evaluated.node.op is not Op.BUFFER and w.grad.node.op is not Op.BUFFER
+    np.testing.assert_array_equal(evaluated.numpy(), [3, 3, 3])
+    np.testing.assert_array_equal(w.grad.numpy(), [2, 2, 2])
+
+
 def test_gradients_accumulated_but_not_read_do_not_chain_from_step_to_step():
     """backward() into a .grad nobody reads (a layer's other parameters, gradient
     accumulation) computes the previous sum first: it chained every step's gradient into one

@@ -268,7 +268,9 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
     templated = inputs is None and not create_graph and not jit_protocol.capturing()
     result = _propagate(order, outputs, roots, grad_outputs, retain_graph, create_graph, inputs,
                         templated)
-    return result if inputs is not None else None
+    if inputs is None:
+        inplace.backward_ran(outputs)
+    return result
 
 
 def _propagate(order, outputs, roots, grad_outputs, retain_graph: bool, create_graph: bool,

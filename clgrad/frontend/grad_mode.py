@@ -7,9 +7,18 @@ import threading
 
 class _State(threading.local):
     enabled = True      # each thread starts with grad on: a plain read, not getattr's default
+    leaf_writes = 0     # in-place writes to leaves that require grad, made with grad off
 
 
 _state = _State()
+
+# Called when a block that turned grad off ends having changed leaves that require grad in
+# place (inplace.py sets it: the end of a hand-written optimizer step).
+on_leaf_updates = None
+
+
+def note_leaf_write() -> None:
+    _state.leaf_writes += 1
 
 
 def is_grad_enabled() -> bool:
@@ -26,11 +35,14 @@ class _GradMode:
 
     def __enter__(self):
         self._previous = is_grad_enabled()
+        self._leaf_writes = _state.leaf_writes
         _set_enabled(self.enabled)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
         _set_enabled(self._previous)
+        if self._previous and _state.leaf_writes != self._leaf_writes and exc_type is None:
+            on_leaf_updates()
 
     def __call__(self, fn):
         @functools.wraps(fn)
@@ -64,6 +76,7 @@ class set_grad_enabled(_GradMode):
 
     def __init__(self, mode: bool):
         self._previous, self.enabled = is_grad_enabled(), bool(mode)
+        self._leaf_writes = _state.leaf_writes
         _set_enabled(mode)
 
     def __enter__(self):

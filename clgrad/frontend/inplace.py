@@ -25,30 +25,54 @@ from ..compiler.ir import BufferRef, Node, buffer
 from ..compiler.ops import Op
 from . import elementwise as ew
 from . import indexing, jit_protocol, views
+from . import grad_mode
 from .backward import record
 from .grad_mode import is_grad_enabled
 from .operands import normalize_dim, normalize_dims
 
 _BUFFER, _CONST = Op.BUFFER, Op.CONST    # globals read faster than Enum members
 
-# Tensors changed in place whose new value is still a lazy graph; the next schedule takes them.
+# Tensors changed in place whose new value is still a lazy graph, and the outputs a backward()
+# started from: the next schedule takes them.
 _PENDING: dict[int, weakref.ref] = {}
+_stepped = [False]      # whether a backward() ran since the last schedule
 
 
 def take_pending() -> list:
-    """The tensors changed in place since the last schedule whose value is still lazy."""
+    """The tensors remembered since the last schedule whose value is still lazy."""
     pending = []
     for ref in _PENDING.values():
         t = ref()
         if t is not None and t._node.op is not _BUFFER and t._node.op is not _CONST:
             pending.append(t)
     _PENDING.clear()
+    _stepped[0] = False
     return pending
 
 
 def remember(t) -> None:
     """t's lazy value chains from an earlier value: the next schedule computes it."""
     _PENDING[id(t)] = weakref.ref(t)
+
+
+def backward_ran(outputs) -> None:
+    """backward() ran from outputs: the step's schedule computes them too (the loss a loop
+    reads later would otherwise recompute the forward pass, and keep its graph alive)."""
+    for t in outputs:
+        remember(t)
+    _stepped[0] = True
+
+
+def _step_ended() -> None:
+    """A no_grad block that changed parameters in place ended after a backward(): a
+    hand-written optimizer step. Its schedule runs now, with the loss and the gradients
+    still alive, so that every step (the last, read by the user, too) is one schedule of
+    the same structure and K steps compile one step's kernels."""
+    if _stepped[0] and not jit_protocol.capturing():
+        tensor.realize()
+
+
+grad_mode.on_leaf_updates = _step_ended
 
 
 def _shares_numpy_memory(t) -> bool:
@@ -123,6 +147,8 @@ def restore(t, node: Node, versions: int) -> None:
 def assign_result(t, result, op: str):
     """t takes result's value and history: the common end of every in-place op."""
     _refuse_leaf(t, op)
+    if t.requires_grad and t.is_leaf:
+        grad_mode.note_leaf_write()
     node, old = result.node, t.node
     if node.shape != old.shape:
         raise RuntimeError(f"{op}: output with shape {t.shape} doesn't match the "
