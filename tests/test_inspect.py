@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import clgrad as cg
 from clgrad.compiler import ir as cir
 
@@ -59,3 +61,17 @@ def test_debug_ladder_and_dump(tmp_path):
     assert len(dumped) == 1 and dumped[0].startswith("R_40x50") and dumped[0].endswith(".cl")
     quiet = _run({}, tmp_path)
     assert quiet.stderr == "" and float(quiet.stdout) > 0
+
+
+def test_debug_prints_the_ir_of_a_kernel_that_fails_to_lower(monkeypatch, capsys):
+    from clgrad.config import config
+    from clgrad.engine import plan
+
+    def crash(spec, target):
+        raise AssertionError("a lowering bug")
+    monkeypatch.setattr(plan, "lowered", crash)
+    x = cg.randn(7, 9)
+    with config.override(DEBUG=2), pytest.raises(AssertionError, match="a lowering bug"):
+        (x * 3 + 1).exp().realize()
+    err = capsys.readouterr().err
+    assert "lowering failed for the kernel of IR:" in err and "= exp %" in err

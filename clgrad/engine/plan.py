@@ -73,7 +73,7 @@ def record(specs, outputs, nodes, leaves, targets, device) -> Plan:
     leaf_index = {ref.id: i for i, ref in enumerate(leaves)}
     out_index = {ref.id: j for j, ref in enumerate(outputs.values())}
     target = codegen_target(device)
-    work = [lowered(spec, target) for spec in specs]
+    work = [_lowered(spec, target) for spec in specs]
     kernels = device.kernels({k.name: k.source for k, _ in work})
     if config.DEBUG >= 2:
         print(describe(specs, [k for k, _ in work], config.DEBUG), file=sys.stderr)
@@ -92,6 +92,17 @@ def record(specs, outputs, nodes, leaves, targets, device) -> Plan:
     written = [(position[node], ref.nbytes) for node, ref in outputs.items()]
     return Plan(launches, used, written, [where(outputs.get(t) or buffer_of(t)) for t in targets],
                 donors(specs, list(outputs), nodes, leaves, targets))
+
+
+def _lowered(spec: KernelSpec, target):
+    """lowered(spec, target); under CLGRAD_DEBUG >= 2 a kernel that fails to lower is
+    printed first, as its IR: the schedule is never printed when lowering fails."""
+    try:
+        return lowered(spec, target)
+    except Exception:
+        if config.DEBUG >= 2:
+            print(f"lowering failed for the kernel of IR:\n{kernel_ir(spec)}", file=sys.stderr)
+        raise
 
 
 def describe(specs: list[KernelSpec], kernels: list[LoweredKernel], level: int) -> str:
