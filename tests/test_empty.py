@@ -66,6 +66,14 @@ def test_matmul_with_a_size_zero_dim(shapes):
     check(lambda a, b: a @ b, *shapes)
 
 
+def test_a_vector_product_over_nothing_read_by_a_reduction():
+    # an empty vector computed from data (not an upload of nothing) times (0, n) became a pad
+    # of it, which the softmax's kernel indexed through its empty shape (ZeroDivisionError,
+    # AssertionError: edge seeds 2500957, 2501031)
+    check(lambda a, b: (a.expand(0) @ b.t()).softmax(-1), (1,), (1000, 0))
+    check(lambda a, b, c: ((a * b).flatten() @ c).softmax(0), (4, 0), (1, 0), (0, 7))
+
+
 @pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
 @pytest.mark.parametrize("value", [2.0, -np.inf, np.inf, np.nan])
 def test_one_dim_ops_of_a_0d_tensor(name, value):
