@@ -71,3 +71,22 @@ def test_a_donated_buffer_comes_back_under_a_new_node():
         a.realize()
         assert a.node is not before()
     np.testing.assert_array_equal(a.numpy(), np.arange(4) + 3)
+
+
+def test_an_input_given_to_one_output_is_read_right_by_the_others():
+    """where(m, a, b)'s backward writes a's gradient, where(m, c, 0), over the cotangent c's
+    buffer, then computes b's, where(m, 0, c), in the same kernel. Its pointers were restrict,
+    so Intel's compiler loaded c again after the store in the loop over the last elements:
+    b's gradient was 0 there (fuzz seed 2408861)."""
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        ints = cg.tensor(rng.integers(-5, 6, 30))
+        a, b = (cg.tensor(rng.standard_normal(30).astype(np.float32), requires_grad=True)
+                for _ in range(2))
+        c = rng.standard_normal(30).astype(np.float32)
+        mask = ints < ints
+        out = cg.where(mask, a, b)
+        out.backward(cg.tensor(c))          # no one holds the cotangent: it may be given away
+        cg.realize(mask, out, a.grad, b.grad)
+        np.testing.assert_array_equal(b.grad.numpy(), c)
+        np.testing.assert_array_equal(a.grad.numpy(), np.zeros(30, np.float32))

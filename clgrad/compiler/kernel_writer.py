@@ -292,11 +292,17 @@ class KernelWriter:
         return sum(line.count("/") + line.count("%") for line in self.lines)
 
     def source(self, name: str) -> str:
+        # an elementwise output may be given the buffer of an input it reads at its own index
+        # (engine/donation.py). With one output its store comes after every load; with several,
+        # one's store can precede another's use of the input, which restrict lets the compiler
+        # load again after the store (Intel's did: fuzz seed 2408861)
+        aliased = self.spec.kind == "elementwise" and len(self.spec.outputs) > 1
+        restrict = "" if aliased else " restrict"
         params = []
         for pname, node, output in self.params.values():
             storage = node.dtype.storage
             qual = "" if output else "const "
-            params.append(f"__global {qual}{storage}* restrict {pname}")
+            params.append(f"__global {qual}{storage}*{restrict} {pname}")
         # Intel's compiler tries to widen vector code across work-items too, for nothing: the
         # hint says it is vectorised already (the W1 step's hidden-gradient product built in
         # 1.1 s without it, 0.08 s with it)

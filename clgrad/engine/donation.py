@@ -35,7 +35,8 @@ def donors(specs, written: list[Node], nodes, leaves, targets) -> list[Donor]:
     one that the schedule does not write, positions of those it writes): an elementwise
     kernel's output of the leaf's size, computed from the leaf read at its own index, where
     no other node reads the leaf (no other kernel, no other view of it). The leaf is loaded
-    before the store that depends on it, so the kernel's restrict pointers stay correct.
+    before the store that depends on it; kernels of several outputs, where another output can
+    read the leaf after that store, have no restrict pointers (compiler/kernel_writer.py).
     Candidates in order of preference."""
     readers: dict[int, list[int]] = {}          # leaf id -> positions of the nodes reading it
     uses: dict[Node, int] = {}                  # node -> references to it from graph nodes
