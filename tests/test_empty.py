@@ -68,10 +68,18 @@ def test_matmul_with_a_size_zero_dim(shapes):
 
 def test_a_vector_product_over_nothing_read_by_a_reduction():
     # an empty vector computed from data (not an upload of nothing) times (0, n) became a pad
-    # of it, which the softmax's kernel indexed through its empty shape (ZeroDivisionError,
-    # AssertionError: edge seeds 2500957, 2501031)
+    # of it, which the softmax's kernel indexed through its empty shape (ZeroDivisionError in
+    # delinearize: edge seeds 2500957, 2501031)
     check(lambda a, b: (a.expand(0) @ b.t()).softmax(-1), (1,), (1000, 0))
     check(lambda a, b, c: ((a * b).flatten() @ c).softmax(0), (4, 0), (1, 0), (0, 7))
+
+
+def test_a_gradient_through_nothing_still_carries_nan():
+    # the sum over no elements is 0 and 0 * inf is NaN: the gradient is not dropped as a zero
+    # (edge seeds 2700339, 2700683 against a first fix of the above)
+    zero = np.array(0.0, np.float32)
+    check(lambda x: (x ** 0.5).expand(0).sum(), zero)
+    check(lambda x, w: ((x ** 0.5).expand(0) @ w)[3], zero, (0, 8))
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])

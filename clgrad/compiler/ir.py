@@ -380,8 +380,6 @@ def pad(x: Node, pads: tuple[tuple[int, int], ...], fill=0.0) -> Node:
     if all(b == 0 and e == 0 for b, e in pads):
         return x
     shape = tuple(s + b + e for s, (b, e) in zip(x.shape, pads))
-    if 0 in x.shape:    # nothing to read: every element is the fill (no index into an empty shape)
-        return const(fill, x.dtype, shape)
     return Node(Op.PAD, x.dtype, shape, (x,), (pads, fill))
 
 

@@ -237,6 +237,8 @@ def linearize(dims: list[Lin], shape: tuple[int, ...]) -> Lin:
 
 def delinearize(flat: Lin, shape: tuple[int, ...]) -> list[Lin]:
     """Per-dimension indices of a row-major flat index into shape."""
+    if 0 in shape:      # no element to reach: a read guarded off (a pad's empty source)
+        return [num(0)] * len(shape)
     dims, stride = [], math.prod(shape)
     for axis, n in enumerate(shape):
         stride //= n
