@@ -103,6 +103,7 @@ _OPAQUE_DECLARATIONS = {
     ("nan", 8): "const double nan_f64 = as_double(0x7ff7ffffffffffffUL + get_work_dim());",
     ("inf", 4): f"const float inf_f32 = as_float(0x7f7fffffu + {OPAQUE_ONE});",
     ("inf", 8): f"const double inf_f64 = as_double(0x7fefffffffffffffUL + {OPAQUE_ONE});",
+    ("zero", 4): f"const uint zero_u32 = {OPAQUE_ONE} - 1u;",
 }
 
 
@@ -122,7 +123,7 @@ class Renderer:
         # into a sincos with other results than its lone sin and cos (Intel's) then computes
         # the same bits for sin(x) whether or not its kernel also takes cos(x)
         self.sincos = sincos
-        self.opaque: set[tuple[str, int]] = set()   # NaN and inf constants used, by float size
+        self.opaque: set[tuple[str, int]] = set()   # NaN, inf and 0 constants used, by size
         self.bfloat16_widths: set[int] = set()      # vector widths that round to bfloat16
         self.sincos_types: set[str] = set()         # C types whose sin or cos is a sincos
 
@@ -198,7 +199,11 @@ class Renderer:
         if op not in table:
             raise TypeError(f"{op.name.lower()} is not defined for {a.dtype.name}")
         if op in (Op.NEG, Op.ABS) and not a.dtype.is_float:
-            negated = self._wrapping("(0-{0})", a.dtype, a.vec, a.code)
+            # from a 0 the compiler cannot see: Intel's still folded comparisons of 0 - x
+            # with 0 into comparisons of x, wrong for INT_MIN (where(-x < 0, .., where(-x > 0,
+            # ..)) took neither branch in vector code: fuzz seed 2700237)
+            self.opaque.add(("zero", 4))
+            negated = self._wrapping("(zero_u32-{0})", a.dtype, a.vec, a.code)
             return negated if op is Op.NEG else f"max({a.code},{negated})"
         return table[op].format(a.code)
 
