@@ -64,6 +64,9 @@ class SeededChoices(Choices):
 class Value:
     name: str
     t: torch.Tensor           # its value as PyTorch computes it, in the program's dtype
+    # the largest magnitude among the values it was computed from: a sum's rounding, which
+    # differs with the order of its terms, is relative to its terms, not to the sum
+    reach: float = 0.0
 
     @property
     def kind(self) -> str:
@@ -75,10 +78,12 @@ class Value:
 
     @property
     def scale(self) -> float:
-        """The largest magnitude among its finite elements (0 if none)."""
+        """The largest magnitude among its finite elements (0 if none) and those it was
+        computed from: how far from a jump (a clamp's bound, a comparison's other side) its
+        value is clearly on one side, whatever order clgrad's sums take."""
         t = self.t.double()
         finite = t[torch.isfinite(t)]
-        return float(finite.abs().max()) if finite.numel() else 0.0
+        return max(float(finite.abs().max()) if finite.numel() else 0.0, self.reach)
 
 
 class Builder:
@@ -115,8 +120,10 @@ class Builder:
         if not isinstance(result, torch.Tensor) or result.dtype not in KINDS \
                 or not self._acceptable(result):
             return None
-        value = Value(f"v{len(self.lines)}", result)
-        self.used.update(re.findall(r"\b[xv]\d+\b", expr))
+        read = set(re.findall(r"\b[xv]\d+\b", expr))
+        value = Value(f"v{len(self.lines)}", result,
+                      max((v.scale for v in self.pool if v.name in read), default=0.0))
+        self.used.update(read)
         self.lines.append(f"{value.name} = {expr}")
         self.pool.append(value)
         return value
