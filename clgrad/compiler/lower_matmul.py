@@ -35,10 +35,10 @@ class MatmulTile:
         """As many columns as tile n (up to 4 vectors: 2 x 32 beat 4 x 16 by ~10-25% in CPU
         time at 1024 and 2048), or all of a ragged n, then the register tile's rows (up to
         the accumulator budget: 8-10 for 16 AVX2 registers, 16 for 32 AVX-512 ones) and the
-        panel's rows (up to 64) that finish soonest on `cores` cores: the busiest core's rows,
-        each row costing more in smaller register tiles, plus a panel copy per work-item worth
-        ~16 rows (64x1000x100 on two cores: two panels of 50 rows in 2-row tiles, 0.11 ms;
-        five of 20 in 4-row tiles, 0.20 ms; twenty-five of 4, 0.56 ms)."""
+        panel's rows (up to _BLOCK_ROWS) that finish soonest on `cores` cores: the busiest
+        core's rows, each row costing more in smaller register tiles, plus a panel copy per
+        work-item worth ~16 rows (64x1000x100 on two cores: two panels of 50 rows in 2-row
+        tiles, 0.11 ms; five of 20 in 4-row tiles, 0.20 ms; twenty-five of 4, 0.56 ms)."""
         vectors = ragged_vectors(n, width) or next(
             v for v in (4, 5, 3, 2, 1) if n % (v * width) == 0)
         panels_across = -(-n // (vectors * width))
@@ -48,7 +48,8 @@ class MatmulTile:
             rounds = -(-panels_across * (m // block) // cores)
             return (rounds * (block * _ROW_COST[rows] + _PANEL_ROWS), -rows, -block)
         choices = [(r, r * c) for r in (4, 2, 1) if r * vectors <= accumulators and m % r == 0
-                   for c in range(1, 65) if r * c <= 64 and m % (r * c) == 0]
+                   for c in range(1, _BLOCK_ROWS + 1) if r * c <= _BLOCK_ROWS
+                   and m % (r * c) == 0]
         rows, block = min(choices, key=finish)
         return MatmulTile(rows, vectors, vectors * width, block, n % width)
 
@@ -69,6 +70,9 @@ def ragged_vectors(n: int, width: int) -> int | None:
 # grow), and a work-item's panel copy in rows: the matmul tile choice's cost model.
 _ROW_COST = {4: 1.0, 2: 1.15, 1: 1.5}
 _PANEL_ROWS = 16
+# Each work-item copies its B panel once, for all its rows: 128 rows, not 64, copy B half as
+# often (2048^3 on Intel: 145 ms, not 160; the sums, 32 KiB of private array, stay in L2).
+_BLOCK_ROWS = 128
 # B's panel is read again for every group of rows: kept to two thirds of a 48 KiB L1 data
 # cache, next to A's rows and the sums (W1's 64x1000 @ 1000x100 on Intel, 7 vectors of 16
 # columns: blocks of 50 k steps, a 22 KiB panel, 0.115 ms; of 125, 56 KiB, 0.160 ms)
