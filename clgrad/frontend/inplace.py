@@ -24,8 +24,7 @@ from .. import engine
 from ..compiler.ir import BufferRef, Node, buffer
 from ..compiler.ops import Op
 from . import elementwise as ew
-from . import indexing, jit_protocol, views
-from . import grad_mode
+from . import grad_mode, indexing, jit_protocol, views
 from .backward import record
 from .grad_mode import is_grad_enabled
 from .operands import normalize_dim, normalize_dims
@@ -146,15 +145,15 @@ def restore(t, node: Node, versions: int) -> None:
 
 def assign_result(t, result, op: str):
     """t takes result's value and history: the common end of every in-place op."""
-    _refuse_leaf(t, op)
-    if t.requires_grad and t.is_leaf:
-        grad_mode.note_leaf_write()
+    leaf = _check_leaf(t, op)
     node, old = result.node, t.node
     if node.shape != old.shape:
         raise RuntimeError(f"{op}: output with shape {t.shape} doesn't match the "
                            f"broadcast shape {result.shape}")
     views.check_writable(t, op)
     _commit(t, node if node.dtype is old.dtype else node.cast(old.dtype))
+    if leaf:
+        grad_mode.note_leaf_write()
     if result.grad_fn is not None:
         t.grad_fn, t.requires_grad = result.grad_fn, True
         t._output_nr = result._output_nr
@@ -172,16 +171,21 @@ def overwrite(t, value) -> None:
         views.written(t)
 
 
-def _refuse_leaf(t, op: str) -> None:
-    if t.requires_grad and t.is_leaf and is_grad_enabled():
+def _check_leaf(t, op: str) -> bool:
+    """Whether t is a leaf that requires grad, which only a block with grad off may change
+    in place (refused otherwise, as PyTorch does)."""
+    if not (t.requires_grad and t.is_leaf):
+        return False
+    if is_grad_enabled():
         raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
+    return True
 
 
 def relayout(t, op: str, redo, undo):
     """t becomes redo(t), its own elements in another shape (undo(redo(x)) is x): a new
     version, with op's grad_fn; views of t read it through undo, and a view t stays one."""
-    _refuse_leaf(t, op)
+    _check_leaf(t, op)
     if _shares_numpy_memory(t):
         # NumPy's memory keeps its layout: t reads and writes it through a tensor holding it
         views.held(t, tensor.Tensor(t._node, t.device))
