@@ -28,8 +28,12 @@ def _sum_to(g: Node, shape: tuple[int, ...]) -> Node:
     return g.sum(tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if a != b))
 
 
+def _transpose_last_order(ndim: int) -> tuple[int, ...]:
+    return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
+
+
 def _transpose_last(x: Node) -> Node:
-    return x.permute(tuple(range(len(x.shape) - 2)) + (len(x.shape) - 1, len(x.shape) - 2))
+    return x.permute(_transpose_last_order(len(x.shape)))
 
 
 def _unstride(g: Node, steps: tuple[int, ...], shape: tuple[int, ...]) -> Node:
@@ -202,6 +206,18 @@ def _unpad(g: Node, pads, shape: tuple[int, ...]) -> Node:
     return g.shrink(tuple((b, b + s) for (b, _), s in zip(pads, shape)))
 
 
+def _permute_rule(n: Node, g: Node):
+    """g permuted back. A product's gradient seen transposed (the weight's of x @ w.T, as
+    nn.Linear computes) is the product of the transposed operands in the other order: the
+    gradient is then computed in the weight's own layout, where an optimizer's update of the
+    weight, reading it at its own index, joins the product's kernel."""
+    order = _inverse(n.arg)
+    if g.op is Op.MATMUL and order == _transpose_last_order(len(order)):
+        a, b = g.src
+        return (_transpose_last(b) @ _transpose_last(a),)
+    return (g.permute(order),)
+
+
 def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(range(len(order)), key=order.__getitem__))
 
@@ -249,7 +265,7 @@ RULES = {
     Op.RMAX: _rmax_rule,
     Op.PROD: _prod_rule,
     Op.RESHAPE: lambda n, g: (g.reshape(n.src[0].shape),),
-    Op.PERMUTE: lambda n, g: (g.permute(_inverse(n.arg)),),
+    Op.PERMUTE: _permute_rule,
     Op.EXPAND: lambda n, g: (_sum_to(g, n.src[0].shape),),
     Op.PAD: lambda n, g: (_unpad(g, n.arg[0], n.src[0].shape),),
     Op.SHRINK: lambda n, g: (g.pad(tuple((b, s - e) for (b, e), s in zip(n.arg, n.src[0].shape))),),
