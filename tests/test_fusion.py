@@ -1,5 +1,6 @@
 """Kernel counts from cg.compile: what fuses, and that fused results stay correct."""
 import numpy as np
+import pytest
 
 import clgrad as cg
 
@@ -132,6 +133,37 @@ def test_kernels_reading_each_others_results_merge_into_one():
         opt.step()
     # parameter, exp_avg and exp_avg_sq of each parameter come out of one kernel
     assert sum(row.calls for row in prof.rows) == len(params)
+
+
+def test_a_linear_layers_sgd_updates_join_their_gradients_kernels():
+    """nn.Linear's weight gradient is computed in the weight's layout and its bias gradient
+    is a sum over the batch: SGD's update of each (momentum buffer and parameter) joins the
+    kernel computing the gradient, so a step has no kernel of elementwise updates left."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((16, 8), dtype=np.float32), rng.standard_normal((16, 1),
+                                                                              dtype=np.float32)
+    models = []
+    for fw in (cg, torch):
+        fw.manual_seed(0)
+        model = fw.nn.Sequential(fw.nn.Linear(8, 32), fw.nn.ReLU(), fw.nn.Linear(32, 1))
+        opt = fw.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        models.append((fw, model, opt))
+    models[1][1].load_state_dict({k: torch.tensor(v.numpy())
+                                  for k, v in models[0][1].state_dict().items()})
+    for step in range(3):
+        for fw, model, opt in models:
+            with cg.profile() as prof:
+                opt.zero_grad()
+                fw.nn.MSELoss()(model(fw.tensor(x)), fw.tensor(y)).backward()
+                opt.step()
+                if fw is cg:
+                    cg.realize(*model.parameters())
+            if fw is cg and step:
+                assert not [row.name for row in prof.rows if row.name.startswith("E_")]
+    for ours, theirs in zip(models[0][1].parameters(), models[1][1].parameters()):
+        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), atol=1e-5)
+        np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-5)
 
 
 def test_a_merged_kernel_still_computes_every_output():

@@ -10,6 +10,7 @@ Then two rewrites remove roots:
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 
 from . import ir
@@ -322,12 +323,25 @@ def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
             computes = any(n is o for o, _ in merged[g].outputs)
             (groups if computes else apart).add(g)
     apart |= {writer.get(spec.inputs[n].id) for n in elsewhere}
-    groups = {g for g in groups - apart if merged[g] is not None
-              and merged[g].shape == spec.shape and merged[g].kind in ("elementwise", "matmul")}
-    # a matmul kernel's epilogue takes one elementwise consumer's work alone (a ReLU whose
-    # input is also saved for the backward): it has the products in registers
-    matmuls = {g for g in groups if merged[g].kind == "matmul"}
-    return groups - matmuls if matmuls and len(groups) > 1 else groups
+    groups = {g for g in groups - apart
+              if merged[g] is not None and _ends_at(merged[g], spec.shape)}
+    # a matmul or reduction kernel takes one elementwise consumer's work alone (a ReLU whose
+    # input is also saved for the backward; an update of the parameter whose gradient a sum
+    # is): its results are in registers, and the other kernels are not its kind
+    kernels_of_their_own = {g for g in groups if merged[g].kind != "elementwise"}
+    return groups - kernels_of_their_own if kernels_of_their_own and len(groups) > 1 else groups
+
+
+def _ends_at(producer: KernelSpec, shape: tuple[int, ...]) -> bool:
+    """Whether producer's kernel can go on to compute elementwise results of shape, each at
+    its own index: an elementwise or matmul kernel of that shape, or a reduction's with one
+    row per element (after its loops, a row's work-item computes the row's results)."""
+    if producer.kind in ("elementwise", "matmul"):
+        return producer.shape == shape
+    if producer.kind != "reduce" or shape == producer.shape:
+        return False
+    rows = math.prod(n for i, n in enumerate(producer.shape) if i not in producer.axes)
+    return math.prod(shape) == rows
 
 
 def _movable(spec: KernelSpec, writer, first: int, merging: set[int]) -> bool:
