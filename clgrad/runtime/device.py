@@ -68,6 +68,10 @@ class Device:
         # PoCL keeps its own disk cache and compiles everything again to hand out a binary
         self.stores_binaries = self.runtime != "pocl"
         self.build_options: tuple[str, ...] = ("-w",)
+        # Intel's CPU runtime starts each kernel as it is enqueued, waking its threads, which
+        # then take the cores from the thread enqueueing the rest: a plan's launches wait
+        # behind a gate until all are in (program.enqueue_all). PoCL gains nothing from it.
+        self.gates_launches = self.runtime == "intel"
 
     @property
     def type(self) -> str:
