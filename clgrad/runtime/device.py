@@ -69,8 +69,9 @@ class Device:
         self.stores_binaries = self.runtime != "pocl"
         self.build_options: tuple[str, ...] = ("-w",)
         # Intel's CPU runtime starts each kernel as it is enqueued, waking its threads, which
-        # then take the cores from the thread enqueueing the rest: a plan's launches wait
-        # behind a gate until all are in (program.enqueue_all). PoCL gains nothing from it.
+        # then take the cores from the thread enqueueing the rest: a plan's later launches
+        # wait behind a gate until all are in (program.enqueue_all; a tiny model's step of 8
+        # launches 7% faster, alternating in one process). PoCL gains nothing from it.
         self.gates_launches = self.runtime == "intel"
 
     @property

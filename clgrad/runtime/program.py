@@ -181,34 +181,33 @@ def enqueue_all(bound: list, slots: list) -> None:
     """Enqueues a plan's launches (bind's) over slots (bind's numbers, then the memory of
     each buffer the launches read or write) without waiting: Kernel.enqueue's work in one
     loop, its checks for a profiler or debug output made once per plan rather than once per
-    kernel. On a device that gates launches (Device.gates_launches), several wait behind a
-    gate until all are enqueued (Intel's runtime: a tiny model's step of 8 launches took 50
-    us to enqueue, gated 30 us, and the step 7% less)."""
+    kernel. On a device that gates launches (Device.gates_launches), the launches after the
+    first wait behind a gate until all are enqueued: the first runs meanwhile (a large one
+    would otherwise start late)."""
     if profiler.active or config.DEBUG >= 1:    # (these wait for each kernel: no gate)
         for kernel, _, _, global_size, local_size, pick in bound:
             kernel.enqueue(global_size, local_size, list(pick(slots)[1::2]))
         return
-    gate = _gate(bound)
-    enqueue = cl.enqueue_nd_range_kernel
+    if not bound:
+        return
+    _launch(bound[0], slots)
+    device = bound[0][0].program.device
+    gate = None
+    if len(bound) > 2 and device.gates_launches:
+        gate = cl.UserEvent(device.context)
+        cl.enqueue_barrier(device.queue, wait_for=[gate])
     try:
-        for kernel, cl_kernel, queue, global_size, local_size, pick in bound:
-            try:
-                cl_kernel._set_arg_multi(pick(slots))
-                enqueue(queue, cl_kernel, global_size, local_size)
-            except (cl.Error, TypeError, ValueError) as error:
-                raise kernel._failed(global_size, local_size, len(pick(slots)) // 2,
-                                     error) from error
+        for launch in bound[1:]:
+            _launch(launch, slots)
     finally:
         if gate is not None:    # opened whatever happened: the queue would wait forever
             gate.set_status(cl.command_execution_status.COMPLETE)
 
 
-def _gate(bound: list) -> cl.UserEvent | None:
-    """An event that the queue waits for before bound's launches, where the device gates
-    them (to be set complete once they are enqueued)."""
-    if len(bound) < 2 or not bound[0][0].program.device.gates_launches:
-        return None
-    device = bound[0][0].program.device
-    gate = cl.UserEvent(device.context)
-    cl.enqueue_barrier(device.queue, wait_for=[gate])
-    return gate
+def _launch(launch: tuple, slots: list) -> None:
+    kernel, cl_kernel, queue, global_size, local_size, pick = launch
+    try:
+        cl_kernel._set_arg_multi(pick(slots))
+        cl.enqueue_nd_range_kernel(queue, cl_kernel, global_size, local_size)
+    except (cl.Error, TypeError, ValueError) as error:
+        raise kernel._failed(global_size, local_size, len(pick(slots)) // 2, error) from error
