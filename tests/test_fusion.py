@@ -276,6 +276,19 @@ def test_a_hand_written_step_runs_when_its_no_grad_block_ends_the_same_plan_ever
     assert all(step[0] is plans[0][0] for step in plans)
 
 
+def test_a_large_steps_backward_computes_its_loss_and_gradients_when_it_ends():
+    """A step large enough that the device's work is worth starting early: backward()
+    computes the loss and the gradients at once; a small one leaves them to the step's end."""
+    from clgrad.compiler.ops import Op
+    for width, early in ((1024, True), (8, False)):
+        x, w = cg.randn(64, width), cg.randn(width, 16, requires_grad=True)
+        loss = (x @ w).relu().sum()
+        loss.backward()
+        assert (loss.node.op is Op.BUFFER) is early and (w.grad.node.op is Op.BUFFER) is early
+        expected = x.numpy().T @ ((x.numpy() @ w.detach().numpy()) > 0)
+        np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-4, atol=1e-3)
+
+
 def test_a_no_grad_block_computes_nothing_unless_it_ends_a_step():
     """Changing a leaf under no_grad before any backward() (initialising it), or computing
     under no_grad after one without changing a leaf (evaluating), stays lazy."""

@@ -266,11 +266,32 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
     # runs of plain GradFns from templates (backward_segments), where nothing but the
     # leaves' gradients is wanted
     templated = inputs is None and not create_graph and not jit_protocol.capturing()
+    early = templated and _elements_touched(order) >= _EARLY_LAUNCH_ELEMENTS
     result = _propagate(order, outputs, roots, grad_outputs, retain_graph, create_graph, inputs,
                         templated)
     if inputs is None:
-        inplace.backward_ran(outputs)
+        if early:
+            tensor.realize(*outputs, *[fn.variable.grad for fn in order if isinstance(
+                fn, AccumulateGrad) and fn.variable.grad is not None])
+        inplace.backward_ran(outputs)       # (after: a realize ends what a step began)
     return result
+
+
+# A backward() whose forward ops read and write this many elements computes its loss and
+# gradients when it ends: the device works on them while Python records the optimizer's step
+# (the seed MLP's step, 182,281 elements, 8% faster; LeNet's no slower). Below, a second
+# schedule per step costs more host time than it saves (the tiny loop's step: 2,546).
+_EARLY_LAUNCH_ELEMENTS = 1 << 16
+
+
+def _elements_touched(order) -> int:
+    """The elements the frontend ops of a backward's graph read and write (a size of its
+    forward's work that costs no walk of the IR)."""
+    total = 0
+    for fn in order:
+        if isinstance(fn, GradFn) and not fn.freed:     # (a freed one raises when applied)
+            total += fn.output.numel + sum(n.numel for n in fn.input_nodes)
+    return total
 
 
 def _propagate(order, outputs, roots, grad_outputs, retain_graph: bool, create_graph: bool,
