@@ -41,6 +41,12 @@ def test_retain_graph():
         y.backward()
 
 
+def test_backward_of_no_tensors_does_nothing():
+    x = leaf()
+    cg.autograd.backward([], [])
+    assert x.grad is None
+
+
 def test_backward_needs_scalar_or_gradient():
     x = leaf()
     with pytest.raises(RuntimeError, match="only for scalar outputs"):

@@ -145,22 +145,29 @@ def test_launch_error_names_kernel(cpu, add):
 
 
 def test_launches_enqueued_together_run_in_order_and_a_failed_one_raises(cpu, add):
-    """enqueue_all's launches (behind a gate where the device gates them) run in order; one
-    that fails to launch raises, naming its kernel, and the launches before it still run
-    (the gate is opened whatever happens)."""
+    """enqueue_all's launches (after the first, behind a gate where the device gates them)
+    run in order; one that fails to launch raises, naming its kernel, and the launches
+    before it still run (the gate is opened whatever happens)."""
     from clgrad.runtime.program import bind, enqueue_all
     a = np.arange(8, dtype=np.float32)
     buffers = [upload(cpu, a), cpu.alloc(a.nbytes), cpu.alloc(a.nbytes)]
     slots = [b.mem for b in buffers] + [np.int32(a.size), "not a buffer"]
-    twice_then_thrice = [(add, (8,), None, [1, 0, 0, 3]), (add, (8,), None, [2, 1, 0, 3])]
-    bound, numbers = bind(twice_then_thrice)
-    enqueue_all(bound, numbers + slots)
-    np.testing.assert_array_equal(buffers[2].read(np.empty_like(a)), 3 * a)
-    # the second launch's last argument is no kernel argument: the first launch still runs
-    bound, numbers = bind([(add, (8,), None, [1, 2, 0, 3]), (add, (8,), None, [2, 1, 0, 4])])
-    with pytest.raises(RuntimeError, match="'add'"):
+
+    def run(*launches):     # each (output, operand, operand) as slot numbers
+        bound, numbers = bind([(add, (8,), None, list(args)) for args in launches])
         enqueue_all(bound, numbers + slots)
-    np.testing.assert_array_equal(buffers[1].read(np.empty_like(a)), 4 * a)
+
+    def value(i):
+        return buffers[i].read(np.empty_like(a))
+
+    run((1, 0, 0, 3), (2, 1, 0, 3), (1, 2, 2, 3))           # 2a, then 3a, then 6a
+    np.testing.assert_array_equal(value(1), 6 * a)
+    np.testing.assert_array_equal(value(2), 3 * a)
+    # the third launch's last argument is no kernel argument: the two before it still run
+    with pytest.raises(RuntimeError, match="'add'"):
+        run((1, 2, 0, 3), (2, 1, 0, 3), (1, 2, 0, 4))       # 4a, then 5a, then fails
+    np.testing.assert_array_equal(value(1), 4 * a)
+    np.testing.assert_array_equal(value(2), 5 * a)
 
 
 def test_profiler_table(cpu, add):

@@ -266,7 +266,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
     # runs of plain GradFns from templates (backward_segments), where nothing but the
     # leaves' gradients is wanted
     templated = inputs is None and not create_graph and not jit_protocol.capturing()
-    early = templated and outputs[0].device.starts_backward_early \
+    early = templated and bool(outputs) and outputs[0].device.starts_backward_early \
         and _elements_touched(order) >= _EARLY_LAUNCH_ELEMENTS
     result = _propagate(order, outputs, roots, grad_outputs, retain_graph, create_graph, inputs,
                         templated)

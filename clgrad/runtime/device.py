@@ -71,7 +71,7 @@ class Device:
         # Intel's CPU runtime starts each kernel as it is enqueued, waking its threads, which
         # then take the cores from the thread enqueueing the rest: a plan's later launches
         # wait behind a gate until all are in (program.enqueue_all; a tiny model's step of 8
-        # launches 7% faster, alternating in one process). PoCL gains nothing from it.
+        # launches 4-5% faster, alternating in one process). PoCL gains nothing from it.
         self.gates_launches = self.runtime == "intel"
         # Whether a large backward() computes its loss and gradients as it ends, so that the
         # device works while Python records the optimizer's step (frontend/backward.py): on
