@@ -242,7 +242,8 @@ class MatmulWriter(KernelWriter):
         for (r, c), acc in accs.items():
             self.emit(f"{vt} {acc} = sums[(rc*{tile.rows}+{r})*{tile.vectors}+{c}];")
         t = sym.var("t", 0, length - 1)
-        with self.block(f"for ({self.index_type} t = 0; t < {length}; t++)"):
+        unroll = self.target.tile_unroll if length % self.target.tile_unroll == 0 else 1
+        with self.block(f"for ({self.index_type} t = 0; t < {length}; t++)", unroll=unroll):
             for c in range(tile.vectors):
                 self.emit(f"{vt} b{c} = panel[t*{tile.vectors}+{c}];")
             for r in range(tile.rows):

@@ -12,6 +12,8 @@ class Target:
                                         # compiler's workaround
     vector_hint: bool = False   # mark kernels written in vectors with vec_type_hint
     accumulators: int = 10      # vector accumulators a matmul's register tile may hold
+    tile_unroll: int = 1        # k steps of a matmul's register tile per loop iteration, where
+                                # they divide its k block (clang's unroll_count)
     cores: int = 1              # compute units that run work-groups at once
     vector_bits: int | None = None  # the widest vector a kernel may use: a kernel of 64-bit
                                     # elements gets fewer lanes than one of floats

@@ -27,6 +27,6 @@ def codegen_target(device) -> Target:
     if device.runtime == "intel":
         width = min(16, device.native_float_width)
         return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,
-                      accumulators=width, cores=device.compute_units, vector_bits=32 * width,
-                      sincos=True)
+                      accumulators=width, tile_unroll=4, cores=device.compute_units,
+                      vector_bits=32 * width, sincos=True)
     return Target(width=8, cores=device.compute_units)
