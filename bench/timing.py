@@ -1,7 +1,8 @@
-"""Median wall-clock times of several runners, one after another: each gets warm-up calls
-first (compiles, fills the buffer pool, and lets the previous runner's worker threads stop
-spinning: OpenMP and OpenBLAS pools busy-wait after a call, which would steal the cores from
-whatever runs next), then several timed calls. Each runner forces its own completion."""
+"""Median wall-clock times of several runners, one after another: each starts after a pause
+that lets the previous runner's worker threads stop spinning (OpenBLAS's busy-wait for
+~0.1 s after a call: a PyTorch matmul timed right after NumPy's took 10-20 ms instead of 6),
+then gets warm-up calls (compiles, fills the buffer pool), then several timed calls. Each
+runner forces its own completion."""
 from __future__ import annotations
 
 import statistics
@@ -9,11 +10,14 @@ import time
 
 import clgrad as cg
 
+SETTLE_S = 0.25     # past OpenBLAS's spin (2**28 cycles) and libgomp's
+
 
 def median_seconds(runners: dict[str, object], repeats: int, warmup: int = 2,
                    budget_s: float = 5.0) -> dict[str, float]:
     result = {}
     for name, run in runners.items():
+        time.sleep(SETTLE_S)
         for _ in range(warmup):
             run()
         times = []
