@@ -168,10 +168,11 @@ def test_integer_arithmetic_wraps_at_the_extremes(dtype, n):
     # Intel's compiler folded 0 < -x and -x < 0 into comparisons of x, both false for the
     # most negative value in vector code, until the 0 was one it cannot see (fuzz seed 2700237)
     check(lambda x: (-x).sign(), a)
-    if n == 1 or dtype == np.int32 and n == 15:
-        # x * -1 (the multiplication wraps, as PyTorch's) is folded into 0 - x and then the
-        # same way by Intel's compiler in vector code: left as a known miscompile
-        check(lambda x: (x * -1).sign(), a)
+    # and x * -1 (which wraps, as PyTorch's), 0 - x and x // -1 into 0 - x, then folded the
+    # same way
+    for fn in (lambda x: (x * -1).sign(), lambda x: (-1 * x < 0) | (0 < x * -1),
+               lambda x: (0 - x).sign(), lambda x: (x // -1).sign()):
+        check(fn, a)
 
 
 def test_integer_pow_tensor():

@@ -134,6 +134,10 @@ class KernelWriter:
         self._saw(op)
         if op in (Op.SIN, Op.COS) and node.src[0] in self._trig_pairs:
             return self._sincos(node, index)
+        negated = _negation_of(node)
+        if negated is not None:
+            v = self.value(negated, index)
+            return self.tmp(self.r.unary(Op.NEG, v, node.dtype), node.dtype, v.vec)
         srcs = [self.value(s, index) for s in node.src]
         vec = any(v.vec for v in srcs)
         if op in UNARY:
@@ -317,6 +321,23 @@ class KernelWriter:
 
 
 _INT_MAX = 2 ** 31 - 1
+
+
+def _negation_of(node: Node) -> Node | None:
+    """x where node is a signed integer x * -1, -1 * x or 0 - x, else None. Written as a
+    negation (from an opaque 0): Intel's compiler turns each into 0 - x and then folds
+    comparisons of that with 0 into comparisons of x, in vector code, as it did a plain
+    negation's, so that sign(x * -1) was INT_MIN at INT_MIN, whose negation wraps to itself."""
+    if node.op not in (Op.MUL, Op.SUB) or not node.dtype.is_signed or node.dtype.is_float:
+        return None
+    a, b = node.src
+    if node.op is Op.SUB:
+        return b if a.op is Op.CONST and a.arg == 0 else None
+    if b.op is Op.CONST and b.arg == -1:
+        return a
+    if a.op is Op.CONST and a.arg == -1:
+        return b
+    return None
 
 
 def _largest(spec: KernelSpec) -> int:

@@ -236,16 +236,16 @@ class Renderer:
         beats = f"({x}<{y})" if op is Op.MAX else f"({y}<{x})"
         return self._select(x, y, f"({beats}|({y}!={y}))")
 
-    @staticmethod
-    def _int_divide(op: Op, x: str, y: str) -> str:
+    def _int_divide(self, op: Op, x: Value, y: str) -> str:
         """Integer / and % that cannot trap: x86 faults on a division by 0, and on the most
-        negative value by -1. Those divide by 1 instead: x / -1 is -x (wrapping, as PyTorch),
-        x % -1 is 0, and by 0 the quotient is x and the remainder 0 (defined values; the
-        frontend raises before a kernel divides by a zero it can see)."""
+        negative value by -1. Those divide by 1 instead: x / -1 is -x (wrapping, as PyTorch,
+        and from an opaque 0 as every integer negation: unary), x % -1 is 0, and by 0 the
+        quotient is x and the remainder 0 (defined values; the frontend raises before a
+        kernel divides by a zero it can see)."""
         safe = f"((({y}==0)|({y}==-1))?1:{y})"
         if op is Op.MOD:
-            return f"({x}%{safe})"
-        return f"(({y}==-1)?(-{x}):({x}/{safe}))"
+            return f"({x.code}%{safe})"
+        return f"(({y}==-1)?{self._unary(Op.NEG, x)}:({x.code}/{safe}))"
 
     def binary(self, op: Op, a: Value, b: Value) -> str:
         code = self._binary(op, a, b)
@@ -273,7 +273,7 @@ class Renderer:
             # masks are 0/-1, so order comparisons must be spelled as logic
             return _BOOL_AS_LOGIC[op].format(x, y, "~" if vec else "!")
         if op in (Op.DIV, Op.MOD) and a.dtype != bool_ and not a.dtype.is_float:
-            return self._int_divide(op, x, y)
+            return self._int_divide(op, Value(x, a.dtype, vec), y)
         if op in (Op.ADD, Op.SUB, Op.MUL) and not a.dtype.is_float and a.dtype != bool_:
             return self._wrapping(f"({{0}}{_INFIX[op]}{{1}})", a.dtype, vec, x, y)
         if op in _INFIX and not (op is Op.DIV and a.dtype == bool_):
