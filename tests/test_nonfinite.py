@@ -335,6 +335,9 @@ def test_square_root_powers_at_infinities():
         check(lambda t: t ** exponent, x)
     check(lambda t: t.round() ** -0.5, np.array([-0.2, 0.2, -inf], np.float32))  # -0.0: -inf
     check(lambda t: (t.abs() + 1) ** 0.5, x)
+    # a NaN gradient reaches -inf as NaN (g * -0.5 * 0 in PyTorch): the max of a row with a
+    # NaN sends NaN to all of it (fuzz seed 4600882)
+    check(lambda t: (t ** -0.5).amax(1), np.array([[-inf, 0.25], [1.0, 4.0]], np.float32))
 
 
 def test_power_exponent_gradient_with_an_infinite_incoming_gradient():

@@ -90,13 +90,15 @@ def power(x, exponent):
         return record("pow", node * node, x.device, [x])
     # PyTorch computes these as sqrt and rsqrt, which are NaN at -inf (pow gives inf and 0)
     # and -inf at -0.0 (pow: inf); x ** -0.5's gradient stays pow's, -0.5 * x ** -1.5, as
-    # PyTorch's (0 at -inf)
+    # PyTorch's: g * -0 at -inf, NaN for a NaN g (the NaN there is added, not selected, so
+    # that no where cuts the gradient to an exact 0: fuzz seed 4600882)
     if exponent == 0.5:
         return record("pow", node.sqrt(), x.device, [x])
     if exponent == -0.5:
         zero = node.eq(0)     # each form reads 1 where it is not taken: no 0 * inf gradient
         rsqrt = zero.where(zero.where(node, 1).sqrt().recip(), zero.where(1, node) ** exponent)
-        return record("pow", node.eq(-math.inf).where(math.nan, rsqrt), x.device, [x])
+        return record("pow", rsqrt + node.eq(-math.inf).where(math.nan, node.const_like(0)),
+                      x.device, [x])
     return record("pow", node ** exponent, x.device, [x])
 
 
