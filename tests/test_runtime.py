@@ -108,6 +108,27 @@ def test_bucket_sizes():
         assert 0 <= bucket_size(n) - n < max(64, n / 16)
 
 
+def test_large_cpu_buffers_ask_for_huge_pages(cpu, monkeypatch):
+    # the whole 2 MiB pages inside a fresh buffer of 4 MiB or more, before anything touches
+    # it; smaller buffers keep the runtime's own pages
+    from clgrad.runtime import host
+    advised = []
+    monkeypatch.setattr(host, "_madvise", lambda: lambda *call: advised.append(call))
+    cpu.pool.free_all()
+    small, large = cpu.alloc(3 << 20), cpu.alloc(9 << 20)
+    if not cpu.shares_host_memory:      # a GPU's memory is its own
+        assert advised == []
+        return
+    (start, length, _), = advised
+    address = large._map().__array_interface__["data"][0]
+    assert start % host.HUGE_PAGE_BYTES == 0 and length % host.HUGE_PAGE_BYTES == 0
+    assert address <= start and start + length <= address + large.nbytes
+    assert length >= (9 << 20) - 2 * host.HUGE_PAGE_BYTES
+    values = np.arange((9 << 20) // 4, dtype=np.float32)
+    np.testing.assert_array_equal(large.write(values).read(np.empty_like(values)), values)
+    del small
+
+
 def test_zero_byte_buffer(cpu):
     empty = np.empty(0, np.float32)
     buffer = cpu.alloc(0).write(empty)

@@ -1,7 +1,9 @@
 """Device memory: `Buffer` objects and the per-device `BufferPool` that recycles them.
 
 Freed memory goes back to the pool rather than to the driver: writing into freshly
-allocated memory pays first-touch page faults and is 3-5x slower than reusing a buffer.
+allocated memory pays first-touch page faults and is 3-5x slower than reusing a buffer. On a
+CPU device a buffer of 4 MiB or more asks the host for huge pages before its first touch
+(host.advise_huge_pages): kernels stream through it faster.
 
 On a CPU device the host's memory is the device's, and NumPy can share it both ways: a
 Buffer can be made over an array's own memory (`BufferPool.wrap`), and `Buffer.host_view`
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyopencl as cl
 
-from .host import host_room
+from .host import advise_huge_pages, host_room
 
 if TYPE_CHECKING:
     from .device import Device
@@ -132,8 +134,24 @@ class BufferPool:
             if size + _COMPILER_ROOM > room:
                 raise _NoRoom(f"{size / _MiB:.1f} MiB more would pass {limit}")
         mem = cl.Buffer(self.device.context, cl.mem_flags.READ_WRITE, size)
+        if size >= _HUGE_PAGED_FROM and self.device.shares_host_memory:
+            self._advise_huge_pages(mem, size)
         self.held_bytes += size
         return mem
+
+    def _advise_huge_pages(self, mem: cl.Buffer, size: int) -> None:
+        """Has the host back mem, not touched yet, with huge pages (host.advise_huge_pages).
+        Its address comes from mapping it on a queue of its own: the device's queue would
+        wait for the kernels before."""
+        memory, _ = cl.enqueue_map_buffer(self._side_queue, mem,
+                                          cl.map_flags.WRITE_INVALIDATE_REGION, 0, (size,),
+                                          np.uint8)
+        advise_huge_pages(_address(memory), size)
+        memory.base.release(self._side_queue)
+
+    @functools.cached_property
+    def _side_queue(self) -> cl.CommandQueue:
+        return cl.CommandQueue(self.device.context, self.device.cl_device)
 
     def _oom(self, nbytes: int, why: str) -> OutOfMemoryError:
         return OutOfMemoryError(
@@ -143,6 +161,9 @@ class BufferPool:
 
 
 _COMPILER_ROOM = 256 * _MiB
+# Buffers this large live in huge pages on a CPU device (two of them at least: a smaller one
+# gains little; NumPy's threshold too)
+_HUGE_PAGED_FROM = 4 * _MiB
 
 
 class _NoRoom(Exception):
