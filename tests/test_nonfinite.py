@@ -238,6 +238,26 @@ def test_softmax_of_a_constant_masked_row(fn):
         ours = getattr(cg.full((2, 5), value), fn)(1).numpy()
         theirs = getattr(torch.full((2, 5), value), fn)(1).numpy()
         np.testing.assert_array_equal(ours, theirs)
+    # an infinity the compiler computes from literals (the reciprocal of an empty product):
+    # PoCL folded its exp(inf - inf) to garbage, 1 after the division (fuzz seed 5300659)
+    empty = np.zeros((1, 0), np.float32)
+    ours = getattr(1e-3 / (cg.tensor(empty) @ cg.tensor(empty).t()), fn)(-1).numpy()
+    theirs = getattr(1e-3 / (torch.tensor(empty) @ torch.tensor(empty).t()), fn)(-1).numpy()
+    np.testing.assert_array_equal(ours, theirs)
+
+
+def test_rounding_and_tanh_of_a_nan_computed_from_literals():
+    # PoCL folded floor, ceil, tanh and exp of such a NaN to garbage (fuzz seed 5300659)
+    import torch
+
+    import clgrad as cg
+    empty = np.zeros((1, 0), np.float32)
+
+    def results(fw):
+        inf = 1e-3 / (fw.tensor(empty) @ fw.tensor(empty).t())
+        return [f(inf - inf).numpy() for f in (fw.floor, fw.ceil, fw.tanh, fw.exp)]
+    for ours, theirs in zip(results(cg), results(torch)):
+        np.testing.assert_array_equal(ours, theirs)
 
 
 def test_amax_over_dims_of_size_one():

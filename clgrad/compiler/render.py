@@ -105,6 +105,12 @@ _OPAQUE_DECLARATIONS = {
     ("inf", 8): f"const double inf_f64 = as_double(0x7fefffffffffffffUL + {OPAQUE_ONE});",
     ("zero", 4): f"const uint zero_u32 = {OPAQUE_ONE} - 1u;",
 }
+# PoCL folds these of a NaN it computes from literals (0.001f / (0.0f + 0.0f), minus itself:
+# an empty product's reciprocal in a softmax) to garbage too, where the others give NaN
+# (fuzz edge seed 5300659). With guard_folds their argument's bits are xored with an opaque
+# 0: the same value for every x, but none the optimiser can know (an arithmetic op with a
+# NaN it folds to NaN whatever the other operand)
+_FOLDED_WRONG = frozenset({Op.EXP, Op.TANH, Op.FLOOR, Op.CEIL})
 
 
 # sin and cos as the two results of one sincos (see Renderer.sincos), for one C type
@@ -117,8 +123,9 @@ inline {ctype} clgrad_cos_{ctype}({ctype} x) {{ {ctype} c; sincos(x, &c); return
 
 
 class Renderer:
-    def __init__(self, width: int, sincos: bool = False):
+    def __init__(self, width: int, sincos: bool = False, guard_folds: bool = False):
         self.width = width
+        self.guard_folds = guard_folds      # (_FOLDED_WRONG)
         # sin and cos spelled as sincos: a compiler that merges a sin and a cos of one value
         # into a sincos with other results than its lone sin and cos (Intel's) then computes
         # the same bits for sin(x) whether or not its kernel also takes cos(x)
@@ -189,6 +196,8 @@ class Renderer:
             return a.code
         if op is Op.NOT:     # logical on bools (0/1 scalars, 0/-1 masks), bitwise on ints
             return f"(!{a.code})" if a.dtype == bool_ and not a.vec else f"(~{a.code})"
+        if self.guard_folds and op in _FOLDED_WRONG and a.dtype.is_float:
+            a = self._unfoldable(a)
         if op is Op.TANH:
             return self._tanh(a)
         if op in (Op.SIN, Op.COS) and self.sincos and a.dtype.is_float:
@@ -206,6 +215,14 @@ class Renderer:
             negated = self._wrapping("(zero_u32-{0})", a.dtype, a.vec, a.code)
             return negated if op is Op.NEG else f"max({a.code},{negated})"
         return table[op].format(a.code)
+
+    def _unfoldable(self, a: Value) -> Value:
+        """a float value whose bits pass through an xor with an opaque 0 (_FOLDED_WRONG)."""
+        self.opaque.add(("zero", 4))
+        width = str(self.width) if a.vec else ""
+        floats, bits = ("double", "ulong") if a.dtype.itemsize == 8 else ("float", "uint")
+        return Value(f"as_{floats}{width}(as_{bits}{width}({a.code})^({bits})zero_u32)",
+                     a.dtype, a.vec)
 
     def _wrapping(self, template: str, dtype: DType, vec: bool, *operands: str) -> str:
         """Signed integer arithmetic that wraps around, as PyTorch's, done on the unsigned

@@ -29,4 +29,4 @@ def codegen_target(device) -> Target:
         return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,
                       accumulators=width, tile_unroll=4, cores=device.compute_units,
                       vector_bits=32 * width, sincos=True)
-    return Target(width=8, cores=device.compute_units)
+    return Target(width=8, cores=device.compute_units, guard_folds=True)
