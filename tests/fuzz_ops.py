@@ -329,7 +329,11 @@ def join(b: Builder) -> str | None:
     for _ in range(b.ch.integer(1, 2)):
         shape = list(x.shape)
         if not stack:
-            shape[d] = b.size(MAX_NUMEL // max(x.t.numel() // max(shape[d], 1), 1))
+            # the other dims' elements, not x's numel // shape[d]: an x empty along another
+            # dim has a numel of 0 however large its other dims (an expand of it), and the
+            # new input took MAX_NUMEL along d times those (15 GB: edge seed 5300951)
+            rest = math.prod(s for i, s in enumerate(shape) if i != d % len(shape))
+            shape[d] = b.size(MAX_NUMEL // max(rest, 1)) if rest <= MAX_NUMEL else 0
         same = [v for v in b.pool if v.shape == tuple(shape) and v.kind == x.kind]
         parts.append(b.ch.pick(same) if same and b.ch.chance(50)
                      else b.new_input(tuple(shape), "float32" if x.kind == "float" else "int64"))
