@@ -19,5 +19,6 @@ class Target:
                                     # elements gets fewer lanes than one of floats
     sincos: bool = False        # spell sin and cos as sincos(), so that each is one function
                                 # in every kernel (Renderer.sincos)
-    guard_folds: bool = False   # exp, tanh, floor and ceil take x minus an opaque 0, so that
-                                # the compiler never folds one of a constant (Renderer)
+    guard_folds: bool = False   # exp, tanh, floor and ceil take x's bits xored with an opaque
+                                # 0, so that the compiler never folds one of a constant
+                                # (render._FOLDED_WRONG)
