@@ -7,7 +7,6 @@ back up to speed after the pause: two calls of W1's jitted step were not enough 
 timed calls. Each runner forces its own completion."""
 from __future__ import annotations
 
-import itertools
 import statistics
 import time
 
@@ -23,9 +22,9 @@ def median_seconds(runners: dict[str, object], repeats: int, warmup: int = 2,
     for name, run in runners.items():
         time.sleep(SETTLE_S)
         warm_until = time.perf_counter() + WARM_S
-        for i in itertools.count():
-            if i >= warmup and time.perf_counter() > warm_until:
-                break
+        for _ in range(warmup):
+            run()
+        while time.perf_counter() < warm_until:
             run()
         times = []
         deadline = time.perf_counter() + budget_s
