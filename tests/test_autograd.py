@@ -371,6 +371,15 @@ def test_an_input_given_twice_through_a_folded_view_gets_its_gradient_once():
     check(lambda x: library(x).where(library(x).tensor(c), x @ x, x @ x), (3,))
 
 
+def test_two_views_of_one_value_read_through_one_fold_share_its_gradient():
+    """y and y.reshape(3, 1) are both views of a sum's (1, 3) node, and the broadcast folds
+    y's read into one of that node: each of the two inputs was given the node's whole
+    gradient, counted twice (fuzz edge seed 7300250, every runtime)."""
+    check(lambda x: (x.sum(0).reshape(3, 1) * x.sum(0)).sum(), (2, 3))
+    check(lambda a, b: ((a @ b).reshape(3, 1) * (a @ b))[2, 1], (4,), (4, 3))
+    check(lambda a, b: ((a @ b).reshape(1, 3, 1) / (a @ b))[:, 2, -2], (13,), (13, 3))
+
+
 def test_only_floating_results_require_grad():
     """As in PyTorch: comparisons, integer casts and argmax of a tensor that requires grad
     give tensors outside autograd, and a float result of them does not require grad."""

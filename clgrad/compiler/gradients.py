@@ -342,7 +342,12 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node 
                 sg = ir.const(0, sg.dtype, src.shape)
             grads[src] = grads[src] + sg if src in grads else sg
     for base, inputs in folded.items():
-        for w, chain in inputs if base in grads else ():
+        # the base's gradient goes to one of the inputs viewing it: which input each read came
+        # through is lost with the fold, and views of one value meet again in the frontend's
+        # graph (y and y.reshape(3, 1), both of a sum's keepdim node, each given the base's
+        # whole gradient counted it twice: fuzz edge seed 7300250)
+        if base in grads:
+            w, chain = inputs[0]
             g = _replay_views(grads[base], chain)
             grads[w] = grads[w] + g if w in grads else g
     result, given = [], set()
