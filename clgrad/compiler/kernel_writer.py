@@ -29,7 +29,7 @@ class KernelWriter:
         self.target = target
         self.width = width              # the target's, or fewer lanes where a matmul needs
         self.vectorized = False         # whether any value has `width` lanes
-        self.r = Renderer(width, target.sincos, target.guard_folds)
+        self.r = Renderer(width, target.sincos, target.guard_folds, target.float_to_int_min)
         self.lines: list[str] = []
         self.depth = 1
         self.scopes: list[dict] = [{}]
@@ -316,6 +316,8 @@ class KernelWriter:
                 if self.vectorized and self.target.vector_hint else "")
         header = f"__kernel {hint}void {name}({', '.join(params)}) {{"
         prologue = ["  " + line for line in self.r.prologue()]
+        if self.target.no_contraction:      # (before any declaration, as OpenCL C asks)
+            prologue.insert(0, "#pragma OPENCL FP_CONTRACT OFF")
         body = [header, *prologue, *self.lines, "}"]
         return unaligned_typedefs(self.width) + self.r.definitions() + "\n".join(body) + "\n"
 

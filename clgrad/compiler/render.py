@@ -112,6 +112,8 @@ _OPAQUE_DECLARATIONS = {
 # NaN it folds to NaN whatever the other operand)
 _FOLDED_WRONG = frozenset({Op.EXP, Op.TANH, Op.FLOOR, Op.CEIL})
 
+_INT_BITS = {"int": 32, "long": 64}      # signed integer register types, by C name
+
 
 # sin and cos as the two results of one sincos (see Renderer.sincos), for one C type
 _SINCOS = """#ifndef CLGRAD_SINCOS_{ctype}
@@ -123,9 +125,11 @@ inline {ctype} clgrad_cos_{ctype}({ctype} x) {{ {ctype} c; sincos(x, &c); return
 
 
 class Renderer:
-    def __init__(self, width: int, sincos: bool = False, guard_folds: bool = False):
+    def __init__(self, width: int, sincos: bool = False, guard_folds: bool = False,
+                 float_to_int_min: bool = False):
         self.width = width
         self.guard_folds = guard_folds      # (_FOLDED_WRONG)
+        self.float_to_int_min = float_to_int_min    # (Target.float_to_int_min)
         # sin and cos spelled as sincos: a compiler that merges a sin and a cos of one value
         # into a sincos with other results than its lone sin and cos (Intel's) then computes
         # the same bits for sin(x) whether or not its kernel also takes cos(x)
@@ -349,6 +353,9 @@ class Renderer:
             # AVX2 targets ("Cannot select X86ISD::FILD v8f32")
             lanes = ",".join(f"(float){lane}" for lane in self.lanes(source))
             return f"(({self.ctype(out, True)})({lanes}))"
+        if a.dtype.is_float and out.ctype in _INT_BITS and self.float_to_int_min:
+            assert not a.vec, "written out for one-lane targets (GPUs) only"
+            return self._float_to_int_min(source, out.ctype)
         if a.vec:
             return f"convert_{out.ctype}{self.width}({source})"
         if a.dtype.is_float and out.ctype == "int":
@@ -357,6 +364,12 @@ class Renderer:
             # was -inf, PyTorch inf; fuzz seed 401274). It leaves convert_int alone.
             return f"convert_int({source})"
         return f"(({out.ctype}){source})"
+
+    def _float_to_int_min(self, x: str, ctype: str) -> str:
+        """(int)x, and the type's minimum where x is NaN or out of its range, as on x86."""
+        bound = f"{float(2 ** (_INT_BITS[ctype] - 1))!r}f"      # a power of two: exact
+        least = {"int": "INT_MIN", "long": "LONG_MIN"}[ctype]
+        return f"(({x}) >= -{bound} && ({x}) < {bound} ? convert_{ctype}({x}) : {least})"
 
     # ---- memory ----
     # float16 is stored as half and computed as float: vload_half/vstore_half are core OpenCL,

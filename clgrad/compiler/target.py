@@ -22,3 +22,10 @@ class Target:
     guard_folds: bool = False   # exp, tanh, floor and ceil take x's bits xored with an opaque
                                 # 0, so that the compiler never folds one of a constant
                                 # (render._FOLDED_WRONG)
+    no_contraction: bool = False    # every kernel says `#pragma OPENCL FP_CONTRACT OFF`: a
+                                    # compiler that fuses a multiply and an add of separate
+                                    # statements (NVIDIA's) rounds once where PyTorch rounds
+                                    # twice, and a*b - a*b is then a*b's rounding error, not 0
+    float_to_int_min: bool = False  # a float outside an integer type's range (NaN, inf, 3e9)
+                                    # converts to its minimum, written out: x86 gives that, so
+                                    # PyTorch's CPU does; NVIDIA's conversion saturates
