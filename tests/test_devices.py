@@ -5,7 +5,9 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import pyopencl as cl
 import pytest
 
 import clgrad as cg
@@ -152,3 +154,14 @@ def test_probe_catches_a_runtime_that_cannot_build(monkeypatch):
     monkeypatch.setattr(probe, "PROBE_SOURCE", probe.PROBE_SOURCE.replace("float acc", "float acc acc"))
     found = probe._run(device)
     assert not found.usable and "error" in found.why.lower()
+
+
+def test_gpus_build_with_correctly_rounded_division_where_they_offer_it():
+    # NVIDIA's float division is 2.5 ulp off unless asked (x / x was 0.99999994)
+    exact = int(cl.device_fp_config.CORRECTLY_ROUNDED_DIVIDE_SQRT)
+    options = {(kind, fp): device_module.build_options(SimpleNamespace(single_fp_config=fp), kind)
+               for kind in ("cpu", "gpu") for fp in (0, exact)}
+    assert options[("gpu", exact)] == ("-w", "-cl-fp32-correctly-rounded-divide-sqrt")
+    assert options[("gpu", 0)] == options[("cpu", exact)] == options[("cpu", 0)] == ("-w",)
+    for device in cg.devices():
+        assert device.build_options == device_module.build_options(device.cl_device, device.kind)
