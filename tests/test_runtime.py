@@ -262,11 +262,15 @@ except OutOfMemoryError as error:
 
 
 def test_past_the_address_space_limit_is_an_error_not_a_crash():
-    # PoCL reserves host memory lazily: past the limit it crashed at first touch
+    # PoCL reserves host memory lazily: past the limit it crashed at first touch. NVIDIA's
+    # runtime allocates a buffer at its first use: the launch reports it
     done = subprocess.run([sys.executable, "-c", OUT_OF_ROOM], capture_output=True, text=True,
                           timeout=300, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert done.returncode == 0, done.stderr
     made, message = done.stdout.split(" ", 1)
-    assert 1 <= int(made) < 4
-    assert "268435456 bytes (256.0 MiB)" in message and "MiB for clgrad" in message
-    assert "address-space limit" in message and "ulimit -v" in message
+    assert 1 <= int(made) < 4 and "MiB for clgrad" in message
+    if get_device().kind == "gpu":
+        assert "out of memory at the launch of kernel" in message
+    else:
+        assert "268435456 bytes (256.0 MiB)" in message
+        assert "address-space limit" in message and "ulimit -v" in message

@@ -114,13 +114,13 @@ class BufferPool:
         try:
             return self._try_create(size)
         except (cl.Error, _NoRoom) as first:
-            if not _is_oom(first):
+            if not is_out_of_memory(first):
                 raise
         self.free_all()
         try:
             return self._try_create(size)
         except (cl.Error, _NoRoom) as second:
-            if not _is_oom(second):
+            if not is_out_of_memory(second):
                 raise
             raise self._oom(nbytes, f"even after freeing the buffer pool: {second}") from second
 
@@ -154,10 +154,13 @@ class BufferPool:
         return cl.CommandQueue(self.device.context, self.device.cl_device)
 
     def _oom(self, nbytes: int, why: str) -> OutOfMemoryError:
+        return self.out_of_memory(f"out of memory allocating {nbytes} bytes "
+                                  f"({nbytes / _MiB:.1f} MiB)", why)
+
+    def out_of_memory(self, what: str, why: str) -> OutOfMemoryError:
         return OutOfMemoryError(
-            f"out of memory allocating {nbytes} bytes ({nbytes / _MiB:.1f} MiB) "
-            f"on {self.device!r}, which holds {self.held_bytes / _MiB:.1f} MiB for clgrad "
-            f"({self.cached_bytes / _MiB:.1f} MiB of it free in its pool): {why}")
+            f"{what} on {self.device!r}, which holds {self.held_bytes / _MiB:.1f} MiB for "
+            f"clgrad ({self.cached_bytes / _MiB:.1f} MiB of it free in its pool): {why}")
 
 
 _COMPILER_ROOM = 256 * _MiB
@@ -170,7 +173,8 @@ class _NoRoom(Exception):
     """The host has no room for an allocation (its memory or the address-space limit)."""
 
 
-def _is_oom(error: Exception) -> bool:
+def is_out_of_memory(error: Exception) -> bool:
+    """Whether error says the device (or the host, for a CPU device) ran out of memory."""
     return isinstance(error, (cl.MemoryError, _NoRoom)) or \
         getattr(error, "code", None) in _OOM_CODES
 

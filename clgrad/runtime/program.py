@@ -12,7 +12,7 @@ import pyopencl as cl
 
 from ..config import config
 from . import cache, profiler
-from .buffer import Buffer
+from .buffer import Buffer, is_out_of_memory
 
 if TYPE_CHECKING:
     from .device import Device
@@ -154,8 +154,11 @@ class Kernel:
         return event
 
     def _failed(self, global_size, local_size, args: int, error: Exception) -> RuntimeError:
-        return RuntimeError(f"launch of kernel {self.name!r} failed (global={global_size}, "
-                            f"local={local_size}, {args} args): {error}")
+        what = f"launch of kernel {self.name!r} (global={global_size}, local={local_size}, " \
+               f"{args} args)"
+        if is_out_of_memory(error):     # a runtime that allocates a buffer at its first use
+            return self.program.device.pool.out_of_memory(f"out of memory at the {what}", error)
+        return RuntimeError(f"{what} failed: {error}")
 
     def __repr__(self) -> str:
         return f"<Kernel {self.name!r} of {self.program!r}>"
