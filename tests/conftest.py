@@ -3,7 +3,10 @@ import os
 import pytest
 
 import clgrad as cg
+import clgrad.frontend.inspect
+from clgrad.compiler.target import Target
 from clgrad.config import config as clgrad_config
+from clgrad.engine import plan
 
 
 def pytest_addoption(parser):
@@ -31,3 +34,30 @@ def pytest_report_header(config):
 def _seeded():
     """Every test starts from the same random state."""
     cg.manual_seed(0)
+
+
+@pytest.fixture
+def cpu_codegen(monkeypatch):
+    """Kernels written for a CPU (explicit vectors of 8 floats) whatever the default device,
+    for tests of the CPU code's shape: register tiles, lanes, pairwise sums. A GPU runs that
+    code too; a CPU device keeps its own target."""
+    device = cg.device()
+    if device.kind != "cpu":
+        target = Target(width=8, cores=device.compute_units)
+        for module in (plan, clgrad.frontend.inspect):
+            monkeypatch.setattr(module, "codegen_target", lambda _: target)
+
+
+@pytest.fixture
+def host_memory_device():
+    """A device whose memory is NumPy's as the default device: a CPU device. A GPU's memory
+    is its own, so that from_numpy copies there (README, "Devices")."""
+    if cg.device().shares_host_memory:
+        yield cg.device()
+        return
+    try:
+        cpu = cg.device("cpu")
+    except RuntimeError as error:
+        pytest.skip(f"no OpenCL CPU device here shares NumPy's memory: {error}")
+    with clgrad_config.override(DEVICE=cpu.spec):
+        yield cpu

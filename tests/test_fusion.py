@@ -196,6 +196,7 @@ def test_kernels_differing_only_in_a_constant_sign_of_zero_are_not_shared():
     np.testing.assert_array_equal((1 / (x * -0.0)).numpy(), [-np.inf] * 3)
 
 
+@pytest.mark.usefixtures("cpu_codegen")
 def test_rows_vectors_do_not_tile_put_lanes_down_another_axis():
     # rows of 10 through a permute: the flat form would divide per lane, so lanes run down the
     # batch axis (32, whole vectors of 8 or 16) with named dims; a plain contiguous kernel

@@ -222,6 +222,7 @@ def test_setitem_index_tensors_writing_a_row_twice():
     check(_with(_set_index), (3,), np.array([0, 0, 2]), np.array([1.5, 1.5, -2.0], np.float32))
     rows = make((4, 5))
     rows[3] = rows[1]                                    # both write row 0
+    rows[2] = rows[0]                                    # both write row 2 (-1 of 3 rows)
     check(_with(_set_index), A, np.array([2, 0, -1, 0]), rows)
     check(_with(_set_two_index), A, np.array([0, 1, 0]), np.array([1, 2, 1]),
           np.array([0.5, 3.0, 0.5], np.float32))

@@ -17,6 +17,7 @@ def test_transposed_kernel_reads_a_realized_transpose():
     np.testing.assert_allclose(product.numpy(), a.numpy().T @ b.numpy(), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.usefixtures("cpu_codegen")
 def test_long_k_over_image_rows_blocks_by_row():
     # k runs over (batch, 30 x 30 pixels), as in a convolution's weight gradient: blocks of
     # one 30-pixel row index the operands without divisions
@@ -44,6 +45,7 @@ def test_long_product_into_few_outputs_splits_k():
     np.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.usefixtures("cpu_codegen")
 def test_tile_of_two_rows_by_five_vectors():
     # N = 40 is five vectors of 8: a 2 x 5 register tile, over panels of 25 row pairs
     check(lambda a, b: (a @ b).relu(), (200, 70), (70, 40), atol=1e-3)

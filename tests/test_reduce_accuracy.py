@@ -59,6 +59,7 @@ def test_integer_sums_stay_exact():
     assert cg.from_numpy(values).sum(1).numpy().tolist() == values.sum(1).tolist()
 
 
+@pytest.mark.usefixtures("cpu_codegen")
 def test_only_long_float_sums_go_pairwise():
     # code shape: a long sum has the pairwise counter; a short row, a max and an integer sum
     # keep one running reduction
