@@ -241,6 +241,15 @@ def test_gpu_code_rounds_each_op_and_converts_floats_out_of_range_as_x86(monkeyp
     assert "#pragma OPENCL FP_CONTRACT OFF" in kernel.source
 
 
+def test_sines_of_small_lanes_beside_a_huge_one():
+    # PoCL's vector sin, cos and tan were wrong in the lanes under 2^-7 once another lane took
+    # their slow path: sin(0.0048) was 0.0097 beside a -inf (fuzz edge seed 6200209)
+    x = np.random.default_rng(0).uniform(-2 ** -7, 2 ** -7, 64).astype(np.float32)
+    x[1::8], x[4::16], x[10::16] = 1e8, -math.inf, 3e5
+    for name in ("sin", "cos", "tan"):
+        check(lambda t: getattr(t, name)(), x, atol=1e-7, rtol=1e-6)
+
+
 def test_float_to_int_to_float_is_not_a_truncation():
     # Intel's compiler folded (float)(int)x into trunc(x) in scalar code: -0.0 for x in
     # (-1, 0) (1 / that was -inf, PyTorch's inf) and NaN, inf, 3e9 kept where PyTorch's int is

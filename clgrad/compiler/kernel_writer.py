@@ -29,7 +29,7 @@ class KernelWriter:
         self.target = target
         self.width = width              # the target's, or fewer lanes where a matmul needs
         self.vectorized = False         # whether any value has `width` lanes
-        self.r = Renderer(width, target.sincos, target.guard_folds, target.float_to_int_min)
+        self.r = Renderer(width, target)
         self.lines: list[str] = []
         self.depth = 1
         self.scopes: list[dict] = [{}]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .dtype import DType, bfloat16, bool_, float16, float32, int32
 from .ops import Op
+from .target import Target
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ _FOLDED_WRONG = frozenset({Op.EXP, Op.TANH, Op.FLOOR, Op.CEIL})
 _INT_BITS = {"int": 32, "long": 64}      # signed integer register types, by C name
 
 
-# sin and cos as the two results of one sincos (see Renderer.sincos), for one C type
+# sin and cos as the two results of one sincos (Target.sincos), for one C type
 _SINCOS = """#ifndef CLGRAD_SINCOS_{ctype}
 #define CLGRAD_SINCOS_{ctype}
 inline {ctype} clgrad_sin_{ctype}({ctype} x) {{ {ctype} c; return sincos(x, &c); }}
@@ -124,19 +125,30 @@ inline {ctype} clgrad_cos_{ctype}({ctype} x) {{ {ctype} c; sincos(x, &c); return
 """
 
 
+# PoCL's float vector sin, cos and tan are wrong in the lanes under 2^-7 once another lane
+# takes their slow path (|x| from ~1e7, inf): sin(0.0048) was 0.0097 beside a -inf (fuzz edge
+# seed 6200209). A vector with a lane from 1e5 up (below where the slow path starts) is taken
+# twice: its far lanes from the call on all of it, the others from a call with those zeroed
+_FAR_TRIG = frozenset({Op.SIN, Op.COS, Op.TAN})
+_FAR_TRIG_DEFINITION = """#ifndef CLGRAD_{name}_FAR_{ctype}
+#define CLGRAD_{name}_FAR_{ctype}
+inline {ctype} clgrad_{name}_far_{ctype}({ctype} x) {{
+  {ctype} y = {name}(x);
+  int{n} far = isgreaterequal(fabs(x), ({ctype})(1e5f));
+  return any(far) ? select({name}(select(x, ({ctype})(0.0f), far)), y, far) : y;
+}}
+#endif
+"""
+
+
 class Renderer:
-    def __init__(self, width: int, sincos: bool = False, guard_folds: bool = False,
-                 float_to_int_min: bool = False):
+    def __init__(self, width: int, target: Target):
         self.width = width
-        self.guard_folds = guard_folds      # (_FOLDED_WRONG)
-        self.float_to_int_min = float_to_int_min    # (Target.float_to_int_min)
-        # sin and cos spelled as sincos: a compiler that merges a sin and a cos of one value
-        # into a sincos with other results than its lone sin and cos (Intel's) then computes
-        # the same bits for sin(x) whether or not its kernel also takes cos(x)
-        self.sincos = sincos
+        self.target = target
         self.opaque: set[tuple[str, int]] = set()   # NaN, inf and 0 constants used, by size
         self.bfloat16_widths: set[int] = set()      # vector widths that round to bfloat16
         self.sincos_types: set[str] = set()         # C types whose sin or cos is a sincos
+        self.far_trig: set[tuple[str, str]] = set()     # (function, vector type) guarded
 
     def prologue(self) -> list[str]:
         """Declarations the kernel body needs before its first line."""
@@ -148,7 +160,9 @@ class Renderer:
                                                   name=_round_bfloat16(width),
                                                   guard=_round_bfloat16(width).upper())
                            for width in sorted(self.bfloat16_widths))
-        return rounding + "".join(_SINCOS.format(ctype=c) for c in sorted(self.sincos_types))
+        return rounding + "".join(_SINCOS.format(ctype=c) for c in sorted(self.sincos_types)) \
+            + "".join(_FAR_TRIG_DEFINITION.format(name=name, ctype=ctype, n=self.width)
+                      for name, ctype in sorted(self.far_trig))
 
     def _opaque(self, kind: str, dtype: DType) -> str:
         size = 8 if dtype.itemsize == 8 else 4      # half is computed as float
@@ -200,14 +214,21 @@ class Renderer:
             return a.code
         if op is Op.NOT:     # logical on bools (0/1 scalars, 0/-1 masks), bitwise on ints
             return f"(!{a.code})" if a.dtype == bool_ and not a.vec else f"(~{a.code})"
-        if self.guard_folds and op in _FOLDED_WRONG and a.dtype.is_float:
+        if self.target.guard_folds and op in _FOLDED_WRONG and a.dtype.is_float:
             a = self._unfoldable(a)
         if op is Op.TANH:
             return self._tanh(a)
-        if op in (Op.SIN, Op.COS) and self.sincos and a.dtype.is_float:
+        if op in (Op.SIN, Op.COS) and self.target.sincos and a.dtype.is_float:
+            # sin and cos spelled as sincos: a compiler that merges a sin and a cos of one
+            # value into a sincos with other results than its lone sin and cos (Intel's) then
+            # computes the same bits for sin(x) whether or not its kernel also takes cos(x)
             ctype = self.ctype(a.dtype, a.vec)
             self.sincos_types.add(ctype)
             return f"clgrad_{op.name.lower()}_{ctype}({a.code})"
+        if op in _FAR_TRIG and self.target.far_trig and a.vec and a.dtype == float32:
+            name, ctype = op.name.lower(), self.ctype(a.dtype, True)
+            self.far_trig.add((name, ctype))
+            return f"clgrad_{name}_far_{ctype}({a.code})"
         table = _FLOAT_UNARY if a.dtype.is_float else _INT_UNARY
         if op not in table:
             raise TypeError(f"{op.name.lower()} is not defined for {a.dtype.name}")
@@ -353,7 +374,7 @@ class Renderer:
             # AVX2 targets ("Cannot select X86ISD::FILD v8f32")
             lanes = ",".join(f"(float){lane}" for lane in self.lanes(source))
             return f"(({self.ctype(out, True)})({lanes}))"
-        if a.dtype.is_float and out.ctype in _INT_BITS and self.float_to_int_min:
+        if a.dtype.is_float and out.ctype in _INT_BITS and self.target.float_to_int_min:
             assert not a.vec, "written out for one-lane targets (GPUs) only"
             return self._float_to_int_min(source, out.ctype)
         if a.vec:

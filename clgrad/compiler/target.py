@@ -29,3 +29,5 @@ class Target:
     float_to_int_min: bool = False  # a float outside an integer type's range (NaN, inf, 3e9)
                                     # converts to its minimum, written out: x86 gives that, so
                                     # PyTorch's CPU does; NVIDIA's conversion saturates
+    far_trig: bool = False      # float vector sin, cos and tan of a vector with a lane of 1e5
+                                # or more take it twice (render._FAR_TRIG)

@@ -25,7 +25,9 @@ def codegen_target(device) -> Target:
     cos(x) is then the same float in a kernel that also takes sin(x), and ties between
     cosines of one value hold in a gradient's kernels (fuzz seed 1002609). The cost: a kernel
     of sines alone runs ~15% slower where the sines bound it (sin(sin(sin(x))), 8M floats),
-    as fast where memory does. PoCL's lone sin and cos are its sincos's already."""
+    as fast where memory does. PoCL's lone sin and cos are its sincos's already; its float
+    vector sin, cos and tan are wrong in small lanes beside a huge one, and such vectors are
+    taken twice (render._FAR_TRIG)."""
     if device.kind == "gpu":
         return Target(width=1, cores=device.compute_units, no_contraction=True,
                       float_to_int_min=True)
@@ -34,4 +36,4 @@ def codegen_target(device) -> Target:
         return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,
                       accumulators=width, tile_unroll=4, cores=device.compute_units,
                       vector_bits=32 * width, sincos=True)
-    return Target(width=8, cores=device.compute_units, guard_folds=True)
+    return Target(width=8, cores=device.compute_units, guard_folds=True, far_trig=True)
