@@ -47,7 +47,9 @@ def runtime(request):
 
 def child_env(cache_dir, runtime, **env_extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLGRAD_", "POCL_"))}
-    env.update(CLGRAD_CACHE_DIR=str(cache_dir), CLGRAD_DEVICE=runtime, PYTHONPATH=str(REPO))
+    # (the caller's PYTHONPATH, which may hold clgrad's dependencies, stays after the repo)
+    path = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env.update(CLGRAD_CACHE_DIR=str(cache_dir), CLGRAD_DEVICE=runtime, PYTHONPATH=path)
     env.update(env_extra)
     return env
 

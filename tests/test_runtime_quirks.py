@@ -283,7 +283,8 @@ def test_rows_that_start_with_padding_end(tmp_path):
     no-op (acc - 0, acc * 1), into an infinite loop: the gradient of (x - c)[-1, 0] summed
     (fuzz seed 403506) never returned. A row is reduced in one loop per stretch of padding
     or data, with no bound tested inside. A child process runs it, so a hang is a failure."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "tests")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO), str(REPO / "tests"), os.environ.get("PYTHONPATH")])))
     try:
         done = subprocess.run([sys.executable, "-c", PADDED_ROWS_SCRIPT], env=env, cwd=tmp_path,
                               capture_output=True, text=True, timeout=20)
