@@ -225,7 +225,7 @@ class Renderer:
             ctype = self.ctype(a.dtype, a.vec)
             self.sincos_types.add(ctype)
             return f"clgrad_{op.name.lower()}_{ctype}({a.code})"
-        if op in _FAR_TRIG and self.target.far_trig and a.vec and a.dtype == float32:
+        if op in _FAR_TRIG and self.target.far_trig and a.vec and a.dtype.ctype == "float":
             name, ctype = op.name.lower(), self.ctype(a.dtype, True)
             self.far_trig.add((name, ctype))
             return f"clgrad_{name}_far_{ctype}({a.code})"
