@@ -11,23 +11,23 @@ _INTEL_LOOPS = ("vectorize(disable)",)
 
 
 def codegen_target(device) -> Target:
-    """GPUs get their parallelism from work-items. NVIDIA's compiler fuses a multiply and an
-    add of separate statements and saturates float-to-int conversions, where PyTorch rounds
-    each op and x86 gives the integer minimum: GPUs get both written out (on an H100, the zeros
-    of gumbel_softmax(hard=True) were -1.5e-8, sinc's gradient at 1e-30 was 5.9e22, PyTorch's
-    0, and 1 / x.int() of NaN was inf, PyTorch's -4.7e-10).
+    """GPUs get their parallelism from work-items. NVIDIA's compiler fuses a multiply and an add
+    of separate statements and saturates float-to-int conversions, where PyTorch rounds each op
+    and x86 gives the integer minimum: GPUs get both written out (on an H100, the zeros of
+    gumbel_softmax(hard=True) were -1.5e-8, sinc's gradient at 1e-30 was 5.9e22, PyTorch's 0,
+    and 1 / x.int() of NaN was inf, PyTorch's -4.7e-10).
     CPUs need explicit vectors: PoCL does not recover them (8 lanes measured best there), and
-    Intel's compiler does not widen them, so it gets the device's native width (16 floats
-    with AVX-512: W4 1.5x, sum 2x, softmax 1.2x faster than 8). Its vectors of 64-bit integers stay within one AVX-512 register: its
-    code for two (long16) got int64 min and != wrong (fuzz seeds 31952, 50248). It merges a
-    sin and a cos of one value into a sincos whose results differ from its lone sin's and
-    cos's (by an ulp, in a third to a half of all floats), so it gets sincos for both always:
-    cos(x) is then the same float in a kernel that also takes sin(x), and ties between
-    cosines of one value hold in a gradient's kernels (fuzz seed 1002609). The cost: a kernel
-    of sines alone runs ~15% slower where the sines bound it (sin(sin(sin(x))), 8M floats),
-    as fast where memory does. PoCL's lone sin and cos are its sincos's already; its float
-    vector sin, cos and tan are wrong in small lanes beside a huge one, and such vectors are
-    taken twice (render._FAR_TRIG)."""
+    Intel's compiler does not widen them, so it gets the device's native width (16 floats with
+    AVX-512: W4 1.5x, sum 2x, softmax 1.2x faster than 8). Its vectors of 64-bit integers stay
+    within one AVX-512 register: its code for two (long16) got int64 min and != wrong (fuzz
+    seeds 31952, 50248). It merges a sin and a cos of one value into a sincos whose results
+    differ from its lone sin's and cos's (by an ulp, in a third to a half of all floats), so it
+    gets sincos for both always: cos(x) is then the same float in a kernel that also takes
+    sin(x), and ties between cosines of one value hold in a gradient's kernels (fuzz seed
+    1002609). The cost: a kernel of sines alone runs ~15% slower where the sines bound it
+    (sin(sin(sin(x))), 8M floats), as fast where memory does. PoCL's lone sin and cos are its
+    sincos's already; its float vector sin, cos and tan are wrong in small lanes beside a huge
+    one, and such vectors are taken twice (render._FAR_TRIG)."""
     if device.kind == "gpu":
         return Target(width=1, cores=device.compute_units, no_contraction=True,
                       float_to_int_min=True)
