@@ -113,7 +113,7 @@ _OPAQUE_DECLARATIONS = {
 # NaN it folds to NaN whatever the other operand)
 _FOLDED_WRONG = frozenset({Op.EXP, Op.TANH, Op.FLOOR, Op.CEIL})
 
-_INT_BITS = {"int": 32, "long": 64}      # signed integer register types, by C name
+_INT_MIN = {4: "INT_MIN", 8: "LONG_MIN"}     # integer registers' least values, by size
 
 
 # sin and cos as the two results of one sincos (Target.sincos), for one C type
@@ -374,9 +374,9 @@ class Renderer:
             # AVX2 targets ("Cannot select X86ISD::FILD v8f32")
             lanes = ",".join(f"(float){lane}" for lane in self.lanes(source))
             return f"(({self.ctype(out, True)})({lanes}))"
-        if a.dtype.is_float and out.ctype in _INT_BITS and self.target.float_to_int_min:
+        if a.dtype.is_float and not out.is_float and self.target.float_to_int_min:
             assert not a.vec, "written out for one-lane targets (GPUs) only"
-            return self._float_to_int_min(source, out.ctype)
+            return self._float_to_int_min(source, out)
         if a.vec:
             return f"convert_{out.ctype}{self.width}({source})"
         if a.dtype.is_float and out.ctype == "int":
@@ -386,11 +386,13 @@ class Renderer:
             return f"convert_int({source})"
         return f"(({out.ctype}){source})"
 
-    def _float_to_int_min(self, x: str, ctype: str) -> str:
-        """(int)x, and the type's minimum where x is NaN or out of its range, as on x86."""
-        bound = f"{float(2 ** (_INT_BITS[ctype] - 1))!r}f"      # a power of two: exact
-        least = {"int": "INT_MIN", "long": "LONG_MIN"}[ctype]
-        return f"(({x}) >= -{bound} && ({x}) < {bound} ? convert_{ctype}({x}) : {least})"
+    def _float_to_int_min(self, x: str, out: DType) -> str:
+        """x converted to out's register type (int or long), and that type's minimum where x
+        is NaN or out of its range, as on x86."""
+        size = out.register_size
+        bound = f"{float(2 ** (8 * size - 1))!r}f"      # a power of two: exact
+        return (f"(({x}) >= -{bound} && ({x}) < {bound} ? convert_{out.ctype}({x}) "
+                f": {_INT_MIN[size]})")
 
     # ---- memory ----
     # float16 is stored as half and computed as float: vload_half/vstore_half are core OpenCL,
@@ -461,7 +463,7 @@ class Renderer:
             return {4: "INT_MAX", 8: "LONG_MAX"}[dtype.register_size]
         if dtype.is_float:
             return self.literal(-math.inf, dtype)
-        return {4: "INT_MIN", 8: "LONG_MIN"}[dtype.register_size] if dtype != bool_ else "0"
+        return _INT_MIN[dtype.register_size] if dtype != bool_ else "0"
 
     def reduce_step(self, op: Op, acc: str, v: Value) -> str:
         if op is Op.SUM:
