@@ -37,15 +37,23 @@ def _seeded():
 
 
 @pytest.fixture
-def cpu_codegen(monkeypatch):
+def codegen_for(monkeypatch):
+    """codegen_for(target): kernels are written for target whatever the device, those run
+    and those cg.compile shows alike (each module looks codegen_target up by its own name)."""
+    def use(target: Target) -> None:
+        for module in (plan, clgrad.frontend.inspect):
+            monkeypatch.setattr(module, "codegen_target", lambda _: target)
+    return use
+
+
+@pytest.fixture
+def cpu_codegen(codegen_for):
     """Kernels written for a CPU (explicit vectors of 8 floats) whatever the default device,
     for tests of the CPU code's shape: register tiles, lanes, pairwise sums. A GPU runs that
     code too; a CPU device keeps its own target."""
     device = cg.device()
     if device.kind != "cpu":
-        target = Target(width=8, cores=device.compute_units)
-        for module in (plan, clgrad.frontend.inspect):
-            monkeypatch.setattr(module, "codegen_target", lambda _: target)
+        codegen_for(Target(width=8, cores=device.compute_units))
 
 
 @pytest.fixture

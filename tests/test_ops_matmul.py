@@ -53,11 +53,10 @@ def test_tile_of_two_rows_by_five_vectors():
     assert "acc1_4" in kernel.source
 
 
-def test_split_k_on_the_vectorless_gpu_path(monkeypatch):
+def test_split_k_on_the_vectorless_gpu_path(codegen_for):
     # GPUs lower matmuls with one lane per work-item (_matmul_simple); split k must hold there
     from clgrad.compiler.target import Target
-    from clgrad.engine import plan
-    monkeypatch.setattr(plan, "codegen_target", lambda device: Target(width=1))
+    codegen_for(Target(width=1))
     a, b = cg.randn(2, 5, 8200), cg.randn(2, 8200, 3)
     assert [k.name[0] for k in cg.compile(a @ b).kernels] == ["M", "R"]
     np.testing.assert_allclose((a @ b).numpy(), a.numpy() @ b.numpy(), rtol=1e-3, atol=1e-3)

@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 import clgrad as cg
-import clgrad.frontend.inspect
 import clgrad.nn.functional as F
-from clgrad.engine import codegen_target, plan
+from clgrad.engine import codegen_target
 from helpers import check, library
 
 REPO = Path(__file__).resolve().parents[1]
@@ -224,14 +223,12 @@ def test_integer_min_beside_the_values_it_is_the_min_of(dtype):
                                   b.min(2).sum(0))
 
 
-def test_gpu_code_rounds_each_op_and_converts_floats_out_of_range_as_x86(monkeypatch):
+def test_gpu_code_rounds_each_op_and_converts_floats_out_of_range_as_x86(codegen_for):
     # NVIDIA's compiler fused a multiply and an add of separate statements: gumbel_softmax's
     # hard zeros, (1 - y) + y with y a product, were -1.5e-8. Its float-to-int conversion
     # saturates: 1 / x.int() of NaN was inf, PyTorch's -4.7e-10. The GPU target writes out
     # both; here its code runs on this CPU device
-    target = codegen_target(SimpleNamespace(kind="gpu", compute_units=2))
-    for module in (plan, clgrad.frontend.inspect):
-        monkeypatch.setattr(module, "codegen_target", lambda _: target)
+    codegen_for(codegen_target(SimpleNamespace(kind="gpu", compute_units=2)))
     x = np.array([NAN, math.inf, -math.inf, 3e9, -3e9, 1e20, -1e20, 2.7, -0.5, -2.5, 0.0],
                  np.float32)
     for convert in ("int", "long", "byte"):
