@@ -8,21 +8,13 @@ import clgrad as cg
 from clgrad.compiler.target import Target
 
 
-def _codegen_for(monkeypatch, target):
-    """Kernels run, and cg.compile shows them, as written for target."""
-    from clgrad.engine import plan
-    from clgrad.frontend import inspect
-    for module in (plan, inspect):
-        monkeypatch.setattr(module, "codegen_target", lambda device: target)
-
-
 @pytest.mark.parametrize("width", [16, 8])
 @pytest.mark.parametrize("m, k, n", [(64, 37, 6), (24, 16, 54), (64, 130, 100), (9, 40, 6),
                                      (10, 3, 20), (57600 // 64, 9, 6)])
-def test_ragged_last_vector(monkeypatch, width, m, k, n):
+def test_ragged_last_vector(codegen_for, width, m, k, n):
     # N = 6, 54, 100 and 20 end in a partly filled vector: no transposition, the panel's
     # missing columns are zeros and the epilogue stores only the columns there are
-    _codegen_for(monkeypatch, Target(width=width, accumulators=width, cores=2))
+    codegen_for(Target(width=width, accumulators=width, cores=2))
     check(lambda a, b, c: (a @ b) * 2 - c, (m, k), (k, n), (m, n), atol=1e-3)
     check(lambda a, b: a.t() @ b, (k, m), (k, n), atol=1e-3)
     (kernel,) = cg.compile(cg.randn(m, k) @ cg.randn(k, n)).kernels
@@ -30,26 +22,26 @@ def test_ragged_last_vector(monkeypatch, width, m, k, n):
         assert f".s{n % width - 1:x};" in kernel.source and f"float{width}" in kernel.source
 
 
-def test_ragged_batched_and_half(monkeypatch):
-    _codegen_for(monkeypatch, Target(width=16, accumulators=16, cores=2))
+def test_ragged_batched_and_half(codegen_for):
+    codegen_for(Target(width=16, accumulators=16, cores=2))
     check(lambda a, b: (a @ b).relu(), (3, 24, 20), (3, 20, 10), atol=1e-3)
     x, w = cg.randn(32, 40), cg.randn(40, 10)
     np.testing.assert_allclose((x.half() @ w.half()).numpy().astype(np.float32),
                                x.numpy() @ w.numpy(), rtol=2e-2, atol=5e-2)
 
 
-def test_whole_vectors_of_eight_stay_on_sixteen_lanes(monkeypatch):
+def test_whole_vectors_of_eight_stay_on_sixteen_lanes(codegen_for):
     # N = 40: five vectors of 8 tile it, which beats three of 16 with the last half empty
-    _codegen_for(monkeypatch, Target(width=16, accumulators=16, cores=2))
+    codegen_for(Target(width=16, accumulators=16, cores=2))
     (kernel,) = cg.compile(cg.randn(200, 70) @ cg.randn(70, 40)).kernels
     assert "float8" in kernel.source and "float16" not in kernel.source
 
 
-def test_wide_product_no_vectors_tile_runs_transposed(monkeypatch):
+def test_wide_product_no_vectors_tile_runs_transposed(codegen_for):
     # N = 201 is no multiple of 8 and too many vectors for a ragged last one, M = 64 is: the
     # kernel computes C^T = B^T A^T, its lanes down C's columns, every output stored lane by
     # lane
-    _codegen_for(monkeypatch, Target(width=8, accumulators=10, cores=2))
+    codegen_for(Target(width=8, accumulators=10, cores=2))
     x, w, c = cg.randn(64, 37), cg.randn(37, 201), cg.randn(64, 201)
     y = (x @ w) * 2 + c
     (kernel,) = cg.compile(y).kernels
@@ -61,10 +53,10 @@ def test_wide_product_no_vectors_tile_runs_transposed(monkeypatch):
                                rtol=2e-2, atol=5e-2)
 
 
-def test_panel_of_b_fits_the_l1_cache(monkeypatch):
+def test_panel_of_b_fits_the_l1_cache(codegen_for):
     # 7 vectors of 16 columns (N = 100): blocks of 50 k steps, a 22 KiB panel, not 125
     import re
-    _codegen_for(monkeypatch, Target(width=16, accumulators=16, cores=2))
+    codegen_for(Target(width=16, accumulators=16, cores=2))
     check(lambda a, b: a @ b, (64, 1000), (1000, 100), atol=1e-2, rtol=1e-3)
     (kernel,) = cg.compile(cg.randn(64, 1000) @ cg.randn(1000, 100)).kernels
     (vectors,) = re.findall(r"float16 panel\[(\d+)\]", kernel.source)
@@ -72,18 +64,18 @@ def test_panel_of_b_fits_the_l1_cache(monkeypatch):
 
 
 @pytest.mark.parametrize("m, n", [(64, 6), (64, 201), (5, 1), (64, 32)])
-def test_products_over_no_k_are_zeros(monkeypatch, m, n):
+def test_products_over_no_k_are_zeros(codegen_for, m, n):
     # ragged, transposed and whole-vector shapes: k = 0 has no blocks to copy or run
-    _codegen_for(monkeypatch, Target(width=16, accumulators=16, cores=2))
+    codegen_for(Target(width=16, accumulators=16, cores=2))
     out = (cg.randn(m, 0) @ cg.randn(0, n)) + 1
     np.testing.assert_array_equal(out.numpy(), np.ones((m, n), np.float32))
 
 
 @pytest.mark.parametrize("k, unrolled", [(128, True), (40, True), (37, False)])
-def test_register_tile_unrolled_where_its_k_steps_divide(monkeypatch, k, unrolled):
+def test_register_tile_unrolled_where_its_k_steps_divide(codegen_for, k, unrolled):
     # Intel's target runs 4 k steps of the register tile per iteration (W3 2048^3 ~7%
     # faster); a k block of 37 steps keeps one, so that no remainder loop is written
-    _codegen_for(monkeypatch, Target(width=16, accumulators=16, tile_unroll=4, cores=2))
+    codegen_for(Target(width=16, accumulators=16, tile_unroll=4, cores=2))
     check(lambda a, b: a @ b, (64, k), (k, 32), atol=1e-3)
     (kernel,) = cg.compile(cg.randn(64, k) @ cg.randn(k, 32)).kernels
     assert ("unroll_count(4)" in kernel.source) == unrolled
