@@ -1,10 +1,12 @@
 """The CPU matmul kernel's shapes (compiler/lower_matmul.py): a ragged last vector of columns,
-and the transposed kernel (C^T = B^T A^T) for wide products that no vectors tile."""
+the transposed kernel (C^T = B^T A^T) for wide products that no vectors tile, and the im2col
+views of convolutions, whose index divisions unrolled code folds."""
 import numpy as np
 import pytest
-from helpers import check
+from helpers import F, check
 
 import clgrad as cg
+from clgrad.compiler.lower_matmul import MatmulTile
 from clgrad.compiler.target import Target
 
 
@@ -79,3 +81,36 @@ def test_register_tile_unrolled_where_its_k_steps_divide(codegen_for, k, unrolle
     check(lambda a, b: a @ b, (64, k), (k, 32), atol=1e-3)
     (kernel,) = cg.compile(cg.randn(64, k) @ cg.randn(k, 32)).kernels
     assert ("unroll_count(4)" in kernel.source) == unrolled
+
+
+_INTEL_LIKE = Target(width=16, accumulators=16, tile_unroll=4, cores=2)
+
+
+def test_conv_forward_unrolls_its_im2col_k_steps(codegen_for):
+    # k = (channel, kernel row, kernel column) = 54 steps, each A load dividing it: unrolled
+    # whole, the divisions fold into constant offsets
+    codegen_for(_INTEL_LIKE)
+    check(lambda x, w: F(x).conv2d(x, w), (4, 6, 15, 15), (16, 6, 3, 3), atol=1e-3)
+    x, w = cg.randn(4, 6, 15, 15), cg.randn(16, 6, 3, 3)
+    (matmul,) = [k for k in cg.compile(F(x).conv2d(x, w)) if k.name[0] == "M"]
+    assert "unroll_count(54)" in matmul.source
+
+
+def test_conv_weight_gradient_copies_its_im2col_panel_unrolled(codegen_for):
+    # B is the im2col view (k = image positions, n = 54): each panel vector's lanes divide
+    # their column number, so its 4 vectors are copied by 4 blocks of constant offsets, not a
+    # loop over them
+    codegen_for(_INTEL_LIKE)
+    x, w = cg.randn(4, 6, 15, 15), cg.randn(16, 6, 3, 3, requires_grad=True)
+    y = F(x).conv2d(x, w)
+    (gw,) = cg.autograd.grad((y * cg.randn(*y.shape)).sum(), [w])
+    (matmul,) = [k for k in cg.compile(gw) if k.name[0] == "M"]
+    assert "panel[t*4+c]" not in matmul.source and "panel[t*4+2] =" in matmul.source
+    check(lambda x, w: F(x).conv2d(x, w), (4, 6, 15, 15), (16, 6, 3, 3), atol=1e-3)
+
+
+def test_tile_rows_count_the_batch_as_parallel_work():
+    # 16 rows by 54 columns in 16 split-k parts on 2 cores: the parts keep both cores busy,
+    # so a work-item takes all 16 rows (one panel copy) rather than 8
+    assert MatmulTile.choose(16, 54, 16, 16, 2).block_rows == 8
+    assert MatmulTile.choose(16, 54, 16, 16, 2, batch=16).block_rows == 16
