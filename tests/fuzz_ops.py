@@ -434,7 +434,27 @@ def matmul(b: Builder) -> str | None:
     return f"{a.name}.matmul({w.name})" if form == "matmul" else f"{a.name} @ {w.name}"
 
 
+def conv(b: Builder) -> str | None:
+    """A convolution or an average pool of a float value of 3 or 4 dims (batch, channels,
+    then 1 or 2 spatial): im2col views, which reach the matmul kernel as gathered operands."""
+    x = b.operand(("float",), min_ndim=3)
+    spatial = len(x.shape) - 2
+    if spatial > 2:
+        return None
+    kernel = tuple(b.ch.integer(1, 3) for _ in range(spatial))
+    stride, padding = b.ch.integer(1, 2), b.ch.integer(0, min(kernel) // 2)
+    if b.ch.chance(25):
+        pool = f"avg_pool{spatial}d"
+        return f"fw.nn.functional.{pool}({x.name}, {kernel}, {stride}, {padding})"
+    channels = x.shape[1]
+    groups = b.ch.pick([g for g in (1, 2, 3) if channels % g == 0])
+    weight = b.new_input((groups * b.ch.integer(1, 3), channels // groups) + kernel)
+    bias = f", {b.new_input((weight.shape[0],)).name}" if b.ch.chance(50) else ""
+    return (f"fw.nn.functional.conv{spatial}d({x.name}, {weight.name}{bias}, stride={stride}, "
+            f"padding={padding}, dilation={b.ch.pick((1, 1, 2))}, groups={groups})")
+
+
 # op family -> weight
 FAMILIES = {unary: 10, binary: 10, reduce_: 8, reshape: 3, permute: 4, matmul: 4, where: 3,
             compare: 3, cast: 3, clamp: 2, slice_: 4, index: 3, join: 3, expand: 2, logical: 1,
-            scatter: 2}
+            scatter: 2, conv: 2}
