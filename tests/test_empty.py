@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import clgrad as cg
-from helpers import check, library
+from helpers import F, check, library, torch
 
 EMPTY = np.zeros((3, 0), np.float32)
 
@@ -111,3 +111,32 @@ def test_cat_of_only_one_dimensional_empty_tensors():
     # 10228 on edges + scatter)
     check(lambda a, b: library(a).cat([a, b]), np.zeros(0, np.float32), np.zeros(0, np.float32))
     check(lambda a: library(a).cat([a.round(), a], dim=0), np.zeros(0, np.float32))
+
+
+def test_pooling_an_empty_batch():
+    # a reduction with no rows at all reached the scheduler's row-length test, which divided
+    # by its size (ZeroDivisionError: edge seeds 8200455, 8200630)
+    check(lambda x: F(x).avg_pool2d(x, (2, 1), 1, 0), (0, 7, 10, 4))
+    check(lambda x: F(x).avg_pool1d(x, 2) * 2, (0, 3, 8))
+
+
+@pytest.mark.parametrize("conv, shapes", [
+    ("conv1d", ((64, 0, 2), (3, 0, 1), (3,))), ("conv1d", ((0, 5), (3, 0, 2), (3,))),
+    ("conv2d", ((2, 0, 5, 5), (4, 0, 2, 2), (4,)))])
+def test_convolution_of_an_input_without_channels(conv, shapes):
+    # PyTorch's result has no channels either, whatever the weight's out channels; the bias
+    # still gets its gradient, zeros (clgrad gave 3 channels of bias: edge seeds 8200327,
+    # 8200345, 8200347)
+    groups = 4 if conv == "conv2d" else 1
+    check(lambda x, w, b: getattr(F(x), conv)(x, w, b, groups=groups) * 2, *shapes)
+
+
+@pytest.mark.parametrize("conv, shapes", [("conv1d", ((2, 0, 5), (0, 0, 2))),
+                                          ("conv_transpose1d", ((2, 0, 5), (0, 3, 2)))])
+def test_convolution_weight_without_out_channels_is_refused(conv, shapes):
+    x, w = (np.zeros(s, np.float32) for s in shapes)
+    if torch is not None:
+        with pytest.raises(RuntimeError, match="at least 1 at dimension 0"):
+            getattr(torch.nn.functional, conv)(torch.tensor(x), torch.tensor(w))
+    with pytest.raises(RuntimeError, match=rf"{conv}: .*at least 1 at dimension 0.*\[0, "):
+        getattr(cg.nn.functional, conv)(cg.tensor(x), cg.tensor(w))

@@ -126,7 +126,8 @@ class Scheduler:
         some use leaves them (a movement op, another iteration space)."""
         shape, axes = red.src[0].shape, red.arg
         # one work-item per row: a few long rows written back element by element would idle cores
-        wide_enough = red.numel >= _MIN_ROWS or red.src[0].numel // red.numel <= _MAX_ROW_LENGTH
+        wide_enough = red.numel >= _MIN_ROWS or red.src[0].numel // max(red.numel, 1) \
+            <= _MAX_ROW_LENGTH     # (no rows at all: an empty batch's pooling)
         reached, seen = set(), set()
         frontier = [(red, "row")]
         while frontier:

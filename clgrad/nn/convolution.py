@@ -127,6 +127,9 @@ def _check_conv(op: str, input, weight, bias, groups: int, transposed: bool, dim
                            f"input, got shape {tuple(input.shape)}")
     if groups < 1:
         raise RuntimeError(f"{op}: non-positive groups is not supported, got groups={groups}")
+    if weight.shape[0] == 0:
+        raise RuntimeError(f"{op}: given groups={groups}, expected weight to be at least 1 at "
+                           f"dimension 0, but got weight of size {list(weight.shape)}")
     if weight.shape[0] % groups:
         raise RuntimeError(f"{op}: groups={groups} should divide the {weight.shape[0]} channels "
                            f"of dim 0 of the weight of shape {tuple(weight.shape)}")
@@ -175,6 +178,8 @@ def _convolve(op, input, weight, bias, stride, padding, dilation, groups, dims):
     win = windows(_pad_spatial(x, padding, 0.0, extra), kernel, stride, dilation)
     out = _conv_rows(win, weight.node, None if bias is None else bias.node, groups,
                      weight.shape[0] // groups)
+    if x.shape[1] == 0:     # PyTorch's result of an input without channels has none either
+        out = out.shrink(((0, out.shape[0]), (0, 0)) + tuple((0, s) for s in out.shape[2:]))
     return _result(op, out, unbatched, device, tensors)
 
 
