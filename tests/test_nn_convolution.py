@@ -1,5 +1,6 @@
 """conv1d, conv3d, the transposed convolutions and torch.convolution: forward and backward
 against PyTorch, empty batches, their errors, and the kernels a transposed convolution costs."""
+import numpy as np
 import pytest
 
 import clgrad as cg
@@ -38,6 +39,21 @@ def test_conv_transpose2d_unbatched_without_bias_and_1d():
     check(lambda x, w: F(x).conv_transpose2d(x, w, stride=2), (3, 4, 4), (3, 2, 2, 2), atol=1e-4)
     check(lambda x, w, b: F(x).conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1),
           (2, 3, 7), (3, 4, 3), (4,), atol=1e-4, grad_atol=1e-3)
+
+
+@pytest.mark.parametrize("kw", [dict(stride=2, padding=1), {}, dict(stride=2, dilation=2)])
+def test_conv_transpose_with_an_infinite_weight(kw):
+    # PyTorch multiplies each input by the weight, then adds the products at their places:
+    # an inf reaches only the outputs it touches (clgrad, as a convolution of the input spread
+    # by the stride, multiplied the spread's zeros by it: NaN beside each inf), and the input
+    # gradient takes a padded output's cropped places as zeros, so 0 * inf is NaN there
+    # (clgrad had 0: edge seed 8600042)
+    x = np.array([[[0.5, -1.5, 0.75]]], np.float32)
+    w = np.array([[[1.0, 2.0, -np.inf]]], np.float32)
+    check(lambda x, w: F(x).conv_transpose1d(x, w, **kw), x, w)
+    w2 = np.array([[[[1.0, -0.5, 0.25], [np.inf, 2.0, 1.5], [0.5, 1.0, -1.0]]]], np.float32)
+    check(lambda x, w: F(x).conv_transpose2d(x, w, **kw), x.reshape(1, 1, 1, 3) * np.ones(
+        (1, 1, 2, 1), np.float32), w2)
 
 
 def test_conv_transpose2d_inverts_the_shape_of_its_convolution():

@@ -4,10 +4,11 @@ Sliding windows are pure index arithmetic (`windows`): a spatial axis of size i 
 axes (o, k) with element [oo, kk] = x[oo*s + kk*d], so im2col never materialises and the
 matmul kernel reads the input through that index map. Backward comes from the primitive rules.
 One code path serves 1, 2 and 3 spatial dims (the weight's rank says which); a transposed
-convolution is written as the input gradient of a convolution.
+convolution is a matmul whose products are added at their places in the output (col2im).
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 from ..compiler import dtype as dtypes, ir
@@ -211,10 +212,12 @@ def conv_tbc(input, weight, bias, pad: int = 0):
 
 def _transposed(op, input, weight, bias, stride, padding, output_padding, groups, dilation,
                 dims):
-    """conv_transpose1d/2d/3d: the gradient of a convolution with respect to its input, so
-    written as one: the input dilated by the stride, padded, and convolved (stride 1) with the
-    weight flipped in space and transposed in channels."""
-    tensors, device, g, unbatched = _operands(op, input, weight, bias, groups, True, dims)
+    """conv_transpose1d/2d/3d as PyTorch computes them: each input position times the weight
+    (a matmul over the input channels), then each kernel tap's products added at their place
+    in the output (col2im). No product meets a zero of the padding or of the stride, so an
+    infinite weight reaches only the outputs it touches (written as a convolution of the
+    input spread by the stride, 0 * inf made NaNs PyTorch has not)."""
+    tensors, device, x, unbatched = _operands(op, input, weight, bias, groups, True, dims)
     stride = _conv_param(op, stride, dims, "stride")
     dilation = _conv_param(op, dilation, dims, "dilation")
     padding = _conv_param(op, padding, dims, "padding")
@@ -223,12 +226,28 @@ def _transposed(op, input, weight, bias, stride, padding, output_padding, groups
         raise RuntimeError(f"{op}: output padding must be smaller than either stride or "
                            f"dilation, got output_padding={output_padding}, stride={stride}, "
                            f"dilation={dilation}")
+    (n, c), spatial, kernel = x.shape[:2], x.shape[2:], weight.shape[2:]
     sizes = tuple((i - 1) * s - 2 * p + d * (k - 1) + e + 1 for i, s, p, d, k, e in
-                  zip(g.shape[2:], stride, padding, dilation, weight.shape[2:], extra))
-    if min(sizes) < 1:
+                  zip(spatial, stride, padding, dilation, kernel, extra))
+    if min(sizes) < (0 if x.numel == 0 else 1):     # an empty batch may give an empty output
         raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} with weight of shape "
                            f"{tuple(weight.shape)} gives an output of size {sizes}")
-    out = _input_grad(g, weight.node, sizes, (stride, padding, dilation, groups))
+    og, cg, taps = weight.shape[1], c // groups, math.prod(kernel)
+    rows = x.reshape((n, groups, cg) + spatial)
+    rows = rows.permute((1, 0) + tuple(range(3, 3 + dims)) + (2,))
+    rows = rows.reshape((groups, n * math.prod(spatial), cg))
+    products = rows @ weight.node.reshape((groups, cg, og * taps))     # G, N*spatial, og*taps
+    products = products.reshape((groups, n) + spatial + (og, taps))
+    out = None
+    for t, tap in enumerate(itertools.product(*(range(k) for k in kernel))):
+        part = products.shrink(tuple((0, s) for s in products.shape[:-1]) + ((t, t + 1),))
+        part = part.reshape((groups, n) + spatial + (og,))
+        part = part.permute((1, 0, 2 + dims) + tuple(range(2, 2 + dims)))
+        part = part.reshape((n, groups * og) + spatial)
+        for a in range(dims):
+            part = _dilate(part, 2 + a, stride[a])
+            part = _place(part, 2 + a, tap[a] * dilation[a] - padding[a], sizes[a])
+        out = part if out is None else out + part
     if bias is not None:
         out = out + bias.node.reshape((1, out.shape[1]) + (1,) * dims).expand(out.shape)
     return _result(op, out, unbatched, device, tensors)
@@ -274,9 +293,9 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed: bool
 
 def _dilate(node: ir.Node, axis: int, step: int) -> ir.Node:
     """step - 1 zeros between neighbours along axis."""
-    if step == 1:
-        return node
     n = node.shape[axis]
+    if step == 1 or n == 0:
+        return node
     before, after = node.shape[:axis], node.shape[axis + 1:]
     node = node.reshape(before + (n, 1) + after)
     pads = tuple((0, step - 1) if a == axis + 1 else (0, 0) for a in range(len(node.shape)))
@@ -286,33 +305,17 @@ def _dilate(node: ir.Node, axis: int, step: int) -> ir.Node:
     return node.shrink(span)
 
 
-def _pad_or_crop(node: ir.Node, axis: int, lo: int, hi: int) -> ir.Node:
-    span = tuple((max(-lo, 0), s - max(-hi, 0)) if a == axis else (0, s)
-                 for a, s in enumerate(node.shape))
-    node = node.shrink(span)
-    pads = tuple((max(lo, 0), max(hi, 0)) if a == axis else (0, 0)
-                 for a in range(len(node.shape)))
-    return node.pad(pads)
-
-
-def _input_grad(g: ir.Node, weight: ir.Node, sizes, conf) -> ir.Node:
-    """d conv / d x for an input of spatial sizes: the output gradient g dilated by the stride,
-    padded, convolved (stride 1) with the weight flipped in space and transposed in channels,
-    group by group."""
-    stride, padding, dilation, groups = conf
-    o, cg, kernel = weight.shape[0], weight.shape[1], weight.shape[2:]
-    og, dims = o // groups, len(kernel)
-    for a, k in enumerate(kernel):
-        axis = 2 + a
-        g = _dilate(g, axis, stride[a])
-        lo = dilation[a] * (k - 1) - padding[a]
-        hi = sizes[a] + dilation[a] * (k - 1) - g.shape[axis] - lo
-        g = _pad_or_crop(g, axis, lo, hi)
-    flipped = weight.reshape((groups, og, cg) + kernel)
-    flipped = flipped.permute((0, 2, 1) + tuple(range(3, 3 + dims)))
-    flipped = flipped.stride((1, 1, 1) + (-1,) * dims).reshape((groups * cg, og) + kernel)
-    win = windows(g, kernel, (1,) * dims, dilation)
-    return _conv_rows(win, flipped, None, groups, cg)
+def _place(node: ir.Node, axis: int, offset: int, size: int) -> ir.Node:
+    """node's elements along axis put at offset onward in an axis of size, zeros around; those
+    that fall outside left out (the transposed convolution's padding crops them)."""
+    n = node.shape[axis]
+    start = min(max(-offset, 0), n)
+    end = max(min(size - offset, n), start)
+    node = node.shrink(tuple((start, end) if a == axis else (0, s)
+                             for a, s in enumerate(node.shape)))
+    lo = offset + start if end > start else 0
+    return node.pad(tuple((lo, size - lo - (end - start)) if a == axis else (0, 0)
+                          for a in range(len(node.shape))))
 
 
 def _pool_args(op, kernel_size, stride, padding, dilation):
