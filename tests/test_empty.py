@@ -140,3 +140,19 @@ def test_convolution_weight_without_out_channels_is_refused(conv, shapes):
             getattr(torch.nn.functional, conv)(torch.tensor(x), torch.tensor(w))
     with pytest.raises(RuntimeError, match=rf"{conv}: .*at least 1 at dimension 0.*\[0, "):
         getattr(cg.nn.functional, conv)(cg.tensor(x), cg.tensor(w))
+
+
+@pytest.mark.parametrize("conv, shapes, kw", [
+    ("conv1d", ((1, 1, 0), (2, 1, 1)), dict(padding=1)),
+    ("conv2d", ((1, 1, 0, 3), (2, 1, 1, 1)), dict(padding=1)),
+    ("conv_transpose1d", ((1, 1, 0), (1, 2, 3)), {})])
+def test_convolution_of_an_empty_image_is_refused_unless_the_batch_is_empty(conv, shapes, kw):
+    # PyTorch refuses it (clgrad padded nothing into an image of zeros); with no batch or no
+    # channels the result is as empty as the input (a transposed one sized as for any input)
+    x, w = (np.zeros(s, np.float32) for s in shapes)
+    if torch is not None:
+        with pytest.raises(RuntimeError, match="Only zero batch or zero channel inputs"):
+            getattr(torch.nn.functional, conv)(torch.tensor(x), torch.tensor(w), **kw)
+    with pytest.raises(RuntimeError, match=rf"{conv}: only zero batch or zero channel inputs"):
+        getattr(cg.nn.functional, conv)(cg.tensor(x), cg.tensor(w), **kw)
+    check(lambda x, w: getattr(F(x), conv)(x, w, **kw), (0,) + shapes[0][1:], shapes[1])

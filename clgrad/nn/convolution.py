@@ -140,6 +140,10 @@ def _check_conv(op: str, input, weight, bias, groups: int, transposed: bool, dim
         raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} with groups={groups} "
                            f"expects {expected} input channels for weight of shape "
                            f"{tuple(weight.shape)}, got {channels}")
+    batch = input.shape[0] if input.ndim == dims else 1
+    if batch and channels and 0 in input.shape[-dims + 2:]:
+        raise RuntimeError(f"{op}: only zero batch or zero channel inputs are supported, but "
+                           f"got input shape {list(input.shape)}")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and t.dtype != input.dtype:
             raise RuntimeError(f"{op}: input dtype {input.dtype.name} and {name} dtype "
