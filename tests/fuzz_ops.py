@@ -435,23 +435,34 @@ def matmul(b: Builder) -> str | None:
 
 
 def conv(b: Builder) -> str | None:
-    """A convolution or an average pool of a float value of 3 or 4 dims (batch, channels,
-    then 1 or 2 spatial): im2col views, which reach the matmul kernel as gathered operands."""
+    """A convolution, transposed convolution or pooling of a float value of 3 or 4 dims
+    (batch, channels, then 1 or 2 spatial): im2col views, which reach the matmul kernel as
+    gathered operands. A max pool takes a new input, whose distinct values leave no near
+    ties for the two frameworks to break apart."""
     x = b.operand(("float",), min_ndim=3)
     spatial = len(x.shape) - 2
     if spatial > 2:
         return None
     kernel = tuple(b.ch.integer(1, 3) for _ in range(spatial))
     stride, padding = b.ch.integer(1, 2), b.ch.integer(0, min(kernel) // 2)
-    if b.ch.chance(25):
-        pool = f"avg_pool{spatial}d"
-        return f"fw.nn.functional.{pool}({x.name}, {kernel}, {stride}, {padding})"
+    form = b.ch.weighted({"conv": 6, "transposed": 2, "avg_pool": 1, "max_pool": 1})
+    if form.endswith("pool"):
+        if form == "max_pool":
+            x = b.new_input(x.shape)
+        return f"fw.nn.functional.{form}{spatial}d({x.name}, {kernel}, {stride}, {padding})"
     channels = x.shape[1]
     groups = b.ch.pick([g for g in (1, 2, 3) if channels % g == 0])
-    weight = b.new_input((groups * b.ch.integer(1, 3), channels // groups) + kernel)
-    bias = f", {b.new_input((weight.shape[0],)).name}" if b.ch.chance(50) else ""
-    return (f"fw.nn.functional.conv{spatial}d({x.name}, {weight.name}{bias}, stride={stride}, "
-            f"padding={padding}, dilation={b.ch.pick((1, 1, 2))}, groups={groups})")
+    out = groups * b.ch.integer(1, 3)
+    dilation = b.ch.pick((1, 1, 2))
+    if form == "transposed":
+        weight = b.new_input((channels, out // groups) + kernel)
+        extra = f", output_padding={b.ch.integer(0, max(stride, dilation) - 1)}"
+    else:
+        weight, extra = b.new_input((out, channels // groups) + kernel), ""
+    bias = f", {b.new_input((out,)).name}" if b.ch.chance(50) else ""
+    name = f"conv_transpose{spatial}d" if form == "transposed" else f"conv{spatial}d"
+    return (f"fw.nn.functional.{name}({x.name}, {weight.name}{bias}, stride={stride}, "
+            f"padding={padding}{extra}, dilation={dilation}, groups={groups})")
 
 
 # op family -> weight
