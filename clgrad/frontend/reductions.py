@@ -242,10 +242,12 @@ def argmax(x, dim, keepdim, negate=False):
     return _indices(first, axis, keepdim and x.ndim > 0, x.device)
 
 
-def _first_largest(node: ir.Node, axis: int, nan_last: bool = False) -> tuple[ir.Node, ir.Node]:
+def _first_largest(node: ir.Node, axis: int, nan_last: bool = False,
+                   candidates: ir.Node | None = None) -> tuple[ir.Node, ir.Node]:
     """Per row along axis: the position of the first largest element (int64, the axis kept
     as size 1), and a mask true at that element only. A NaN is the largest: the first NaN of
-    the row, or with nan_last its last (PyTorch's max pooling keeps the last it meets)."""
+    the row, or with nan_last its last (PyTorch's max pooling keeps the last it meets). With
+    candidates (a bool mask), only those are picked; the others must be -inf (padding)."""
     best = node.max((axis,)).expand(node.shape)
     n = node.shape[axis]
     shape_1d = tuple(n if i == axis else 1 for i in range(len(node.shape)))
@@ -258,6 +260,8 @@ def _first_largest(node: ir.Node, axis: int, nan_last: bool = False) -> tuple[ir
     hit = node.eq(best)
     if is_nan is not None:
         hit = hit | (is_nan & best.ne(best))
+    if candidates is not None:
+        hit = hit & candidates
     first = n - hit.where(n - position, 0).max((axis,))
     if nan_last and is_nan is not None:
         last_nan = is_nan.where(position + 1, 0).max((axis,))     # 0: no NaN
@@ -271,11 +275,13 @@ def _read_at(node: ir.Node, hit: ir.Node, axis: int) -> ir.Node:
     return hit.where(node, 0).sum((axis,))
 
 
-def max_at_first(node: ir.Node, axis: int) -> tuple[ir.Node, ir.Node]:
+def max_at_first(node: ir.Node, axis: int,
+                 candidates: ir.Node | None = None) -> tuple[ir.Node, ir.Node]:
     """The max of each row of a float node along axis (kept as size 1), whose gradient goes to
     the row's first largest element alone (max pooling's, as in PyTorch; a row with NaNs
-    gives its last NaN, as PyTorch's pooling does), and that element's position (int64)."""
-    position, hit = _first_largest(node, axis, nan_last=True)
+    gives its last NaN, as PyTorch's pooling does), and that element's position (int64).
+    candidates: _first_largest's (a pooling's elements inside its input)."""
+    position, hit = _first_largest(node, axis, nan_last=True, candidates=candidates)
     return _read_at(node, hit, axis), position
 
 

@@ -353,17 +353,27 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                       for a in range(2))
     for a in range(2):
         out_size(x.shape[2 + a], kernel[a], stride[a], dilation[a], padding[a], "max_pool2d")
-    padded = _pad_spatial(x, padding, float("-inf"), extra)
-    if stride == kernel and dilation == (1, 1):
-        win = _blocks(padded, kernel)
-    else:
-        win = windows(padded, kernel, stride, dilation)
+
+    def view(node: ir.Node) -> ir.Node:
+        if stride == kernel and dilation == (1, 1):
+            return _blocks(node, kernel)
+        return windows(node, kernel, stride, dilation)
+    win = view(_pad_spatial(x, padding, float("-inf"), extra))
+    # the padding is no candidate: PyTorch takes the max of a window's elements inside the
+    # input, so an element of -inf is picked over the padding beside it (its gradient too)
+    inside = None
+    if any(padding) or any(extra):
+        image = ir.const(True, dtypes.bool_, (1, 1) + x.shape[2:])
+        inside = view(_pad_spatial(image, padding, False, extra)).expand(win.shape)
     n, c, ho, kh, wo, kw = win.shape
     if kh * kw <= _MAX_SELECTS:
-        out, slot = _max_select(win)
+        out, slot = _max_select(win, inside)
     else:   # a reduction (the chain's backward would grow with the square of the window)
-        rows = win.permute((0, 1, 2, 4, 3, 5)).reshape((n, c, ho, wo, kh * kw))
-        out, slot = (node.reshape((n, c, ho, wo)) for node in max_at_first(rows, 4))
+        def rows(node):
+            return None if node is None else \
+                node.permute((0, 1, 2, 4, 3, 5)).reshape((n, c, ho, wo, kh * kw))
+        out, slot = (node.reshape((n, c, ho, wo))
+                     for node in max_at_first(rows(win), 4, rows(inside)))
     if unbatched:
         out = out.reshape(out.shape[1:])
     values = record("max_pool2d", out, input.device, [input])
@@ -399,31 +409,41 @@ def _blocks(node: ir.Node, kernel) -> ir.Node:
 _MAX_SELECTS = 16
 
 
-def _max_select(win: ir.Node) -> tuple[ir.Node, ir.Node]:
+def _max_select(win: ir.Node, inside: ir.Node | None) -> tuple[ir.Node, ir.Node]:
     """The max of each (kh, kw) window of (N, C, Ho, kh, Wo, kw), and the position of its
     first largest element (row-major) by which it is picked, so the derived gradient goes to
     that one element as PyTorch's does. Both are elementwise over the window's elements
     (views, no reduction loop): scanning from the last, an element wins if it is at least the
-    max of those after it. The position gets a buffer of its own (one kernel with the max), so the backward
-    reads it instead of comparing the window again."""
+    max of those after it; where inside (the same windows of a mask of the input) is given, a
+    padding element never wins. The position gets a buffer of its own (one kernel with the
+    max), so the backward reads it instead of comparing the window again."""
     n, c, ho, kh, wo, kw = win.shape
 
-    def element(a: int, b: int) -> ir.Node:
+    def element(node: ir.Node, j: int) -> ir.Node:
+        a, b = divmod(j, kw)
         bounds = ((0, n), (0, c), (0, ho), (a, a + 1), (0, wo), (b, b + 1))
-        return win.shrink(bounds).reshape((n, c, ho, wo))
+        return node.shrink(bounds).reshape((n, c, ho, wo))
 
-    slots = [element(a, b) for a in range(kh) for b in range(kw)]
-    first, after = ir.const(len(slots) - 1, dtypes.int32, (n, c, ho, wo)), slots[-1]
-    for j in reversed(range(len(slots) - 1)):
-        v = slots[j]
-        # v wins unless it is smaller, or a later element is NaN (after is NaN then: the
-        # last NaN is PyTorch's pick); a NaN v beats all but a later NaN
-        first = ((v < after) | after.ne(after)).where(first, j)
-        after = v.maximum(after)
+    last = kh * kw - 1
+    first, after = ir.const(last, dtypes.int32, (n, c, ho, wo)), element(win, last)
+    candidate = None if inside is None else element(inside, last)   # whether after is one's
+    for j in reversed(range(last)):
+        v = element(win, j)
+        # v loses if it is smaller, or a later element is NaN (after is NaN then: the last
+        # NaN is PyTorch's pick); a NaN v beats all but a later NaN
+        loses = (v < after) | after.ne(after)
+        if inside is None:
+            after = v.maximum(after)
+        else:
+            ok = element(inside, j)
+            loses = ~ok | (candidate & loses)
+            candidate = candidate | ok
+            after = loses.where(after, v)
+        first = loses.where(first, j)
     first = first.contiguous()
-    out = slots[-1]
-    for j in reversed(range(len(slots) - 1)):
-        out = first.eq(j).where(slots[j], out)
+    out = element(win, last)
+    for j in reversed(range(last)):
+        out = first.eq(j).where(element(win, j), out)
     return out, first
 
 
