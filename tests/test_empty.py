@@ -113,6 +113,14 @@ def test_cat_of_only_one_dimensional_empty_tensors():
     check(lambda a: library(a).cat([a.round(), a], dim=0), np.zeros(0, np.float32))
 
 
+def test_a_skipped_part_of_cat_still_gets_its_gradient():
+    # summed over nothing it is 0, and 0 times the inf of log's derivative at 0 is NaN, as
+    # PyTorch has it (clgrad gave the part no gradient: edge seed 8701372)
+    zero = np.array(0.0, np.float32)
+    check(lambda x, y: library(x).cat([x.log().expand(0), y, (x * 2).expand(0)]), zero, (2, 3))
+    check(lambda x: library(x).cat([x.log().expand(0), x.expand(0)]), zero)
+
+
 def test_pooling_an_empty_batch():
     # a reduction with no rows at all reached the scheduler's row-length test, which divided
     # by its size (ZeroDivisionError: edge seeds 8200455, 8200630)

@@ -33,7 +33,15 @@ def cat(tensors, dim=0):
         piece = t.node.cast(dtype).pad(pads, fill)
         node = piece if node is None else node + piece
         offset += t.shape[axis]
-    return record("cat", node, device, parts)
+    # a skipped part still gets its (empty) gradient, as in PyTorch: summed over nothing, it
+    # is 0, and 0 times an inf in its graph is NaN there (a part dropped had none: edge fuzz
+    # seed 8701372); added as a slab of nothing padded with -0.0, it changes no value
+    skipped = [t for t in tensors if t.shape == (0,) and t is not parts[0]]
+    slab = tuple(0 if i == axis else n for i, n in enumerate(node.shape))
+    for t in skipped:
+        node = node + t.node.cast(dtype).reshape(slab).pad(
+            tuple((0, total) if i == axis else (0, 0) for i in range(len(slab))), fill)
+    return record("cat", node, device, parts + skipped)
 
 
 def stack(tensors, dim=0):
