@@ -200,3 +200,8 @@ def test_a_stored_pocl_folder_with_a_path_outside_it_is_not_unpacked(tmp_path, m
     assert not (tmp_path / "escaped").exists()
     assert pocl_store._unpack(payload("program.bc")) == ("folder", frozenset({"program.bc"}))
     assert (tmp_path / "pocl" / "folder" / "program.bc").read_bytes() == b"ok"
+    # a folder PoCL has already (built in this process, its code maybe mapped) is left as
+    # it is: rewriting a loaded kernel's file crashed PoCL's next launch of it
+    (tmp_path / "pocl" / "folder" / "program.bc").write_bytes(b"in use")
+    assert pocl_store._unpack(payload("program.bc")) is None
+    assert (tmp_path / "pocl" / "folder" / "program.bc").read_bytes() == b"in use"

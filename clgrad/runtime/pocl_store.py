@@ -96,6 +96,11 @@ def _unpack(payload: bytes | None) -> tuple[str, frozenset] | None:
     name, _, archive = payload.partition(b"\n")
     try:
         folder = name.decode()
+        if os.path.exists(os.path.join(_folder, folder)):
+            # PoCL built this program in this process already, and its work-group code may
+            # be mapped: rewritten under it, a launch jumped into garbage (SIGSEGV in PoCL's
+            # scheduler, the entry packed meanwhile by a child process that built it too)
+            return None
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             members = tar.getmembers()
             if not all(_plain(m) for m in members):
