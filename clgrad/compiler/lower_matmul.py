@@ -270,8 +270,8 @@ class MatmulWriter(KernelWriter):
         10816x16 by k = 54: 0.32 ms rolled, 0.19 ms unrolled on Intel's runtime), else the
         target's count where it divides the block."""
         t = sym.Var("t", 0, length - 1)
-        flat = self._input_flat(a, batch_dims + (row0, k0 + sym.Lin(((t, 1),), 0)))
-        if length <= _UNROLLED_K and _divisions_by(flat, t):
+        k = k0 + sym.Lin(((t, 1),), 0)
+        if length <= _UNROLLED_K and self._divides(a, batch_dims + (row0, k), t):
             return length
         return self.target.tile_unroll if length % self.target.tile_unroll == 0 else 1
 
@@ -305,8 +305,11 @@ class MatmulWriter(KernelWriter):
         if count == 1:
             return False
         c = sym.Var("c", 0, count - 1)
-        flat = self._input_flat(b, at(sym.Lin(((c, 1),), 0), sym.num(0)).as_dims())
-        return _divisions_by(flat, c) > 0
+        return self._divides(b, at(sym.Lin(((c, 1),), 0), sym.num(0)).as_dims(), c)
+
+    def _divides(self, node: Node, dims: tuple, v: sym.Var) -> bool:
+        """Whether node's load at dims divides an expression of v (an index unrolling folds)."""
+        return _divisions_by(self._input_flat(node, dims), v) > 0
 
     def _matmul_epilogue(self, mm: Node, tile: MatmulTile, batch_dims, row0: sym.Lin,
                          column) -> None:

@@ -241,12 +241,14 @@ def _transposed(op, input, weight, bias, stride, padding, output_padding, groups
     rows = rows.permute((1, 0) + tuple(range(3, 3 + dims)) + (2,))
     rows = rows.reshape((groups, n * math.prod(spatial), cg))
     products = rows @ weight.node.reshape((groups, cg, og * taps))     # G, N*spatial, og*taps
+    # (N, G*og, taps, *spatial): each tap's products in the output's channel layout
     products = products.reshape((groups, n) + spatial + (og, taps))
+    products = products.permute((1, 0, 2 + dims, 3 + dims) + tuple(range(2, 2 + dims)))
+    products = products.reshape((n, groups * og, taps) + spatial)
     out = None
     for t, tap in enumerate(itertools.product(*(range(k) for k in kernel))):
-        part = products.shrink(tuple((0, s) for s in products.shape[:-1]) + ((t, t + 1),))
-        part = part.reshape((groups, n) + spatial + (og,))
-        part = part.permute((1, 0, 2 + dims) + tuple(range(2, 2 + dims)))
+        part = products.shrink(((0, n), (0, groups * og), (t, t + 1))
+                               + tuple((0, s) for s in spatial))
         part = part.reshape((n, groups * og) + spatial)
         for a in range(dims):
             part = _dilate(part, 2 + a, stride[a])
@@ -424,11 +426,12 @@ def _max_select(win: ir.Node, inside: ir.Node | None) -> tuple[ir.Node, ir.Node]
         bounds = ((0, n), (0, c), (0, ho), (a, a + 1), (0, wo), (b, b + 1))
         return node.shrink(bounds).reshape((n, c, ho, wo))
 
-    last = kh * kw - 1
-    first, after = ir.const(last, dtypes.int32, (n, c, ho, wo)), element(win, last)
+    slots = [element(win, j) for j in range(kh * kw)]
+    last = len(slots) - 1
+    first, after = ir.const(last, dtypes.int32, (n, c, ho, wo)), slots[last]
     candidate = None if inside is None else element(inside, last)   # whether after is one's
     for j in reversed(range(last)):
-        v = element(win, j)
+        v = slots[j]
         # v loses if it is smaller, or a later element is NaN (after is NaN then: the last
         # NaN is PyTorch's pick); a NaN v beats all but a later NaN
         loses = (v < after) | after.ne(after)
@@ -441,9 +444,9 @@ def _max_select(win: ir.Node, inside: ir.Node | None) -> tuple[ir.Node, ir.Node]
             after = loses.where(after, v)
         first = loses.where(first, j)
     first = first.contiguous()
-    out = element(win, last)
+    out = slots[last]
     for j in reversed(range(last)):
-        out = first.eq(j).where(element(win, j), out)
+        out = first.eq(j).where(slots[j], out)
     return out, first
 
 
