@@ -411,8 +411,12 @@ def scatter(b: Builder) -> str | None:
 def matmul(b: Builder) -> str | None:
     a = b.operand(("float",), min_ndim=1)
     k = a.shape[-1]
-    m = b.size(MAX_NUMEL // max(a.t.numel() // max(k, 1), 1))
-    batch = a.shape[:-2] if a.t.dim() >= 3 and b.ch.chance(60) else ()
+    # the product and the new operand stay within MAX_NUMEL, also when a is empty (an edge's
+    # 0 rows by k = 1000 once drew a 30x8x1000x1000 operand: minutes of PyTorch reference)
+    m = b.size(MAX_NUMEL // max(math.prod(a.shape[:-1]), k, 1))
+    lead = a.shape[:-2]
+    fits = math.prod(lead) * max(k, a.shape[-2] if lead else 1) * m <= MAX_NUMEL
+    batch = lead if lead and fits and b.ch.chance(60) else ()
     form = b.ch.pick(("@", "matmul", "fw.matmul", "mm", "bmm", "vector", "transposed",
                       "transposed_left", "self"))
     if form == "self" and a.t.dim() >= 2:
