@@ -13,7 +13,7 @@ pytest.importorskip("torch")
 import clgrad as cg  # noqa: E402
 import fuzzing  # noqa: E402
 from fuzz_gen import Choices, SeededChoices  # noqa: E402
-from fuzz_harness import Result, judge, reference  # noqa: E402
+from fuzz_harness import Result, judge, reference, references  # noqa: E402
 
 
 class DrawnChoices(Choices):
@@ -115,6 +115,25 @@ def test_reference_is_what_pytorch_gives_a_user():
     ref = reference(torch, program, [np.array([np.inf, 2.0, 3.0], np.float32)], [True])
     np.testing.assert_array_equal(ref.grads[0], [np.nan, np.inf, np.inf])
     assert ref.output_reach == [3.0]
+
+
+def test_float64_estimate_computes_what_the_program_makes_float32_in_float64():
+    # `.float()` and a Python float with an int tensor make float32 values; the float64 run
+    # once mixed them with float64 ones (conv and matmul refuse that: no estimate, and edge
+    # seeds 10300112 and 10300951 were reported wrong where float32 itself is unreliable)
+    import torch
+
+    def program(fw, x, w, n):
+        return [(x.float() @ w) + (0.5 - n)]
+    arrays = [np.array([[1.0, 2.0]], np.float32), np.array([[1.0], [1e-8]], np.float32),
+              np.array([3], np.int64)]
+    ref, ref64, refused = references(torch, program, arrays, [True, True, False])
+    assert refused is None
+    small = float(np.float32(1e-8))         # lost in float32's 1 + 2 * small, kept in float64's
+    assert ref64.outputs[0].dtype == np.float64 and ref64.outputs[0][0, 0] == 1 + 2 * small - 2.5
+    assert ref.outputs[0].dtype == np.float32 and ref.outputs[0][0, 0] == -1.5
+    assert torch.get_default_dtype() == torch.float32 and torch.Tensor.float is not \
+        torch.Tensor.double
 
 
 def test_runner_records_a_hung_child_and_goes_on(tmp_path):
