@@ -128,7 +128,8 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
     return _binary(op, srcs[0], srcs[1], node.src[0].dtype)
 
 
-_SCATTER_COMBINE = {"add": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
+_SCATTER_COMBINE = {"add": np.add, "add_to": np.add, "prod": np.multiply, "amax": np.maximum,
+                    "amin": np.minimum}
 
 
 def _scatter(node: Node, index: np.ndarray, src: np.ndarray) -> np.ndarray:

@@ -308,7 +308,9 @@ def argsort(x: Node, descending: bool) -> Node:
 def scatter(index: Node, src: Node, rows: int, mode: str) -> Node:
     """GATHER's inverse, a (rows, R) result: out[index[i...], r] combines src[i..., r] by mode
     (ops.SCATTER_MODES); elements no index names hold the mode's identity (0 for add and
-    replace, -inf/+inf for amax/amin, 1 for prod)."""
+    replace, -0.0 for a float add_to, -inf/+inf for amax/amin, 1 for prod). "add" sums from
+    zeros, as PyTorch's gradients and index_add into zeros do; "add_to" is a sum to be added
+    onto a tensor (scatter_add, index_add), whose -0.0s must stay where nothing lands."""
     assert mode in SCATTER_MODES and not index.dtype.is_float, (mode, index.dtype)
     assert src.shape[:-1] == index.shape, (index.shape, src.shape)
     if mode != "replace" and src.dtype.itemsize < 4:
@@ -320,8 +322,11 @@ def scatter(index: Node, src: Node, rows: int, mode: str) -> Node:
 
 
 def scatter_identity(dtype: DType, mode: str):
-    """What an element of a SCATTER no index names holds."""
-    if mode in ("add", "replace"):
+    """What an element of a SCATTER no index names holds. add_to's is -0.0, addition's
+    identity: x + -0.0 is x for every x, -0.0 included."""
+    if mode == "add_to" and dtype.is_float:
+        return -0.0
+    if mode in ("add", "add_to", "replace"):
         return 0
     if mode == "prod":
         return 1

@@ -21,8 +21,8 @@ from .ops import Op
 from .render import Value
 from .target import Target
 
-_COMBINE = {"add": Op.ADD, "prod": Op.MUL, "amax": Op.MAX, "amin": Op.MIN}
-_NATIVE = {"add": "add", "amax": "max", "amin": "min"}      # integer atomics OpenCL has
+_COMBINE = {"add": Op.ADD, "add_to": Op.ADD, "prod": Op.MUL, "amax": Op.MAX, "amin": Op.MIN}
+_NATIVE = {"add": "add", "add_to": "add", "amax": "max", "amin": "min"}  # OpenCL int atomics
 _MIN_ITEMS = 1024     # indices enough to give a work-item a whole row each
 _EXTENSIONS = ("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
                "#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n")

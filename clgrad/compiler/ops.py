@@ -110,7 +110,7 @@ FACTORIZATIONS = frozenset({Op.LU, Op.CHOLESKY, Op.TRISOLVE, Op.QR, Op.EIGH, Op.
 # How a SCATTER combines the values landing on one element, and what an element nothing lands
 # on holds (the combine's identity; "replace" keeps one of the values written, as PyTorch's
 # scatter and index_put do, and leaves 0 elsewhere).
-SCATTER_MODES = ("add", "replace", "amax", "amin", "prod")
+SCATTER_MODES = ("add", "add_to", "replace", "amax", "amin", "prod")
 
 
 def _lgamma(x: float) -> float:

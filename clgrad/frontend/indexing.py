@@ -267,7 +267,7 @@ def _scatter(x, items, value, accumulate: bool) -> ir.Node:
     n_rows, row_len = rows.shape
     v = _value_as(value, x.dtype, index_shape + rest_shape).reshape(index_shape + (row_len,))
     if accumulate:
-        new_rows = rows + ir.scatter(row, v, n_rows, "add")
+        new_rows = rows + ir.scatter(row, v, n_rows, "add_to")
     else:
         placed = ir.scatter(row, v, n_rows, "replace")
         written = ir.scatter(row, ir.const(True, dt.bool_, index_shape + (1,)), n_rows, "replace")

@@ -156,7 +156,7 @@ def scatter_add(self, dim: int, index, src):
     dim = _dim("scatter_add", self, dim)
     _check_along("scatter_add", self, dim, index, src)
     flat = _flat(self, dim, index)
-    added = _scattered(self.shape, flat, _source(self, index, src, flat), "add")
+    added = _scattered(self.shape, flat, _source(self, index, src, flat), "add_to")
     return record("scatter_add", self.node + added, self.device, [self, src])
 
 
@@ -191,13 +191,14 @@ def _reduced(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
              written: Node) -> Node:
     """x with values reduced into the elements flat names, self's value among them when
     include_self; elements nothing lands on keep x's."""
-    if reduce == "mean":
-        total = _scattered(x.shape, flat, values, "add")
+    if reduce == "mean":     # (a sum without self starts from +0.0, as PyTorch's)
+        total = _scattered(x.shape, flat, values, "add_to" if include_self else "add")
         count = _scattered(x.shape, flat, ir.const(1, x.dtype, flat.shape), "add")
         if include_self:
             total, count = total + x, count + 1
         return written.where(total / count if x.dtype.is_float else _floor_divide(total, count), x)
-    combined = _scattered(x.shape, flat, values, _MODES[reduce])
+    mode = "add_to" if reduce == "sum" and include_self else _MODES[reduce]
+    combined = _scattered(x.shape, flat, values, mode)
     if not include_self:
         return written.where(combined, x)
     if reduce == "sum":
@@ -239,7 +240,8 @@ def _carrier(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
         w_self, w_src = hit_self / count, hit_src / _landed(count, flat)
     if not include_self:
         w_self = written.where(0, w_self)
-    return x * ir.detach(w_self) + _scattered(x.shape, flat, values * ir.detach(w_src), "add")
+    return x * ir.detach(w_self) + _scattered(x.shape, flat, values * ir.detach(w_src),
+                                              "add_to")
 
 
 # ---- index_add, index_copy, index_fill: whole slices along dim ----
@@ -285,7 +287,7 @@ def index_add(self, dim: int, index, source, *, alpha=1):
     _check_slices("index_add_", self, dim, index, source, RuntimeError)
     flat = _slices(self, dim, index.node)
     values = source.node.reshape(flat.shape)
-    added = _scattered(self.shape, flat, values * alpha if alpha != 1 else values, "add")
+    added = _scattered(self.shape, flat, values * alpha if alpha != 1 else values, "add_to")
     return record("index_add", self.node + added, self.device, [self, source])
 
 
@@ -364,7 +366,7 @@ def put(self, index, source, accumulate: bool = False):
     flat = _flat_index("put_", self, index)
     values = source.node.reshape(flat.shape)
     if accumulate:
-        out = self.node + _scattered(self.shape, flat, values, "add")
+        out = self.node + _scattered(self.shape, flat, values, "add_to")
     else:
         out = _replaced(self.node, flat, values)
     return record("put", out, self.device, [self, source])
