@@ -197,10 +197,10 @@ class MatmulWriter(KernelWriter):
                 self._copy_panel_row(b, tile, lambda c, lane: Index(
                     b.shape, dims=batch_dims + (k0 + t, column(c, lane))))
             chunks = tile.block_rows // tile.rows
+            rc = sym.var("rc", 0, chunks - 1)
             with self.block(f"for ({self.index_type} rc = 0; rc < {chunks}; rc++)", rolled=True):
-                self._matmul_tile(a, mm, tile, batch_dims, row0, k0, length, one_block)
+                self._matmul_tile(a, mm, tile, batch_dims, row0, rc, k0, length, one_block)
                 if one_block:
-                    rc = sym.var("rc", 0, chunks - 1)
                     self._matmul_epilogue(mm, tile, tile.rows, batch_dims,
                                           row0 + rc * tile.rows, column)
 
@@ -253,11 +253,11 @@ class MatmulWriter(KernelWriter):
         return index.as_flat()
 
     def _matmul_tile(self, a: Node, mm: Node, tile: "MatmulTile", batch_dims, row0: sym.Lin,
-                     k0: sym.Lin, length: int, one_block: bool) -> None:
-        """R x `vectors` accumulators run over one k block: loaded from `sums` and put back,
-        or, when k is one block, started at zero and left in `sums` for the epilogue."""
+                     rc: sym.Lin, k0: sym.Lin, length: int, one_block: bool) -> None:
+        """R x `vectors` accumulators for rows row0 + rc * R on, run over one k block: loaded
+        from `sums` and put back, or, when k is one block, started at zero and left in `sums`
+        for the epilogue."""
         vt = self.r.ctype(mm.dtype, True)
-        rc = sym.var("rc", 0, tile.block_rows // tile.rows - 1)
         accs = {(r, c): f"acc{r}_{c}" for r in range(tile.rows) for c in range(tile.vectors)}
         first = "" if one_block else f"rc*{tile.rows}*{tile.vectors}+"
         for (r, c), acc in accs.items():
