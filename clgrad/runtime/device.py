@@ -3,8 +3,8 @@ context, queue, buffer pool and program builds.
 
 Specs: "cpu" and "gpu" (the preferred working device of that kind), "cpu:intel",
 "cpu:pocl" or "gpu:<runtime>" (that runtime's device), "cl:P:D" (platform P, device D).
-A device that cannot build the probe kernel (runtime/probe.py) is listed by devices() but
-never chosen: asking for it by name is an error that says why.
+A device that cannot build and run the probe kernel right (runtime/probe.py) is listed by
+devices() but never chosen: asking for it by name is an error that says why.
 """
 
 from __future__ import annotations
@@ -241,7 +241,7 @@ def _preference(device: Device) -> int:
 
 def _checked(device: Device, spec: str) -> Device:
     if not device.usable:
-        raise RuntimeError(f"device {spec!r} ({device.runtime}, {device.name}) cannot build "
+        raise RuntimeError(f"device {spec!r} ({device.runtime}, {device.name}) cannot run "
                            f"clgrad's kernels on this machine:\n{device.verdict.why}")
     return device
 

@@ -1,7 +1,8 @@
-"""Whether a device can build and run clgrad's kind of code, asked once per runtime and CPU.
+"""Whether a device builds and runs clgrad's kind of code right, asked once per runtime and CPU.
 
-A runtime can list a device it cannot compile for: PoCL 3.0 (LLVM 14) names CPUs newer than
-LLVM 14 "generic" and rejects every build. A tiny probe kernel, built and run with the
+A runtime can list a device it cannot compile for, or compiles for wrongly: PoCL 3.0 (LLVM 14)
+names CPUs newer than LLVM 14 "generic" and rejects every build (AMD Zen 5), and on AMD Zen 4
+its builtins on 512-bit vectors return garbage. A tiny probe kernel, built and run with the
 options clgrad builds with, tells. Its verdict is kept on disk, keyed by the runtime's version
 and the CPU, so later processes pay nothing.
 """
@@ -23,14 +24,20 @@ from .host import compiler_settings, cpu_identity
 if TYPE_CHECKING:
     from .device import Device
 
-# Vector loads, a loop, a select and a transcendental: what every clgrad kernel has.
+# Vector loads, a loop, a select and a transcendental: what every clgrad kernel has. And a
+# builtin on a 512-bit vector (max of long8, as in an argmax): PoCL 3.0 on a CPU its LLVM 14
+# knows only by an older name (AMD Zen 4 as znver3) compiles for that CPU, without AVX-512,
+# yet links its AVX-512 builtins, whose 512-bit arguments then arrive as garbage.
 PROBE_SOURCE = """
-__kernel void clgrad_probe(__global float* restrict out, __global const float* restrict x) {
+__kernel void clgrad_probe(__global float* restrict out, __global long* restrict wide,
+                           __global const float* restrict x, __global const int* restrict n) {
   int i = get_global_id(0);
   float8 v = vload8(i, x);
   float acc = 0.0f;
   for (int k = 0; k < 8; k++) acc += x[8 * i + k] > 0.5f ? x[8 * i + k] : -1.0f;
   vstore8(exp(v) + (float8)(acc), i, out);
+  long8 m = convert_long8(*(__global const int8*)(n + 8 * i));
+  *(__global long8*)(wide + 8 * i) = max(m, (long8)(50));
 }
 """
 
@@ -55,16 +62,22 @@ def _key(device: Device) -> str:
 
 def _run(device: Device) -> Verdict:
     x = np.linspace(0.0, 1.0, 64, dtype=np.float32)
+    n = np.arange(x.size, dtype=np.int32)
     try:
         with config.override(CACHE=False):     # the verdict is what is kept, not the binary
             kernel = device.build("clgrad_probe", PROBE_SOURCE)["clgrad_probe"]
-        out = device.alloc(x.nbytes)
-        kernel((x.size // 8,), None, (out, device.alloc(x.nbytes).write(x)))
-        result = out.read(np.empty_like(x))
+        out, wide = device.alloc(x.nbytes), device.alloc(2 * n.nbytes)
+        kernel((x.size // 8,), None,
+               (out, wide, device.alloc(x.nbytes).write(x), device.alloc(n.nbytes).write(n)))
+        result, maxima = out.read(np.empty_like(x)), wide.read(np.empty(n.size, np.int64))
     except CompileError as error:
         return Verdict(False, _first_lines(str(error).partition("--- build log ---")[2]))
-    except (cl.Error, RuntimeError) as error:      # a failed launch or read
+    except (cl.Error, RuntimeError, KeyError) as error:    # a kernel lost, a failed launch
         return Verdict(False, _first_lines(str(error)))
+    if not np.array_equal(maxima, np.maximum(n, 50)):
+        return Verdict(False, "max() of long8 vectors computed wrong values: the runtime's "
+                              "builtins for 512-bit vectors do not fit the code it makes for "
+                              "this CPU")
     if not np.allclose(result, _expected(x), rtol=1e-5, atol=1e-5):
         return Verdict(False, "the probe kernel computed wrong values")
     return Verdict(True)
