@@ -9,7 +9,9 @@ signs of zero of PyTorch's CPU routines, which follow from what each routine rea
 A side not read is still an input of the op: its gradient is zeros, as PyTorch's (which
 scales it by the zero factor). The sign of a product of one term (K = 1) follows the table in
 linalg.py: onto an input, and from a gemm of more than one row and column, it stays; at
-beta = 0 a gemv, a batched gemm or the loops add it to +0.0.
+beta = 0 a gemv, a batched gemm or the loops add it to +0.0. (A batched gemm onto an input
+adds it to +0.0 first on Intel CPUs; MKL on an AMD EPYC adds it to the input itself, so
+PyTorch's sign there depends on the CPU: clgrad gives Intel's.)
 """
 from __future__ import annotations
 
