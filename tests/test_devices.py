@@ -1,12 +1,15 @@
 """Finding the OpenCL runtimes, probing their devices and choosing one."""
 
+import dataclasses
 import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pyopencl as cl
 import pytest
 
@@ -156,12 +159,29 @@ def test_probe_catches_a_runtime_that_cannot_build(monkeypatch):
     assert not found.usable and "error" in found.why.lower()
 
 
-def test_probe_catches_wrong_values_from_wide_vector_builtins(monkeypatch):
-    # as PoCL 3.0 on AMD Zen 4 computes them: max() of long8 returned zeros there
+def test_probe_narrows_vectors_where_wide_builtins_are_wrong(monkeypatch):
+    # as PoCL 3.0 on AMD Zen 4 computes them: max() of long8 returned zeros and garbage there
     device = cg.device()
     monkeypatch.setattr(probe, "PROBE_SOURCE", probe.PROBE_SOURCE.replace("(long8)(50)", "(long8)(49)"))
     found = probe._run(device)
-    assert not found.usable and "long8" in found.why
+    assert found.usable and not found.wide_vectors and "long8" in found.why
+
+
+def test_narrow_vectors_keep_64_bit_kernels_to_256_bits(monkeypatch):
+    from clgrad.engine import plan, targets
+    from clgrad.frontend import inspect
+    pocl = SimpleNamespace(kind="cpu", runtime="pocl", compute_units=2,
+                           verdict=probe.Verdict(True, "", wide_vectors=False))
+    narrow = targets.codegen_target(pocl)
+    assert narrow.width == 8 and narrow.vector_bits == 256
+    for module in (plan, inspect):
+        monkeypatch.setattr(module, "codegen_target", lambda device: narrow)
+    x = np.random.default_rng(0).standard_normal((16, 10)).astype(np.float32)
+    t = cg.tensor(x)
+    (kernel,) = cg.compile(t.argmax(1))
+    assert "long4" in kernel.source
+    assert not re.search(r"\b(long|double)(8|16)\b", kernel.source)
+    np.testing.assert_array_equal(t.argmax(1).numpy(), x.argmax(1))
 
 
 def test_gpus_build_with_correctly_rounded_division_where_they_offer_it():

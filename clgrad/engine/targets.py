@@ -27,7 +27,8 @@ def codegen_target(device) -> Target:
     1002609). The cost: a kernel of sines alone runs ~15% slower where the sines bound it
     (sin(sin(sin(x))), 8M floats), as fast where memory does. PoCL's lone sin and cos are its
     sincos's already; its float vector sin, cos and tan are wrong in small lanes beside a huge
-    one, and such vectors are taken twice (render._FAR_TRIG)."""
+    one, and such vectors are taken twice (render._FAR_TRIG). Where its builtins of 512-bit
+    vectors are wrong (AMD Zen 4: runtime/probe.py), vectors of 64-bit elements get 4 lanes."""
     if device.kind == "gpu":
         return Target(width=1, cores=device.compute_units, no_contraction=True,
                       float_to_int_min=True)
@@ -36,4 +37,5 @@ def codegen_target(device) -> Target:
         return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,
                       accumulators=width, tile_unroll=4, cores=device.compute_units,
                       vector_bits=32 * width, sincos=True)
-    return Target(width=8, cores=device.compute_units, guard_folds=True, far_trig=True)
+    return Target(width=8, cores=device.compute_units, guard_folds=True, far_trig=True,
+                  vector_bits=None if device.verdict.wide_vectors else 256)

@@ -96,7 +96,11 @@ class Device:
     @functools.cached_property
     def verdict(self) -> probe.Verdict:
         """Whether this device builds and runs clgrad's code (asked once per runtime and CPU)."""
-        return probe.verdict(self)
+        found = probe.verdict(self)
+        if found.usable and found.why and config.DEBUG >= 1:
+            print(f"clgrad: {self.spec} ({self.runtime}, {self.name}): {found.why}",
+                  file=sys.stderr)
+        return found
 
     @property
     def usable(self) -> bool:
