@@ -9,6 +9,9 @@ from ..compiler.target import Target
 # across work-items, which clgrad relies on, is unaffected.
 _INTEL_LOOPS = ("vectorize(disable)",)
 
+# The widest vector of a device whose builtins of 512-bit vectors are wrong
+NARROW_VECTOR_BITS = 256
+
 
 def codegen_target(device) -> Target:
     """GPUs get their parallelism from work-items. NVIDIA's compiler fuses a multiply and an add
@@ -38,4 +41,4 @@ def codegen_target(device) -> Target:
                       accumulators=width, tile_unroll=4, cores=device.compute_units,
                       vector_bits=32 * width, sincos=True)
     return Target(width=8, cores=device.compute_units, guard_folds=True, far_trig=True,
-                  vector_bits=None if device.verdict.wide_vectors else 256)
+                  vector_bits=None if device.verdict.wide_vectors else NARROW_VECTOR_BITS)
