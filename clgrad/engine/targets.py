@@ -31,7 +31,7 @@ def codegen_target(device) -> Target:
     (sin(sin(sin(x))), 8M floats), as fast where memory does. PoCL's lone sin and cos are its
     sincos's already; its float vector sin, cos and tan are wrong in small lanes beside a huge
     one, and such vectors are taken twice (render._FAR_TRIG). Where its builtins of 512-bit
-    vectors are wrong (AMD Zen 4: runtime/probe.py), vectors of 64-bit elements get 4 lanes."""
+    vectors are wrong (AMD Zen 4: runtime/probe.py), a kernel of 64-bit elements gets 4 lanes."""
     if device.kind == "gpu":
         return Target(width=1, cores=device.compute_units, no_contraction=True,
                       float_to_int_min=True)

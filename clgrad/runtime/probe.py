@@ -2,9 +2,9 @@
 
 A runtime can list a device it cannot compile for, or compiles for wrongly: PoCL 3.0 (LLVM 14)
 names CPUs newer than LLVM 14 "generic" and rejects every build (AMD Zen 5), and on AMD Zen 4
-its builtins on 512-bit vectors return garbage. A tiny probe kernel, built and run with the
-options clgrad builds with, tells. Its verdict is kept on disk, keyed by the runtime's version
-and the CPU, so later processes pay nothing.
+its builtins on 512-bit vectors return garbage (there it gets no wider vectors than 256 bits).
+A tiny probe kernel, built and run with the options clgrad builds with, tells. Its verdict is
+kept on disk, keyed by the runtime's version and the CPU, so later processes pay nothing.
 """
 from __future__ import annotations
 
