@@ -68,10 +68,12 @@ def _run(device: Device) -> Verdict:
     try:
         with config.override(CACHE=False):     # the verdict is what is kept, not the binary
             kernel = device.build("clgrad_probe", PROBE_SOURCE)["clgrad_probe"]
-        out, wide = device.alloc(x.nbytes), device.alloc(2 * n.nbytes)
+        result, maxima = np.empty_like(x), np.empty(n.size, np.int64)
+        out, wide = device.alloc(result.nbytes), device.alloc(maxima.nbytes)
         kernel((x.size // 8,), None,
                (out, wide, device.alloc(x.nbytes).write(x), device.alloc(n.nbytes).write(n)))
-        result, maxima = out.read(np.empty_like(x)), wide.read(np.empty(n.size, np.int64))
+        out.read(result)
+        wide.read(maxima)
     except CompileError as error:
         return Verdict(False, _first_lines(str(error).partition("--- build log ---")[2]))
     except (cl.Error, RuntimeError, KeyError) as error:    # a kernel lost, a failed launch
