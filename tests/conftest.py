@@ -1,4 +1,3 @@
-import dataclasses
 import os
 
 import pytest
@@ -8,7 +7,7 @@ import clgrad.frontend.inspect
 from clgrad.compiler.target import Target
 from clgrad.config import config as clgrad_config
 from clgrad.engine import plan
-from clgrad.engine.targets import NARROW_VECTOR_BITS
+from clgrad.engine.targets import NARROW_VECTOR_BITS, narrowed
 
 
 def pytest_addoption(parser):
@@ -43,7 +42,7 @@ def codegen_for(monkeypatch):
     """codegen_for(target): kernels are written for target whatever the device, those run
     and those cg.compile shows alike (each module looks codegen_target up by its own name).
     A device whose builtins of 512-bit vectors are wrong (PoCL on AMD Zen 4: runtime/probe.py)
-    keeps to 256-bit vectors, as engine/targets.py has it: a target of wider float vectors
+    keeps to 256-bit vectors (engine/targets.narrowed): a target of wider float vectors
     cannot run there."""
     def use(target: Target) -> None:
         device = cg.device()
@@ -51,7 +50,7 @@ def codegen_for(monkeypatch):
             if target.width * 32 > NARROW_VECTOR_BITS:
                 pytest.skip(f"{device.runtime} on this CPU computes 512-bit vectors wrongly: "
                             f"code of {target.width} float lanes cannot run on it")
-            target = dataclasses.replace(target, vector_bits=NARROW_VECTOR_BITS)
+        target = narrowed(target, device)
         for module in (plan, clgrad.frontend.inspect):
             monkeypatch.setattr(module, "codegen_target", lambda _: target)
     return use

@@ -2,6 +2,8 @@
 Target. Every choice below is backed by a measurement (README, "Devices")."""
 from __future__ import annotations
 
+import dataclasses
+
 from ..compiler.target import Target
 
 # Intel's CPU compiler vectorises loops inside a work-item wrongly (sums that subtract lose
@@ -40,5 +42,13 @@ def codegen_target(device) -> Target:
         return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,
                       accumulators=width, tile_unroll=4, cores=device.compute_units,
                       vector_bits=32 * width, sincos=True)
-    return Target(width=8, cores=device.compute_units, guard_folds=True, far_trig=True,
-                  vector_bits=None if device.verdict.wide_vectors else NARROW_VECTOR_BITS)
+    return narrowed(Target(width=8, cores=device.compute_units, guard_folds=True,
+                           far_trig=True), device)
+
+
+def narrowed(target: Target, device) -> Target:
+    """target, kept to 256-bit vectors on a device whose builtins of 512-bit vectors are
+    wrong (runtime/probe.py)."""
+    if device.verdict.wide_vectors:
+        return target
+    return dataclasses.replace(target, vector_bits=NARROW_VECTOR_BITS)
