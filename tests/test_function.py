@@ -296,9 +296,10 @@ def test_custom_bodies_fuse_with_surrounding_ops():
 
 
 def test_custom_relu_training_step_kernels():
-    """The seed net's step in 6 kernels: forward, backward and, where backward() does not
-    compute the loss and gradients at once (a device that starts a large step's backward
-    early: tests/test_fusion.py), the four in-place updates fused into them, else 2 more."""
+    """The seed net's step in 6 kernels: forward, backward and the four in-place updates fused
+    into them. On a device that starts a backward early (frontend/early_backward.py), the
+    forward is launched as backward() begins and the gradients as it ends: one kernel more
+    (dloss/dy_pred, which the forward's @w2 kernel stored otherwise), and the updates after."""
     x, y = cg.randn(64, 1000), cg.randn(64, 10)
     w1 = cg.randn(1000, 100, requires_grad=True)
     w2 = cg.randn(100, 10, requires_grad=True)
@@ -312,10 +313,12 @@ def test_custom_relu_training_step_kernels():
             w2 -= 1e-6 * w2.grad
             w1.grad.zero_()
             w2.grad.zero_()
-    # forward: x@w1 also storing the relu, @w2 also storing dloss/dy_pred, the loss;
-    # backward: dh (relu mask fused), dw1 and dw2
-    step = backward.rows if x.device.starts_backward_early else update.rows
-    assert sorted(row.name.split("_")[0] for row in step) == ["M"] * 5 + ["R"], step
+    # forward: x@w1 also storing the relu, @w2 (also storing dloss/dy_pred when not early),
+    # the loss; backward: dh (relu mask fused), dw1 and dw2
+    early = x.device.starts_backward_early
+    step = backward.rows if early else update.rows
+    assert sorted(row.name.split("_")[0] for row in step) == \
+        ["E"] * early + ["M"] * 5 + ["R"], step
     updates = [row.name.split("_")[0] for row in update.rows
                if "detach" in row.name and "sub" in row.name]
     assert updates == (["E", "E"] if x.device.starts_backward_early else ["M", "M"]), updates

@@ -292,6 +292,37 @@ def test_a_large_steps_backward_computes_its_loss_and_gradients_when_it_ends():
         np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-4, atol=1e-3)
 
 
+def test_a_backward_started_early_stores_the_products_its_gradients_read():
+    """A step whose forward fits in a core's cache, on a device that starts a backward early,
+    launches its forward as backward() begins; the forward then also stores the values the
+    backward nodes hold that a product made, so that the gradients read them instead of
+    computing the product again: here the product a custom ReLU saved, which the loss alone
+    would not store."""
+    from clgrad.compiler.ops import Op
+
+    class SavingReLU(cg.autograd.Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return input.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (input,) = ctx.saved_tensors
+            return grad_output * (input > 0)
+
+    for width in (1000, 8):
+        x, w = cg.randn(64, width), cg.randn(width, 100, requires_grad=True)
+        product = x @ w
+        loss = SavingReLU.apply(product).sum()
+        loss.backward()
+        # (width 1000: its forward ops read and write 176,801 elements, which fit)
+        early = width == 1000 and x.device.starts_backward_early
+        assert (product.node.op is Op.BUFFER) is early, width
+        expected = x.numpy().T @ ((x.numpy() @ w.detach().numpy()) > 0)
+        np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-4, atol=1e-3)
+
+
 def test_a_no_grad_block_computes_nothing_unless_it_ends_a_step():
     """Changing a leaf under no_grad before any backward() (initialising it), or computing
     under no_grad after one without changing a leaf (evaluating), stays lazy."""

@@ -13,7 +13,7 @@ from ..compiler import derived, ir
 from ..compiler.ir import Node
 from ..engine.donation import keep_graph
 from .grad_fn_names import grad_fn_name
-from . import jit_protocol
+from . import early_backward, jit_protocol
 from .grad_mode import enable_grad, is_grad_enabled, no_grad
 from .operands import is_tensor
 
@@ -74,6 +74,14 @@ class BackwardNode:
     def release(self) -> None:
         self.freed = True
 
+    def held(self) -> tuple:
+        """The forward's tensors this node reads when applied."""
+        return ()
+
+    def elements_touched(self) -> int:
+        """The elements its forward op read and wrote (0 where that is not known cheaply)."""
+        return 0
+
 
 class GradFn(BackwardNode):
     """The backward node of a frontend op: differentiates the op's IR subgraph."""
@@ -96,6 +104,14 @@ class GradFn(BackwardNode):
         self.input_nodes = tuple(nodes)
         self.output = output
         keep_graph(output)      # _derive reads output's graph, after output is computed too
+
+    def held(self) -> tuple:
+        return self.inputs
+
+    def elements_touched(self) -> int:
+        if self.freed:      # (it raises when applied)
+            return 0
+        return self.output.numel + sum(n.numel for n in self.input_nodes)
 
     def apply(self, grads: list, create_graph: bool) -> list:
         if self.freed:
@@ -162,6 +178,12 @@ class AccumulateGrad:
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
+
+    def held(self) -> tuple:
+        return ()
+
+    def elements_touched(self) -> int:
+        return 0
 
 
 def output_nr(t) -> int:
@@ -266,34 +288,17 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
     # runs of plain GradFns from templates (backward_segments), where nothing but the
     # leaves' gradients is wanted
     templated = inputs is None and not create_graph and not jit_protocol.capturing()
-    early = templated and bool(outputs) and outputs[0].device.starts_backward_early \
-        and _elements_touched(order) >= _EARLY_LAUNCH_ELEMENTS
+    early = early_backward.when(order, outputs) if templated else early_backward.NOT_EARLY
+    if early is early_backward.FROM_START:
+        tensor.realize(*early_backward.forward_values(order, outputs))
     result = _propagate(order, outputs, roots, grad_outputs, retain_graph, create_graph, inputs,
                         templated)
     if inputs is None:
-        if early:
+        if early is not early_backward.NOT_EARLY:
             tensor.realize(*outputs, *[fn.variable.grad for fn in order if isinstance(
                 fn, AccumulateGrad) and fn.variable.grad is not None])
         inplace.backward_ran(outputs)       # (after: a realize ends what a step began)
     return result
-
-
-# A backward() whose forward ops read and write this many elements computes its loss and
-# gradients when it ends, on a device that starts a backward early: the device works on them
-# while Python records the optimizer's step (the seed MLP's step, 182,281 elements, 8% faster
-# on Intel's runtime; LeNet's no slower). Below, a second schedule per step costs more host
-# time than it saves (the tiny loop's step: 2,546).
-_EARLY_LAUNCH_ELEMENTS = 1 << 16
-
-
-def _elements_touched(order) -> int:
-    """The elements the frontend ops of a backward's graph read and write (a size of its
-    forward's work that costs no walk of the IR)."""
-    total = 0
-    for fn in order:
-        if isinstance(fn, GradFn) and not fn.freed:     # (a freed one raises when applied)
-            total += fn.output.numel + sum(n.numel for n in fn.input_nodes)
-    return total
 
 
 def _propagate(order, outputs, roots, grad_outputs, retain_graph: bool, create_graph: bool,

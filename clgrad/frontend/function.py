@@ -200,6 +200,9 @@ class CustomBackward(BackwardNode):
             g = g.to(dtype)
         return g
 
+    def held(self) -> tuple:
+        return (*[t for t, _ in self.ctx._saved], *[t for t, _ in self.ctx._saved_named.values()])
+
     def release(self) -> None:
         super().release()
         self.ctx._freed = True
