@@ -9,12 +9,17 @@ As a command, it runs many graphs in child processes, so that a crash inside an 
 kills one child only; the seed it died on is recorded and the next child goes on:
 
     python tests/fuzzing.py --device cpu:intel --graphs 5000 --seed 0 [--edges]
-        [--out /tmp/fuzz-out] [--batch 100] [--triage cpu:pocl]
+        [--early-backward] [--out /tmp/fuzz-out] [--batch 100] [--triage cpu:pocl]
+
+--early-backward runs every backward() as a large one runs on Intel's runtime, whatever its
+size and device: its forward launched as it begins, its gradients as it ends
+(clgrad/frontend/early_backward.py).
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import dataclasses
 import inspect
 import json
@@ -59,9 +64,31 @@ def generate(choices: Choices, edges: bool = False) -> str:
     return b.source(outputs)
 
 
-def check(source: str) -> tuple[str, str]:
+@contextlib.contextmanager
+def early_backward_everywhere():
+    """Inside: every backward() on the default device launches its forward as it begins and
+    its gradients as it ends, as a large one whose forward fits in cache does on Intel's
+    runtime."""
+    import clgrad
+    from clgrad.frontend import early_backward
+    device = clgrad.device()
+    saved = early_backward.EARLY_ELEMENTS, device.starts_backward_early, device.cache_bytes
+    early_backward.EARLY_ELEMENTS, device.starts_backward_early = 0, True
+    device.cache_bytes = 1 << 62
+    try:
+        yield
+    finally:
+        early_backward.EARLY_ELEMENTS, device.starts_backward_early, device.cache_bytes = saved
+
+
+def check(source: str, early: bool = False) -> tuple[str, str]:
     """(status, detail) of one program on clgrad's default device: "ok", "skipped", "wrong
-    forward", "wrong gradient" or "exception"."""
+    forward", "wrong gradient" or "exception"; early: inside early_backward_everywhere()."""
+    with early_backward_everywhere() if early else contextlib.nullcontext():
+        return _check(source)
+
+
+def _check(source: str) -> tuple[str, str]:
     import clgrad   # here: the runner's parent process never opens an OpenCL device
     space: dict = {}
     exec(source, space)  # noqa: S102 (a program we generated)
@@ -102,7 +129,7 @@ def write_reproducer(out: str, source: str, seed: int | str, device: str, status
 
 
 # ---- the child: runs a list of seeds, one JSON line per event on its protocol stream ----
-def child(seeds: list[int], device: str, edges: bool, out: str) -> None:
+def child(seeds: list[int], device: str, edges: bool, early: bool, out: str) -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)           # anything else printed goes to the log, not into the protocol
     # pyopencl's note on every build of Intel's would bury the compilers' crash reports
@@ -111,7 +138,9 @@ def child(seeds: list[int], device: str, edges: bool, out: str) -> None:
         print(f"== {device} seed {seed}", file=sys.stderr, flush=True)   # marks the log
         protocol.write(json.dumps({"seed": seed, "event": "start"}) + "\n")
         source = generate(SeededChoices(seed), edges)
-        status, detail = check(source)
+        status, detail = check(source, early)
+        if early:
+            detail = f"{detail} (--early-backward)"
         record = {"seed": seed, "status": status, "detail": detail}
         if status in FAILURES:
             record["path"] = write_reproducer(out, source, seed, device, status, detail)
@@ -126,6 +155,7 @@ class Options:
     out: str
     batch: int
     timeout: float
+    early: bool = False
 
 
 def run_seeds(seeds: list[int], opts: Options, log=sys.stderr) -> dict[int, dict]:
@@ -149,7 +179,8 @@ def _run_child(batch: list[int], opts: Options, results: dict) -> list[int]:
                "--out", opts.out, "--seeds", ",".join(map(str, batch))]
     env = dict(os.environ, CLGRAD_DEVICE=opts.device)
     with open(os.path.join(opts.out, "children.log"), "a") as log:
-        proc = subprocess.Popen(command + (["--edges"] if opts.edges else []), env=env,
+        flags = ["--edges"] * opts.edges + ["--early-backward"] * opts.early
+        proc = subprocess.Popen(command + flags, env=env,
                                 stdout=subprocess.PIPE, stderr=log)
         current, hung = _read_protocol(proc, opts.timeout, results)
         if hung:
@@ -167,6 +198,8 @@ def _run_child(batch: list[int], opts: Options, results: dict) -> list[int]:
         status, detail = "crash", signal.Signals(-code).name
     else:
         status, detail = "crash", f"exit code {code}"
+    if opts.early:
+        detail = f"{detail} (--early-backward)"
     source = generate(SeededChoices(current), opts.edges)
     path = write_reproducer(opts.out, source, current, opts.device, status, detail)
     results[current] = {"seed": current, "status": status, "detail": detail, "path": path}
@@ -224,6 +257,8 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="the first seed")
     parser.add_argument("--edges", action="store_true", help="NaN, inf, empty and size-1 dims, "
                                                              "int32 extremes")
+    parser.add_argument("--early-backward", action="store_true",
+                        help="every backward() launched early, whatever its size and device")
     parser.add_argument("--out", default="/tmp/fuzz-out", help="reproducers and logs")
     parser.add_argument("--batch", type=int, default=100, help="graphs per child process")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per graph")
@@ -233,9 +268,11 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     if args.child:
-        child([int(s) for s in args.seeds.split(",")], args.device, args.edges, args.out)
+        child([int(s) for s in args.seeds.split(",")], args.device, args.edges,
+              args.early_backward, args.out)
         return
-    opts = Options(args.device, args.edges, args.out, args.batch, args.timeout)
+    opts = Options(args.device, args.edges, args.out, args.batch, args.timeout,
+                   args.early_backward)
     started = time.time()
     results = run_seeds(list(range(args.seed, args.seed + args.graphs)), opts)
     triage = {}
@@ -245,7 +282,8 @@ def main(argv=None) -> None:
         triage = {s: dict(r, device=args.triage) for s, r in run_seeds(failed, other).items()}
     report = summarize(results, args.device, triage)
     print(report + f"\n  ({time.time() - started:.0f} s)")
-    name = f"summary-{args.device.replace(':', '-')}{'-edges' if args.edges else ''}.json"
+    name = (f"summary-{args.device.replace(':', '-')}{'-edges' if args.edges else ''}"
+            f"{'-early' if args.early_backward else ''}.json")
     with open(os.path.join(args.out, name), "w") as f:
         json.dump({"results": results, "triage": triage}, f, indent=1)
 
