@@ -9,6 +9,7 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from . import jit_protocol
 from .backward import record
+from .grad_mode import is_grad_enabled
 from .operands import (as_float, broadcast_shape, common_device, is_tensor, lift,
                        numpy_operands, result_dtype)
 
@@ -183,19 +184,23 @@ def clamp(x, min=None, max=None):
             raise TypeError("clamp: tensor bounds are not supported; use maximum/minimum")
     dtype = result_dtype("clamp", [x] + [b for b in (min, max) if b is not None])
     node = x.node.cast(dtype)
+    differentiated = node.dtype.is_float and x.requires_grad and is_grad_enabled()
     if min is not None:
         lo = node.const_like(min)
-        node = _clamp_side(node, node >= lo, node < lo, lo)
+        node = _clamp_side(node, node >= lo if differentiated else None, node < lo, lo)
     if max is not None:
         hi = node.const_like(max)
-        node = _clamp_side(node, node <= hi, hi < node, hi)
+        node = _clamp_side(node, node <= hi if differentiated else None, hi < node, hi)
     return record("clamp", node, x.device, [x])
 
 
-def _clamp_side(node: ir.Node, inside: ir.Node, beyond: ir.Node, bound: ir.Node) -> ir.Node:
-    """node where inside, bound where beyond; a float NaN (neither) stays NaN with gradient 0,
-    as in PyTorch (whose clamp passes the gradient where min <= x <= max only)."""
-    if not node.dtype.is_float:
+def _clamp_side(node: ir.Node, inside: ir.Node | None, beyond: ir.Node,
+                bound: ir.Node) -> ir.Node:
+    """bound where beyond, else node. Where a gradient is taken (inside given), a NaN
+    (neither inside nor beyond) stays NaN with gradient 0, as in PyTorch, whose clamp passes
+    the gradient where min <= x <= max only; without one the two forms are the same values,
+    and the shorter records faster (a custom ReLU's forward, under no_grad)."""
+    if inside is None:
         return beyond.where(bound, node)
     return inside.where(node, beyond.where(bound, node.detach()))
 
