@@ -28,6 +28,9 @@ EARLY_ELEMENTS = 1 << 16
 _ELEMENT_BYTES = 4
 
 _CHEAP = ELEMENTWISE | MOVEMENT | SOURCE
+# How far below a held value the walk looks for a product or a reduction; a value further
+# from its buffers than this is stored (which costs a write, never a wrong result).
+_DEPTH = 64
 
 
 def when(order, outputs) -> str:
@@ -53,11 +56,6 @@ def forward_values(order, outputs) -> list:
                 if node.buffer is None and _is_costly(node, known, _DEPTH):
                     held[id(t)] = t
     return [*outputs, *held.values()]
-
-
-# How far below a held value the walk looks for a product or a reduction; a value further
-# from its buffers than this is stored (which costs a write, never a wrong result).
-_DEPTH = 64
 
 
 def _is_costly(node, known: dict, depth: int) -> bool:
