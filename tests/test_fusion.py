@@ -1,10 +1,16 @@
 """Kernel counts from cg.compile: what fuses, and that fused results stay correct."""
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import clgrad as cg
 
 from helpers import check
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from custom_relu import MyReLU  # noqa: E402  (the seed program's Function)
 
 
 def chain(x):
@@ -296,25 +302,13 @@ def test_a_backward_started_early_stores_the_products_its_gradients_read():
     """A step whose forward fits in a core's cache, on a device that starts a backward early,
     launches its forward as backward() begins; the forward then also stores the values the
     backward nodes hold that a product made, so that the gradients read them instead of
-    computing the product again: here the product a custom ReLU saved, which the loss alone
-    would not store."""
+    computing the product again: here the product the seed program's custom ReLU saved, which
+    the loss alone would not store."""
     from clgrad.compiler.ops import Op
-
-    class SavingReLU(cg.autograd.Function):
-        @staticmethod
-        def forward(ctx, input):
-            ctx.save_for_backward(input)
-            return input.clamp(min=0)
-
-        @staticmethod
-        def backward(ctx, grad_output):
-            (input,) = ctx.saved_tensors
-            return grad_output * (input > 0)
-
     for width in (1000, 8):
         x, w = cg.randn(64, width), cg.randn(width, 100, requires_grad=True)
         product = x @ w
-        loss = SavingReLU.apply(product).sum()
+        loss = MyReLU.apply(product).sum()
         loss.backward()
         # (width 1000: its forward ops read and write 176,801 elements, which fit)
         early = width == 1000 and x.device.starts_backward_early
