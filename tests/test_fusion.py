@@ -298,19 +298,21 @@ def test_a_large_steps_backward_computes_its_loss_and_gradients_when_it_ends():
         np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-4, atol=1e-3)
 
 
-def test_a_backward_started_early_stores_the_products_its_gradients_read():
-    """A step whose forward fits in a core's cache, on a device that starts a backward early,
-    launches its forward as backward() begins; the forward then also stores the values the
-    backward nodes hold that a product made, so that the gradients read them instead of
-    computing the product again: here the product the seed program's custom ReLU saved, which
-    the loss alone would not store."""
+def test_a_backward_started_early_stores_the_products_its_gradients_read(monkeypatch):
+    """A step whose forward fits in the cache the device reports (set here, as CPUs report
+    different ones), on a device that starts a backward early, launches its forward as
+    backward() begins; the forward then also stores the values the backward nodes hold that
+    a product made, so that the gradients read them instead of computing the product again:
+    here the product the seed program's custom ReLU saved, which the loss alone would not
+    store."""
     from clgrad.compiler.ops import Op
+    monkeypatch.setattr(cg.device(), "cache_bytes", 1 << 30)
     for width in (1000, 8):
         x, w = cg.randn(64, width), cg.randn(width, 100, requires_grad=True)
         product = x @ w
         loss = MyReLU.apply(product).sum()
         loss.backward()
-        # (width 1000: its forward ops read and write 176,801 elements, which fit)
+        # (width 1000: its forward ops read and write 176,801 elements; width 8 too few)
         early = width == 1000 and x.device.starts_backward_early
         assert (product.node.op is Op.BUFFER) is early, width
         expected = x.numpy().T @ ((x.numpy() @ w.detach().numpy()) > 0)
