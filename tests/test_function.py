@@ -299,10 +299,11 @@ def test_custom_bodies_fuse_with_surrounding_ops():
 def test_custom_relu_training_step_kernels(fits, monkeypatch):
     """The seed net's step in 6 kernels: forward, backward and the four in-place updates fused
     into them. On a device that starts a backward early (frontend/early_backward.py), the
-    loss and gradients run as backward() ends and the updates after; where the forward also
-    fits in the cache the device reports (set here, as CPUs report different ones), the
-    forward is launched as backward() begins: one kernel more (dloss/dy_pred, which the
-    forward's @w2 kernel stored otherwise)."""
+    loss and gradients run as backward() ends and the updates after, in two kernels of their
+    own; where the forward also fits in the cache the device reports (set here, as CPUs
+    report different ones), the forward runs as backward() begins and the gradients with the
+    updates, fused again: one kernel more than one schedule (dloss/dy_pred, which the
+    forward's @w2 kernel stores otherwise)."""
     monkeypatch.setattr(cg.device(), "cache_bytes", 1 << 30 if fits else 1 << 10)
     x, y = cg.randn(64, 1000), cg.randn(64, 10)
     w1 = cg.randn(1000, 100, requires_grad=True)
@@ -317,15 +318,19 @@ def test_custom_relu_training_step_kernels(fits, monkeypatch):
             w2 -= 1e-6 * w2.grad
             w1.grad.zero_()
             w2.grad.zero_()
-    # forward: x@w1 also storing the relu, @w2 (also storing dloss/dy_pred when not early),
+    # forward: x@w1 also storing the relu, @w2 (also storing dloss/dy_pred in one schedule),
     # the loss; backward: dh (relu mask fused), dw1 and dw2
-    early = x.device.starts_backward_early
-    step = backward.rows if early else update.rows
-    assert sorted(row.name.split("_")[0] for row in step) == \
-        ["E"] * (early and fits) + ["M"] * 5 + ["R"], step
-    updates = [row.name.split("_")[0] for row in update.rows
-               if "detach" in row.name and "sub" in row.name]
-    assert updates == (["E", "E"] if x.device.starts_backward_early else ["M", "M"]), updates
+    def kinds(profile, updates=False):
+        return sorted(row.name.split("_")[0] for row in profile.rows
+                      if not updates or "detach" in row.name and "sub" in row.name)
+    if not x.device.starts_backward_early:
+        expected = [], ["M"] * 5 + ["R"], ["M", "M"]
+    elif fits:
+        expected = ["M", "M", "R"], ["E", "M", "M", "M"], ["M", "M"]
+    else:
+        expected = ["M"] * 5 + ["R"], ["E", "E"], ["E", "E"]
+    assert (kinds(backward), kinds(update), kinds(update, updates=True)) == expected, \
+        (backward.rows, update.rows)
 
 
 class Passthrough(cg.autograd.Function):

@@ -283,11 +283,13 @@ def test_a_hand_written_step_runs_when_its_no_grad_block_ends_the_same_plan_ever
     assert all(step[0] is plans[0][0] for step in plans)
 
 
-def test_a_large_steps_backward_computes_its_loss_and_gradients_when_it_ends():
-    """A step large enough that the device's work is worth starting early: backward()
-    computes the loss and the gradients at once (on a device that starts a backward early);
-    a small one leaves them to the step's end."""
+def test_a_large_steps_backward_computes_its_loss_and_gradients_when_it_ends(monkeypatch):
+    """A step large enough that the device's work is worth starting early, whose forward
+    does not fit in the cache the device reports (set here, as CPUs report different ones):
+    backward() computes the loss and the gradients at once (on a device that starts a
+    backward early); a small one leaves them to the step's end."""
     from clgrad.compiler.ops import Op
+    monkeypatch.setattr(cg.device(), "cache_bytes", 1 << 10)
     for width, large in ((1024, True), (8, False)):
         x, w = cg.randn(64, width), cg.randn(width, 16, requires_grad=True)
         early = large and x.device.starts_backward_early
@@ -304,7 +306,7 @@ def test_a_backward_started_early_stores_the_products_its_gradients_read(monkeyp
     backward() begins; the forward then also stores the values the backward nodes hold that
     a product made, so that the gradients read them instead of computing the product again:
     here the product the seed program's custom ReLU saved, which the loss alone would not
-    store."""
+    store. The gradients wait for the step's end, whose updates fuse into their kernels."""
     from clgrad.compiler.ops import Op
     monkeypatch.setattr(cg.device(), "cache_bytes", 1 << 30)
     for width in (1000, 8):
@@ -315,6 +317,7 @@ def test_a_backward_started_early_stores_the_products_its_gradients_read(monkeyp
         # (width 1000: its forward ops read and write 176,801 elements; width 8 too few)
         early = width == 1000 and x.device.starts_backward_early
         assert (product.node.op is Op.BUFFER) is early, width
+        assert (loss.node.op is Op.BUFFER) is early and w.grad.node.op is not Op.BUFFER, width
         expected = x.numpy().T @ ((x.numpy() @ w.detach().numpy()) > 0)
         np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-4, atol=1e-3)
 

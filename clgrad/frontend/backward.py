@@ -294,7 +294,7 @@ def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, 
     result = _propagate(order, outputs, roots, grad_outputs, retain_graph, create_graph, inputs,
                         templated)
     if inputs is None:
-        if early is not early_backward.NOT_EARLY:
+        if early is early_backward.AT_END:
             tensor.realize(*outputs, *[fn.variable.grad for fn in order if isinstance(
                 fn, AccumulateGrad) and fn.variable.grad is not None])
         inplace.backward_ran(outputs)       # (after: a realize ends what a step began)

@@ -4,8 +4,11 @@ On a device that starts a large backward early (Device.starts_backward_early, In
 runtime), the device computes the loss and the gradients as backward() ends, while Python
 records the optimizer's step. A forward whose values fit in a core's cache is launched even
 earlier, as backward() begins, so that the device works on it while Python derives the
-gradients (the seed MLP's step, whose two products are most of its device time); a larger
-one is not: its kernels, streaming activations through the cache Python shares, slowed the
+gradients (the seed MLP's step, whose two products are most of its device time); its
+gradients then wait for the step's end, whose updates fuse into their kernels (a schedule of
+the gradients alone, with the updates in one of their own, cost more host time than the
+device's work beside the optimizer's recording saved). A larger forward is not launched at
+the start: its kernels, streaming activations through the cache Python shares, slowed the
 recording of LeNet's backward by 300-500 us a step and saved no device time.
 
 A forward launched at the start also stores each value a backward node holds whose
