@@ -27,6 +27,14 @@ def pytest_configure(config):
         cg.device(spec)                         # an unusable device fails here, once
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: a worker a core, at most four. Each worker's kernels already run on every
+    core, and what one worker compiles the others find in the disk cache: more workers would
+    mostly add processes of about a gigabyte each."""
+    return min(os.cpu_count() or 1, 4)
+
+
 def pytest_report_header(config):
     return f"clgrad device: {cg.device()!r}"
 
