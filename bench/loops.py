@@ -3,7 +3,8 @@
 - K steps: a 64x1000x100x10 MLP (nn.Sequential, MSELoss) stepped K times by hand
   (`model.zero_grad()`, `p -= lr * p.grad` under no_grad) with nothing read until the loss
   after the K-th step; K = 1, 10, 100, each in a fresh process with an empty kernel cache and
-  again with the cache the first one left. A graph that spans the steps makes the first read
+  again with the cache the first one left, the median of three such pairs (a fresh process's
+  compiles vary by a tenth of a second). A graph that spans the steps makes the first read
   cost grow with K.
 - 30,000 steps of a tiny model with optim.SGD and momentum, the loss read every 100 steps:
   the cost per eager step when every kernel is cached.
@@ -11,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,6 +58,7 @@ print(time.perf_counter() - t0)
 """
 
 TIME_LIMIT_S = 300
+_K_TRIALS = 3
 
 
 def _child(script: str, env: dict) -> float | None:
@@ -71,15 +74,24 @@ def _child(script: str, env: dict) -> float | None:
 def k_steps_rows(has_torch: bool, quick: bool) -> list[tuple[str, float | None, float | None]]:
     """(what, clgrad s, torch s) for the first read after K manual steps."""
     rows = []
+    trials = 1 if quick else _K_TRIALS
     for k in (1, 10) if quick else (1, 10, 100):
-        torch_s = _child(_K_STEPS.format(module="torch", k=k), dict(os.environ)) \
-            if has_torch else None
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, CLGRAD_CACHE_DIR=cache)
-            for state in ("empty", "warm"):
-                rows.append((f"K={k}, {state} kernel cache",
-                             _child(_K_STEPS.format(module="clgrad", k=k), env), torch_s))
+        torch_s = _median([_child(_K_STEPS.format(module="torch", k=k), dict(os.environ))
+                           for _ in range(trials)]) if has_torch else None
+        empty, warm = [], []
+        for _ in range(trials):
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, CLGRAD_CACHE_DIR=cache)
+                for times in (empty, warm):
+                    times.append(_child(_K_STEPS.format(module="clgrad", k=k), env))
+        rows += [(f"K={k}, empty kernel cache", _median(empty), torch_s),
+                 (f"K={k}, warm kernel cache", _median(warm), torch_s)]
     return rows
+
+
+def _median(seconds: list[float | None]) -> float | None:
+    """The median of runs that all finished; None if one ran past the time limit."""
+    return None if None in seconds else statistics.median(seconds)
 
 
 def long_loop_rows(has_torch: bool, quick: bool) -> list[tuple[str, float | None, float | None]]:
