@@ -12,8 +12,9 @@ kills one child only; the seed it died on is recorded and the next child goes on
         [--early-backward] [--out /tmp/fuzz-out] [--batch 100] [--triage cpu:pocl]
 
 --early-backward runs every backward() as a large one runs on Intel's runtime, whatever its
-size and device: its forward launched as it begins, its gradients as it ends
-(clgrad/frontend/early_backward.py).
+size and device (clgrad/frontend/early_backward.py): for even seeds as one whose forward fits
+in cache (the forward launched as it begins, its gradients with the step's end), for odd ones
+as a larger one (its loss and gradients launched as it ends).
 """
 from __future__ import annotations
 
@@ -65,27 +66,39 @@ def generate(choices: Choices, edges: bool = False) -> str:
 
 
 @contextlib.contextmanager
-def early_backward_everywhere():
-    """Inside: every backward() on the default device launches its forward as it begins and
-    its gradients as it ends, as a large one whose forward fits in cache does on Intel's
-    runtime."""
+def early_backward_everywhere(at_start: bool = True):
+    """Inside: every backward() on the default device launches its work early, as a large one
+    does on Intel's runtime: at_start, as one whose forward fits in cache (the forward as it
+    begins, the gradients with the step's end); else as a larger one (the loss and the
+    gradients as it ends)."""
     import clgrad
     from clgrad.frontend import early_backward
     device = clgrad.device()
     saved = early_backward.EARLY_ELEMENTS, device.starts_backward_early, device.cache_bytes
     early_backward.EARLY_ELEMENTS, device.starts_backward_early = 0, True
-    device.cache_bytes = 1 << 62
+    device.cache_bytes = 1 << 62 if at_start else 0
     try:
         yield
     finally:
         early_backward.EARLY_ELEMENTS, device.starts_backward_early, device.cache_bytes = saved
 
 
-def check(source: str, early: bool = False) -> tuple[str, str]:
+def check(source: str, early: bool = False, at_start: bool = True) -> tuple[str, str]:
     """(status, detail) of one program on clgrad's default device: "ok", "skipped", "wrong
-    forward", "wrong gradient" or "exception"; early: inside early_backward_everywhere()."""
-    with early_backward_everywhere() if early else contextlib.nullcontext():
+    forward", "wrong gradient" or "exception"; early: inside
+    early_backward_everywhere(at_start)."""
+    with early_backward_everywhere(at_start) if early else contextlib.nullcontext():
         return _check(source)
+
+
+def _early_detail(detail: str, seed: int) -> str:
+    """detail, naming how --early-backward ran the seed's backward()."""
+    return f"{detail} (--early-backward, {'from the start' if _at_start(seed) else 'at the end'})"
+
+
+def _at_start(seed: int) -> bool:
+    """Whether --early-backward runs the seed's backward() as one whose forward fits in cache."""
+    return seed % 2 == 0
 
 
 def _check(source: str) -> tuple[str, str]:
@@ -138,9 +151,9 @@ def child(seeds: list[int], device: str, edges: bool, early: bool, out: str) -> 
         print(f"== {device} seed {seed}", file=sys.stderr, flush=True)   # marks the log
         protocol.write(json.dumps({"seed": seed, "event": "start"}) + "\n")
         source = generate(SeededChoices(seed), edges)
-        status, detail = check(source, early)
+        status, detail = check(source, early, _at_start(seed))
         if early:
-            detail = f"{detail} (--early-backward)"
+            detail = _early_detail(detail, seed)
         record = {"seed": seed, "status": status, "detail": detail}
         if status in FAILURES:
             record["path"] = write_reproducer(out, source, seed, device, status, detail)
@@ -199,7 +212,7 @@ def _run_child(batch: list[int], opts: Options, results: dict) -> list[int]:
     else:
         status, detail = "crash", f"exit code {code}"
     if opts.early:
-        detail = f"{detail} (--early-backward)"
+        detail = _early_detail(detail, current)
     source = generate(SeededChoices(current), opts.edges)
     path = write_reproducer(opts.out, source, current, opts.device, status, detail)
     results[current] = {"seed": current, "status": status, "detail": detail, "path": path}

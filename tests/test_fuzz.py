@@ -44,20 +44,23 @@ def test_random_graphs_with_edges_match_torch(tmp_path):
     _match_torch(EDGE_BUDGET, True, tmp_path)
 
 
-def test_random_graphs_with_an_early_backward_match_torch(tmp_path):
-    """Each backward() launched as a large one is on Intel's runtime (its forward as it
-    begins, storing the values its gradients read, its gradients as it ends): the graphs
-    are too small to be launched so otherwise."""
-    _match_torch(EDGE_BUDGET, True, tmp_path, early=True)
+@pytest.mark.parametrize("at_start", [True, False], ids=["from-start", "at-end"])
+def test_random_graphs_with_an_early_backward_match_torch(at_start, tmp_path):
+    """Each backward() launched as a large one is on Intel's runtime: one whose forward fits
+    in cache (its forward as it begins, storing the values its gradients read, its gradients
+    with the step's end), or a larger one (its loss and gradients as it ends). The graphs are
+    too small to be launched so otherwise."""
+    _match_torch(EDGE_BUDGET, True, tmp_path, early=True, at_start=at_start)
 
 
-def _match_torch(budget: int, edges: bool, tmp_path, early: bool = False):
+def _match_torch(budget: int, edges: bool, tmp_path, early: bool = False,
+                 at_start: bool = True):
     # derandomized: the same graphs every run, so their kernels come from the disk cache
     @settings(max_examples=budget, derandomize=True, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(programs(edges))
     def graph(source):
-        status, detail = fuzzing.check(source, early)
+        status, detail = fuzzing.check(source, early, at_start)
         assume(status != "skipped")
         if status != "ok":
             path = fuzzing.write_reproducer(str(tmp_path), source, "-hypothesis",

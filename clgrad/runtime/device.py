@@ -82,11 +82,12 @@ class Device:
         # wait behind a gate until all are in (program.enqueue_all; a tiny model's step of 8
         # launches 4-5% faster, alternating in one process). PoCL gains nothing from it.
         self.gates_launches = self.runtime == "intel"
-        # Whether a large backward() computes its loss and gradients as it ends, so that the
-        # device works while Python records the optimizer's step, and a forward that fits in
-        # cache_bytes as it begins (frontend/early_backward.py): on Intel's runtime the seed
-        # MLP's step is 8% faster, then 5% more; PoCL's threads take the cores Python needs,
-        # and the second schedule made the step 10% slower.
+        # Whether a large backward() launches its work before the step ends
+        # (frontend/early_backward.py): a forward that fits in cache_bytes as it begins, so that
+        # the device works while Python derives the gradients; a larger one's loss and
+        # gradients as it ends, while Python records the optimizer's step. On Intel's runtime
+        # the seed MLP's step is 8% faster, then 5% and 5-10% more; PoCL's threads take the
+        # cores Python needs, and the second schedule made the step 10% slower.
         self.starts_backward_early = self.runtime == "intel"
         self.cache_bytes = cl_device.global_mem_cache_size     # Intel's runtime: a core's L2
 
