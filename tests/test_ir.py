@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from clgrad.compiler import factorizations, ir
+from clgrad.compiler import factorizations, ir, recurrences
 from clgrad.compiler.dtype import bool_, float16, float32, float64, from_numpy, int32, int64
 from clgrad.compiler.interpret import evaluate
 from clgrad.compiler.ir import BufferRef, Node
@@ -95,6 +95,10 @@ def every_op_graph():
     roots += [factorizations.lu(square), factorizations.cholesky(square), factorizations.qr(x),
               factorizations.eigh(square), factorizations.svd(x.permute((1, 0))),
               factorizations.trisolve(square, x.permute((1, 0)), upper=True, transposed=True)]
+    steps, state, weight = buf((2, 1, 3)), buf((1, 1)), buf((3, 1))
+    roots += [recurrences.gru_states(steps, state, ir.permute(weight, (1, 0)), buf((3,)), True),
+              recurrences.gru_gradients(steps, buf((2, 1, 1)), buf((2, 1, 1)), state, weight,
+                                        reverse=False)]
     return roots
 
 
@@ -349,6 +353,12 @@ def softmax(x):
     return ir.binary(Op.MUL, e, ir.unary(Op.RECIP, s))
 
 
+def small(w):
+    """A weight of a GRU's size (|w| < 1 / sqrt(hidden) in PyTorch's): a gradient carried
+    back through normal ones grows by ~sqrt(48) a step, past float32's tolerance here."""
+    return ir.binary(Op.MUL, w, ir.const(0.25, w.dtype, w.shape))
+
+
 def relu(x):
     return ir.binary(Op.MAX, x, ir.const(0.0, x.dtype, x.shape))
 
@@ -364,6 +374,15 @@ GRAPHS = {
     "matmul_relu": ([(4, 9), (9, 16), (4, 16)],
                     lambda a, b, c: relu(ir.binary(Op.ADD, ir.matmul(a, b), c))),
     "non_trailing_sum": ([(6, 5, 3)], lambda a: ir.reduce(Op.SUM, ir.unary(Op.EXP, a), (0,))),
+    # a GRU layer's loops: hidden 4 in scalar loops, 16 in vectors of 8 or 16
+    "gru_states": ([(3, 2, 12), (2, 4), (4, 12), (12,)],
+                   lambda g, h, w, b: recurrences.gru_states(g, h, w, b, reverse=False)),
+    "gru_states_16_reversed": ([(2, 3, 48), (3, 16), (16, 48), (48,)],
+                               lambda g, h, w, b: recurrences.gru_states(g, h, w, b, True)),
+    "gru_gradients": ([(3, 2, 12), (3, 2, 4), (3, 2, 4), (2, 4), (12, 4)],
+                      lambda *a: recurrences.gru_gradients(*a[:4], small(a[4]), True)),
+    "gru_gradients_16": ([(4, 1, 48), (4, 1, 16), (4, 1, 16), (1, 16), (48, 16)],
+                         lambda *a: recurrences.gru_gradients(*a[:4], small(a[4]), False)),
 }
 
 

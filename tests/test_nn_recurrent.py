@@ -85,6 +85,45 @@ def test_lstm_initial_states_projection_and_relu_rnn():
                  call=lambda m, x: _flat(m(x)))
 
 
+@needs_torch
+@pytest.mark.parametrize("hidden,inputs", [(16, (5, 3, 6)), (32, (4, 2, 3)), (8, (1, 1, 2))],
+                         ids=["16 wide", "32 wide", "one step of one row"])
+def test_gru_loop_kernels(hidden, inputs):
+    # a hidden size that vectors of 8 and 16 tile (each step's products written in vectors,
+    # compiler/lower_recurrence.py), both directions, from a given initial state
+    states = (2, inputs[1], hidden)
+    check_module("GRU", (inputs[2], hidden), dict(bidirectional=True), inputs, states,
+                 call=lambda m, x, h: _flat(m(x, h)), atol=1e-5)
+
+
+@needs_torch
+def test_gru_float64():
+    torch.manual_seed(0)
+    ref = torch.nn.GRU(3, 16, bidirectional=True).double()
+    ours = cnn.GRU(3, 16, bidirectional=True).double()
+    ours.load_state_dict({k: cg.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
+    x = make((4, 2, 3), np.float64)
+    out, h = ours(cg.tensor(x))
+    ref_out, ref_h = ref(torch.tensor(x))
+    assert out.dtype == cg.float64
+    np.testing.assert_allclose(out.detach().numpy(), ref_out.detach().numpy(), rtol=1e-12,
+                               atol=1e-12)
+    (out.sum() + h.square().sum()).backward()
+    (ref_out.sum() + ref_h.square().sum()).backward()
+    for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-12,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
+def test_empty_sequence_is_refused(kind):
+    layer = getattr(cnn, kind)(3, 4)
+    with pytest.raises(RuntimeError, match=f"{kind}: Expected sequence length to be larger"):
+        layer(cg.zeros(0, 2, 3))
+    out, _ = layer(cg.zeros(2, 0, 3))       # no batch rows: an empty output, as PyTorch's
+    assert out.shape == (2, 0, 4)
+
+
 def _input_gradient(m, x, h):
     """d(sum of squared outputs)/dx with create_graph, to be differentiated again."""
     out, h_n = m(x, h)

@@ -85,6 +85,19 @@ ref_sm = (ref_sm / ref_sm.sum(-1, keepdims=True)).sum(-1)
 ref = ((ref_sm - np.arange(40)) ** 2).mean() + np.exp(x).mean()
 assert np.isclose(loss.item(), ref, rtol=1e-4), (loss.item(), ref)
 assert np.isfinite(t.grad.numpy()).all()
+# a GRU layer's loops in vectors (compiler/lower_recurrence.py)
+gru, xs = cg.nn.GRU(5, 16), np.random.default_rng(0).standard_normal((4, 3, 5)).astype("f")
+out, h = gru(cg.tensor(xs))
+w_ih, w_hh, b_ih, b_hh = (p.detach().numpy() for p in gru.parameters())
+state = np.zeros((3, 16), np.float32)
+for step in xs:
+    gx, gh = step @ w_ih.T + b_ih, state @ w_hh.T + b_hh
+    r, z = (1 / (1 + np.exp(-(gx[:, k:k + 16] + gh[:, k:k + 16]))) for k in (0, 16))
+    n = np.tanh(gx[:, 32:] + r * gh[:, 32:])
+    state = n + z * (state - n)
+assert np.allclose(h.detach().numpy(), state, atol=1e-5), (h, state)
+out.sum().backward()
+assert np.isfinite(gru.weight_hh_l0.grad.numpy()).all()
 print("ok")
 """
 

@@ -13,10 +13,10 @@ import numpy as np
 
 from .dtype import (DType, bfloat16, bool_, decode, encode, float16, round_bfloat16,
                     storage_numpy)
-from . import factorizations, ir
+from . import factorizations, ir, recurrences
 from .ir import BufferRef, Node, toposort
 from .ops import (COMPARISON, FACTORIZATIONS, FLOAT_BINARY, FLOAT_UNARY, INT_UNARY, MOVEMENT,
-                  REDUCE, SCAN_COMBINES, UNARY, Op)
+                  RECURRENCES, REDUCE, SCAN_COMBINES, UNARY, Op)
 
 def _safe(b: np.ndarray) -> np.ndarray:
     """The divisor the kernels use: 1 where it is 0 or -1 (render.Renderer._int_divide)."""
@@ -105,6 +105,8 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
         return order if op is Op.ARGSORT else np.take_along_axis(srcs[0], order, -1)
     if op in FACTORIZATIONS:
         return factorizations.numpy_meaning(node, [_registers(s) for s in srcs])
+    if op in RECURRENCES:
+        return recurrences.numpy_meaning(node, [_registers(s) for s in srcs])
     if op is Op.GATHER:                      # out[i..., r] = src[idx[i...], r]
         return np.take(srcs[0], srcs[1].astype(np.int64), axis=0)
     if op is Op.SCATTER:

@@ -9,7 +9,7 @@ from .ops import ELEMENTWISE
 
 @dataclass
 class KernelSpec:
-    kind: str                                  # elementwise, reduce, matmul, scan, sort, scatter, linalg
+    kind: str           # elementwise, reduce, matmul, scan, sort, scatter, linalg, recurrence
     shape: tuple[int, ...]                     # iteration shape (a reduction's or scatter's input)
     axes: tuple[int, ...]                      # reduced axes of `shape`
     outputs: list[tuple[Node, BufferRef]]      # nodes stored, each into its buffer

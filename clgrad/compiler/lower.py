@@ -1,6 +1,6 @@
 """Lowers one KernelSpec to OpenCL C: picks the kernel writer for its kind (elementwise,
-reduce, matmul, scan, sort, scatter, linalg) and the layout of its vector lanes, names the kernel,
-and caches lowered kernels by kernel structure."""
+reduce, matmul, scan, sort, scatter, linalg, recurrence) and the layout of its vector lanes,
+names the kernel, and caches lowered kernels by kernel structure."""
 from __future__ import annotations
 
 import hashlib
@@ -11,6 +11,7 @@ from .kernel import KernelSpec
 from .lower_elementwise import ElementwiseWriter
 from .lower_linalg import LinalgWriter
 from .lower_matmul import MatmulWriter, ragged_vectors
+from .lower_recurrence import RecurrenceWriter
 from .lower_reduce import ReduceWriter
 from .lower_scan import ScanWriter
 from .lower_scatter import ScatterWriter
@@ -75,6 +76,8 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
         writer = ScatterWriter(spec, target)
     elif spec.kind == "linalg":
         writer = LinalgWriter(spec, target, 1)
+    elif spec.kind == "recurrence":
+        writer = RecurrenceWriter(spec, target, width)
     else:
         writer = ElementwiseWriter(spec, target, width)
     global_size = writer.write()
@@ -91,7 +94,7 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
     body = writer.source("KERNEL")
     digest = hashlib.sha256(body.encode()).hexdigest()[:6]
     prefix = {"elementwise": "E", "reduce": "R", "matmul": "M", "scan": "S", "sort": "Q",
-              "scatter": "X", "linalg": "L"}[spec.kind]
+              "scatter": "X", "linalg": "L", "recurrence": "T"}[spec.kind]
     shape = "x".join(map(str, spec.shape)) or "1"
     name = "_".join([prefix, shape, *writer.ops_seen[:3], digest])
     params = [(node, output) for _, node, output in writer.params.values()]

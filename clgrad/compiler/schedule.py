@@ -16,7 +16,7 @@ from collections import defaultdict
 from . import ir
 from .ir import BufferRef, Node, base_of, toposort
 from .kernel import KernelSpec
-from .ops import ELEMENTWISE, FACTORIZATIONS, MOVEMENT, REDUCE, SOURCE, Op
+from .ops import ELEMENTWISE, FACTORIZATIONS, MOVEMENT, RECURRENCES, REDUCE, SOURCE, Op
 
 _MIN_ROWS = 16
 _MAX_ROW_LENGTH = 8192
@@ -31,6 +31,8 @@ _MAX_FUSED_DEPTH = 128
 _MAX_SHARED_OPS = 64
 # ops that always end a kernel: each has a kernel kind (or a copy) of its own
 _ALWAYS_ROOTS = (Op.MATMUL, Op.CONTIGUOUS, Op.SCAN, Op.SCATTER)
+# ops computed whole by a kernel of their own, which reads each operand element many times
+_WHOLE = FACTORIZATIONS | RECURRENCES
 
 
 def buffer_of(node: Node) -> BufferRef | None:
@@ -72,9 +74,9 @@ class Scheduler:
                 roots.add(node)
             if node.op in (Op.GATHER, Op.SORT, Op.ARGSORT) and buffer_of(node.src[0]) is None:
                 roots.add(node.src[0])      # rows are read at run-time offsets: need a buffer
-            if node.op in (Op.SORT, Op.ARGSORT) or node.op in FACTORIZATIONS:
+            if node.op in (Op.SORT, Op.ARGSORT) or node.op in _WHOLE:
                 roots.add(node)
-            if node.op is Op.MATMUL or node.op in FACTORIZATIONS:
+            if node.op is Op.MATMUL or node.op in _WHOLE:
                 # these read each operand element many times: give computed operands a buffer
                 for s in node.src:
                     base = base_of(s)
@@ -220,6 +222,8 @@ class Scheduler:
             return KernelSpec("sort", root.shape, axes, [(root, ref)], inputs, [root])
         if root.op in FACTORIZATIONS:
             return KernelSpec("linalg", root.shape, (), [(root, ref)], inputs, [root])
+        if root.op in RECURRENCES:
+            return KernelSpec("recurrence", root.shape, (), [(root, ref)], inputs, [root])
         if root.op is Op.SCATTER:
             return KernelSpec("scatter", root.src[1].shape, (), [(root, ref)], inputs, fused)
         if any(n.op is Op.MATMUL for n in fused):

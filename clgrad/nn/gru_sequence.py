@@ -1,27 +1,36 @@
-"""A GRU layer's loop over time as one autograd Function whose backward is written by hand.
+"""A GRU layer's loop over time as one autograd Function with a hand-written backward, on a
+CPU device: forward is one GRU_STATES kernel, backward one GRU_GRADIENTS kernel between
+products over every step at once (compiler/recurrences.py: a work-item per batch row carries
+its state through the steps). Recorded op by op the loop made autograd nodes and some
+seventy IR nodes a step, whose recording was most of a small GRU's pass.
 
-Recorded op by op, the loop makes autograd nodes for every step's ops, derives some hundred IR
-nodes a step for its backward each pass, and sums weight_hh's gradient from one small matmul a
-step. Here forward records the steps' values only (two kernels a step: the state's projection
-with r and z in its epilogue, then n and the new state). Backward first computes, for every
-step at once, what each step's output gradient is multiplied by (the gates' derivatives), then
-walks the steps with a few ops each (three kernels: the state projection's gradient, its matmul
-with weight_hh, the gradient carried to the previous state); weight_hh's and bias_hh's
-gradients are then one matmul and one sum over every step at once, as cuDNN computes them.
+Backward first computes, for every step at once, what each step's output gradient is
+multiplied by (the gates' derivatives, from the projections forward stored), then walks the
+steps in one kernel; weight_hh's and bias_hh's gradients are then one matmul and one sum over
+every step at once, as cuDNN computes them.
 
 Under create_graph backward differentiates the recorded loop instead (rnn_steps.py), so the
-gradients it returns can be differentiated again.
+gradients it returns can be differentiated again. A GPU takes the recorded loop too (its
+threads would otherwise run the batch rows' loops alone, one each), and so do dtypes other
+than float32 and float64.
 """
 from __future__ import annotations
 
+from ..compiler import ir
+from ..compiler.dtype import float32, float64
+from ..compiler.recurrences import gru_gradients, gru_states
 from ..frontend.backward import grad
 from ..frontend.function import Function
 from ..frontend.grad_mode import is_grad_enabled
 from ..frontend.joining import cat
-from ..frontend.step_slices import kept, step_slices
-from ..frontend.tensor import realize
+from ..frontend.tensor import Tensor, realize
 from . import functional as F
 from .rnn_steps import gru_step, recorded_loop
+
+
+def fuses(gates) -> bool:
+    """Whether a GRU layer over gates runs as GruSequence (else as the recorded loop)."""
+    return gates.device.kind == "cpu" and gates.dtype in (float32, float64)
 
 
 class GruSequence(Function):
@@ -30,50 +39,57 @@ class GruSequence(Function):
 
     @staticmethod
     def forward(ctx, gates, h, w_hh, b_hh, reverse: bool):
-        length, hidden = gates.shape[0], h.shape[-1]
-        x, x_n = step_slices(gates), step_slices(_columns(gates, 2 * hidden, 3 * hidden))
-        outputs, projections = [None] * length, [None] * length
-        h0 = h
-        for t in (range(length - 1, -1, -1) if reverse else range(length)):
-            projections[t] = F.linear(h, w_hh, b_hh)
-            r, z, n, _ = _gates(x[t], x_n[t], projections[t], hidden)
-            h = outputs[t] = kept(n + z * (h - n))
-        # (L*N, H): joined along rows, no (1, N, H) view of each step to stack
-        joined = cat(outputs, 0)
-        ctx.save_for_backward(gates, h0, w_hh, b_hh, joined, *projections)
+        length, (batch, hidden) = gates.shape[0], h.shape
+        bias = ir.const(0, gates.dtype, (3 * hidden,)) if b_hh is None else b_hh.node
+        w_hh_t = ir.contiguous(ir.permute(w_hh.node, (1, 0)))
+        states = Tensor(gru_states(gates.node, h.node, w_hh_t, bias, reverse), gates.device)
+        ctx.save_for_backward(gates, h, w_hh, b_hh, states)
         ctx.reverse = reverse
-        return joined.view(length, *h.shape), h
+        outputs = _slabs(states, 0 if reverse else 1, length, 0, hidden)
+        final = _slabs(states, 0 if reverse else length, 1, 0, hidden)
+        return Tensor(outputs, gates.device), Tensor(final.reshape((batch, hidden)), gates.device)
 
     @staticmethod
     def backward(ctx, d_out, d_h):
-        gates, h0, w_hh, b_hh, joined, *projections = ctx.saved_tensors
+        gates, h0, w_hh, b_hh, states = ctx.saved_tensors
         if is_grad_enabled():
             return _recorded_gradients(ctx, (gates, h0, w_hh, b_hh), d_out, d_h)
-        length, (batch, hidden) = len(projections), h0.shape
-        previous = _previous_states(joined, h0, ctx.reverse)
-        to_hidden, z, to_n = _factors(gates.reshape(-1, 3 * hidden), cat(projections, 0),
-                                      previous, hidden)
-        to_hidden = step_slices(to_hidden.view(length, batch, 3, hidden))
-        z = step_slices(z.view(length, batch, hidden))
-        d_outs = step_slices(d_out)
-        order = range(length) if ctx.reverse else range(length - 1, -1, -1)
-        d_states, d_hidden = [None] * length, [None] * length
-        d_h = kept(d_h + d_outs[order[0]])
-        for k, t in enumerate(order):
-            d_states[t] = d_h       # the gradient of step t's output, all of it
-            d_hidden[t] = kept((d_h.unsqueeze(1) * to_hidden[t]).view(batch, 3 * hidden))
-            d_h = d_h * z[t] + d_hidden[t] @ w_hh
-            d_h = kept(d_h if k + 1 == length else d_h + d_outs[order[k + 1]])
-        d_hidden = cat(d_hidden, 0)
-        d_gates = cat([_columns(d_hidden, 0, 2 * hidden), cat(d_states, 0) * to_n], -1)
+        length, (batch, hidden), device = gates.shape[0], h0.shape, gates.device
+        rows = length * batch
+
+        def steps(first: int, start: int, stop: int) -> Tensor:
+            """Columns start:stop of the slabs from first on, one row per step and batch row."""
+            node = _slabs(states, first, length, start, stop)
+            return Tensor(node.reshape((rows, stop - start)), device)
+        reverse = ctx.reverse
+        projections = steps(0 if reverse else 1, hidden, 4 * hidden)
+        previous = steps(1 if reverse else 0, 0, hidden)
+        to_hidden, z, to_n = _factors(gates.reshape(-1, 3 * hidden), projections, previous,
+                                      hidden)
+        walked = gru_gradients(to_hidden.node.reshape((length, batch, 3 * hidden)),
+                               z.node.reshape((length, batch, hidden)), d_out.node, d_h.node,
+                               w_hh.node, reverse)
+        walked = Tensor(walked, device)
+        d_hidden = Tensor(_slabs(walked, 0, length, 0, 3 * hidden).reshape((rows, 3 * hidden)),
+                          device)
+        d_states = Tensor(_slabs(walked, 0, length, 3 * hidden, 4 * hidden)
+                          .reshape((rows, hidden)), device)
+        d_h0 = Tensor(_slabs(walked, length, 1, 0, hidden).reshape((batch, hidden)), device)
+        d_gates = cat([_columns(d_hidden, 0, 2 * hidden), d_states * to_n], -1)
         d_w_hh = d_hidden.t() @ previous if ctx.needs_input_grad[2] else None
         d_b_hh = d_hidden.sum(0) if b_hh is not None and ctx.needs_input_grad[3] else None
-        grads = (d_gates.view(gates.shape), d_h, d_w_hh, d_b_hh)
+        grads = (d_gates.view(gates.shape), d_h0, d_w_hh, d_b_hh)
         # computed now, in one schedule: the gradients then reach the rest of the pass as
         # buffers, whose every later walk (backward's templates, realize) stops there rather
-        # than going through every step of this loop again
+        # than going through this loop's graph again
         realize(*(g for g in grads if g is not None))
         return (*grads, None)
+
+
+def _slabs(t: Tensor, first: int, count: int, start: int, stop: int) -> ir.Node:
+    """Slabs first..first+count-1 of an (L+1, N, 4H) recurrence node, columns start:stop."""
+    _, batch, _ = t.shape
+    return t.node.shrink(((first, first + count), (0, batch), (start, stop)))
 
 
 def _columns(x, start: int, stop: int):
@@ -102,12 +118,6 @@ def _factors(x, hh, previous, hidden: int):
     to_n = one_minus_z * (1 - n * n)
     to_hidden = [to_n * h_n * (r * (1 - r)), (previous - n) * (z * one_minus_z), to_n * r]
     return cat([f.unsqueeze(1) for f in to_hidden], 1), z, to_n
-
-
-def _previous_states(joined, h0, reverse: bool):
-    """The state each step started from, joined as the (L*N, H) outputs are."""
-    batch = h0.shape[0]
-    return cat([joined[batch:], h0], 0) if reverse else cat([h0, joined[:-batch]], 0)
 
 
 def _recorded_gradients(ctx, inputs, d_out, d_h):

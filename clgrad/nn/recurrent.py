@@ -23,7 +23,7 @@ from ..frontend.joining import cat, stack
 from ..frontend.step_slices import step_slices
 from . import functional as F
 from . import init
-from .gru_sequence import gru_sequence
+from .gru_sequence import fuses, gru_sequence
 from .module import Module
 from .parameter import Parameter
 from .rnn_steps import gru_step, lstm_step, recorded_loop, rnn_step
@@ -218,7 +218,7 @@ class RNNBase(Module):
         when given, says which rows step t changes (the others keep their state)."""
         w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, direction)
         gates = F.linear(x, w_ih, b_ih)            # every time step's input projection at once
-        if self.mode == "GRU" and masks is None:
+        if self.mode == "GRU" and masks is None and fuses(gates):
             return gru_sequence(gates, state, w_hh, b_hh, bool(direction))
         step = lambda gx, s: self._step(gx, s, w_hh, b_hh, w_hr)  # noqa: E731
         return recorded_loop(step, gates, state, bool(direction), masks)
@@ -249,6 +249,9 @@ class RNNBase(Module):
         unbatched = _check_features(op, input, self.input_size, 3)
         x = input.unsqueeze(1) if unbatched else \
             input.transpose(0, 1) if self.batch_first else input
+        if x.shape[0] == 0:
+            raise RuntimeError(f"{op}: Expected sequence length to be larger than 0 in RNN, "
+                               f"got input of shape {tuple(input.shape)}")
         states = self._initial_states(x, hx, unbatched)
         x, finals = self._layers(x, states)
         output = x.squeeze(1) if unbatched else x.transpose(0, 1) if self.batch_first else x
