@@ -99,6 +99,8 @@ def every_op_graph():
     roots += [recurrences.gru_states(steps, state, ir.permute(weight, (1, 0)), buf((3,)), True),
               recurrences.gru_gradients(steps, buf((2, 1, 1)), buf((2, 1, 1)), state, weight,
                                         reverse=False)]
+    lstm = recurrences.lstm_states(buf((2, 1, 4)), state, state, buf((1, 4)), buf((4,)), False)
+    roots += [recurrences.lstm_gradients(lstm, buf((2, 1, 1)), state, state, buf((4, 1)), True)]
     return roots
 
 
@@ -374,7 +376,7 @@ GRAPHS = {
     "matmul_relu": ([(4, 9), (9, 16), (4, 16)],
                     lambda a, b, c: relu(ir.binary(Op.ADD, ir.matmul(a, b), c))),
     "non_trailing_sum": ([(6, 5, 3)], lambda a: ir.reduce(Op.SUM, ir.unary(Op.EXP, a), (0,))),
-    # a GRU layer's loops: hidden 4 in scalar loops, 16 in vectors of 8 or 16
+    # a GRU's and an LSTM's loops: hidden 4 in scalar loops, 16 in vectors of 8 or 16
     "gru_states": ([(3, 2, 12), (2, 4), (4, 12), (12,)],
                    lambda g, h, w, b: recurrences.gru_states(g, h, w, b, reverse=False)),
     "gru_states_16_reversed": ([(2, 3, 48), (3, 16), (16, 48), (48,)],
@@ -383,6 +385,15 @@ GRAPHS = {
                       lambda *a: recurrences.gru_gradients(*a[:4], small(a[4]), True)),
     "gru_gradients_16": ([(4, 1, 48), (4, 1, 16), (4, 1, 16), (1, 16), (48, 16)],
                          lambda *a: recurrences.gru_gradients(*a[:4], small(a[4]), False)),
+    # an LSTM's: its gradients read the states its forward kernel wrote
+    "lstm": ([(3, 2, 16), (2, 4), (2, 4), (4, 16), (16,), (3, 2, 4), (2, 4), (2, 4), (16, 4)],
+             lambda g, h, c, wt, b, d_out, d_h, d_c, w: recurrences.lstm_gradients(
+                 recurrences.lstm_states(g, h, c, wt, b, False), d_out, d_h, d_c, w, False)),
+    "lstm_16_reversed": ([(2, 3, 64), (3, 16), (3, 16), (16, 64), (64,), (2, 3, 16), (3, 16),
+                          (3, 16), (64, 16)],
+                         lambda g, h, c, wt, b, d_out, d_h, d_c, w: recurrences.lstm_gradients(
+                             recurrences.lstm_states(g, h, c, small(wt), b, True), d_out, d_h,
+                             d_c, small(w), True)),
 }
 
 

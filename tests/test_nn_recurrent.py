@@ -86,21 +86,26 @@ def test_lstm_initial_states_projection_and_relu_rnn():
 
 
 @needs_torch
+@pytest.mark.parametrize("kind", ["GRU", "LSTM"])
 @pytest.mark.parametrize("hidden,inputs", [(16, (5, 3, 6)), (32, (4, 2, 3)), (8, (1, 1, 2))],
                          ids=["16 wide", "32 wide", "one step of one row"])
-def test_gru_loop_kernels(hidden, inputs):
+def test_loop_kernels(kind, hidden, inputs):
     # a hidden size that vectors of 8 and 16 tile (each step's products written in vectors,
     # compiler/lower_recurrence.py), both directions, from a given initial state
-    states = (2, inputs[1], hidden)
-    check_module("GRU", (inputs[2], hidden), dict(bidirectional=True), inputs, states,
-                 call=lambda m, x, h: _flat(m(x, h)), atol=1e-5)
+    states = [(2, inputs[1], hidden)] * (2 if kind == "LSTM" else 1)
+
+    def call(m, x, *state):
+        return _flat(m(x, tuple(state) if len(state) > 1 else state[0]))
+    check_module(kind, (inputs[2], hidden), dict(bidirectional=True), inputs, *states,
+                 call=call, atol=1e-5)
 
 
 @needs_torch
-def test_gru_float64():
+@pytest.mark.parametrize("kind", ["GRU", "LSTM"])
+def test_loop_kernels_in_float64(kind):
     torch.manual_seed(0)
-    ref = torch.nn.GRU(3, 16, bidirectional=True).double()
-    ours = cnn.GRU(3, 16, bidirectional=True).double()
+    ref = getattr(torch.nn, kind)(3, 16, bidirectional=True).double()
+    ours = getattr(cnn, kind)(3, 16, bidirectional=True).double()
     ours.load_state_dict({k: cg.tensor(v.detach().numpy()) for k, v in ref.state_dict().items()})
     x = make((4, 2, 3), np.float64)
     out, h = ours(cg.tensor(x))
@@ -108,8 +113,9 @@ def test_gru_float64():
     assert out.dtype == cg.float64
     np.testing.assert_allclose(out.detach().numpy(), ref_out.detach().numpy(), rtol=1e-12,
                                atol=1e-12)
-    (out.sum() + h.square().sum()).backward()
-    (ref_out.sum() + ref_h.square().sum()).backward()
+    for o, finals in ((out, h), (ref_out, ref_h)):      # an LSTM's: (h_n, c_n)
+        finals = finals if kind == "LSTM" else (finals,)
+        (o.sum() + sum(f.square().sum() * (k + 1) for k, f in enumerate(finals))).backward()
     for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-12,
                                    err_msg=name)

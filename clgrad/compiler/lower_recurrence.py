@@ -1,15 +1,17 @@
-"""Recurrence kernels (compiler/recurrences.py): a GRU layer's loop over time, forward
-(GRU_STATES) or backward (GRU_GRADIENTS), a work-item per batch row. The state carried from
-step to step lives in the output: each step reads the slab the previous one wrote, which the
-same work-item wrote, so no private array bounds the hidden size. Sources are read through
-their views.
+"""Recurrence kernels (compiler/recurrences.py): a GRU's or an LSTM's loop over time,
+forward or backward, a work-item per batch row. The state carried from step to step lives in
+the output: each step reads the slab the previous one wrote, which the same work-item wrote,
+so no private array bounds the hidden size. Sources are read through their views.
 
-A step's product with weight_hh is most of the work: where the hidden size is a multiple of
-the target's vector width it is written in vectors of its outputs, each a sum of rows of
-weight_hh (transposed, forward) scaled by one element of the state (or of its gradient).
-Summing the lanes of one vector per output instead made the forward kernel 3x slower than
-the backward one."""
+Where the hidden size is a multiple of the target's vector width, every loop over a step's
+columns runs a vector at a time: the products with weight_hh as vectors of their outputs,
+each a sum of rows of weight_hh (transposed, forward) scaled by one element of the state or
+of its gradient, and the gates' exp and tanh too. Summing the lanes of one vector per output
+instead made the GRU's forward kernel 3x slower than its backward one, and its gates in
+scalar code took most of a step."""
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from . import symbolic as sym
 from .addressing import Index
@@ -23,21 +25,24 @@ class RecurrenceWriter(KernelWriter):
     def write(self) -> tuple[int, ...]:
         ((node, _),) = self.spec.outputs
         self._saw(node.op)
-        length, batch, columns = node.shape
-        self.node, self.hidden = node, columns // 4
-        self.vectors = self.width > 1 and self.hidden % self.width == 0
+        self.node = node
+        length, batch, _ = node.shape
+        self.vectors = self.width > 1 and self._hidden() % self.width == 0
         self.emit(f"{self.index_type} n = get_global_id(0);")
-        self.row = sym.var("n", 0, batch - 1) if batch > 1 else sym.num(0)
+        self.row = sym.var("n", 0, batch - 1) if batch else sym.num(0)
         self.out = self.param(node, output=True)
         self.emit(f"#define OUT(s, c) {self.out}[{self._at('s', 'c')}]")
-        self.ctype = node.dtype.ctype
-        if node.op is Op.GRU_STATES:
-            self._states(node, length - 1)
-        else:
-            self._gradients(node, length - 1)
+        {Op.GRU_STATES: self._gru_states, Op.GRU_GRADIENTS: self._gru_gradients,
+         Op.LSTM_STATES: self._lstm_states,
+         Op.LSTM_GRADIENTS: self._lstm_gradients}[node.op](node, length - 1)
         self.emit("#undef OUT")
         return (batch,)
 
+    def _hidden(self) -> int:
+        """H, the state's size: the last dim of every node's second source."""
+        return self.node.src[1].shape[-1]
+
+    # ---- indexing ----
     def _at(self, slab: str, column: str) -> str:
         """The output's index of (slab, this work-item's row, column), C expressions."""
         _, batch, columns = self.node.shape
@@ -48,16 +53,12 @@ class RecurrenceWriter(KernelWriter):
                           rolled=rolled)
 
     def _read(self, src: Node, *dims) -> str:
-        """src at dims: C variable names (each with its range), numbers, or (name, offset)
-        for the variable plus a constant; the batch row's dim is `self.row`."""
+        """src at dims: sym expressions, numbers, or C variable names (each ranging over its
+        dim); the batch row's dim is `self.row`."""
         def lin(d, n: int) -> sym.Lin:
             if isinstance(d, sym.Lin):
                 return d
-            if isinstance(d, int):
-                return sym.num(d)
-            name, offset = d if isinstance(d, tuple) else (d, 0)
-            return sym.add(sym.var(name, 0, n - 1 - offset), sym.num(offset)) \
-                if n - offset > 1 else sym.num(offset)
+            return sym.num(d) if isinstance(d, int) else sym.var(d, 0, n - 1)
         index = Index(src.shape, dims=tuple(lin(d, n) for d, n in zip(dims, src.shape)))
         return self.value(src, index).code
 
@@ -65,127 +66,198 @@ class RecurrenceWriter(KernelWriter):
         """Declares the step t of the loop counter k."""
         self.emit(f"{self.index_type} t = {'k' if first_to_last else f'{length - 1} - k'};")
 
-    def _states(self, node: Node, length: int) -> None:
+    # ---- a step's columns, one or a vector at a time ----
+    @contextmanager
+    def _columns(self, count: int):
+        """A loop over columns 0..count-1 of a step, element by element or a vector at a
+        time; inside, _col, _get and _put address column `first` + the loop's."""
+        if self.vectors:
+            blocks = count // self.width
+            with self._loop("jb", 0, blocks):
+                with self.lanes_on() as lane:
+                    first = sym.mul(sym.var("jb", 0, blocks - 1), self.width)
+                    self._base, self._offset = sym.add(first, lane), f"jb * {self.width}"
+                    yield self.r.ctype(self.node.dtype, True)
+        else:
+            with self._loop("j", 0, count):
+                self._base, self._offset = sym.var("j", 0, count - 1), "j"
+                yield self.node.dtype.ctype
+
+    def _col(self, first: int) -> sym.Lin:
+        """The loop's columns plus first, for reading a source."""
+        return sym.add(self._base, sym.num(first))
+
+    def _get(self, slab: str, first: int) -> str:
+        """The output at slab, the loop's columns plus first."""
+        index = self._at(slab, f"{first} + {self._offset}")
+        if self.vectors:
+            return self.r.vload(self.out, index, self.node.dtype)
+        return f"{self.out}[{index}]"
+
+    def _put(self, slab: str, first: int, value: str) -> None:
+        index = self._at(slab, f"{first} + {self._offset}")
+        if self.vectors:
+            self.emit(self.r.vstore(self.out, index, Value(value, self.node.dtype, True)))
+        else:
+            self.emit(f"{self.out}[{index}] = {value};")
+
+    def _sigmoid(self, x: str) -> str:
+        one = f"(({self.node.dtype.ctype})1)"
+        return f"{one} / ({one} + exp(-({x})))"
+
+    # ---- the products with weight_hh ----
+    def _product(self, count: int, rows: int, w: Node, source: str, init, slab: str,
+                 first: int, finish=None) -> None:
+        """Columns first..first+count-1 of slab: init(C type) at the columns, + the sum over
+        i < rows of OUT(source, i) times w[i, column] (w: (rows, count)), then finish(acc)
+        adds what else it adds. In vectors, up to four of them at once: each vector's sum is
+        a chain of rows dependent additions, which four chains hide the latency of (the
+        LSTM's forward kernel took 0.63 ms with one)."""
+        if not self.vectors:
+            with self._columns(count) as kind:
+                self.emit(f"{kind} acc = {init(kind)};")
+                with self._loop("i", 0, rows, rolled=False):
+                    self.emit(f"acc += OUT({source}, i) * {self._read(w, 'i', self._col(0))};")
+                if finish:
+                    finish("acc")
+                self._put(slab, first, "acc")
+            return
+        blocks, width = count // self.width, self.width
+        chains = next(u for u in (4, 2, 1) if blocks % u == 0)
+        kind = self.r.ctype(self.node.dtype, True)
+        with self.block(f"for ({self.index_type} jb = 0; jb < {blocks}; jb += {chains})",
+                        rolled=True):
+            with self.lanes_on() as lane:
+                def at(u: int) -> None:
+                    """Sets _col, _get and _put to vector jb + u."""
+                    first_column = sym.mul(sym.var("jb", 0, blocks - chains), width)
+                    self._base = sym.add(sym.add(first_column, sym.num(u * width)), lane)
+                    self._offset = f"(jb + {u}) * {width}"
+                for u in range(chains):
+                    at(u)
+                    self.emit(f"{kind} acc{u} = {init(kind)};")
+                with self._loop("i", 0, rows, rolled=False):
+                    self.emit(f"{self.node.dtype.ctype} s = OUT({source}, i);")
+                    for u in range(chains):
+                        at(u)
+                        self.emit(f"acc{u} += s * {self._read(w, 'i', self._col(0))};")
+                for u in range(chains):
+                    at(u)
+                    if finish:
+                        finish(f"acc{u}")
+                    self._put(slab, first, f"acc{u}")
+
+    def _next_output_gradient(self, d_out: Node, length: int, reverse: bool):
+        """finish for _product: acc += the output gradient of the step the loop runs next, if
+        one does."""
+        def finish(acc: str) -> None:
+            with self.block(f"if (k + 1 < {length})"):
+                self.emit(f"{self.index_type} next = t {'+' if reverse else '-'} 1;")
+                self.emit(f"{acc} += {self._read(d_out, 'next', self.row, self._col(0))};")
+        return finish
+
+    def _initial(self, slab: int, parts: list, width: int) -> None:
+        """Slab's columns: the given sources (N, H) one after another, then zeros."""
+        hidden = self._hidden()
+        for p, src in enumerate(parts):
+            with self._loop("j", 0, hidden):
+                self.emit(f"OUT({slab}, {p * hidden} + j) = {self._read(src, self.row, 'j')};")
+        with self._loop("j", len(parts) * hidden, width):
+            self.emit(f"OUT({slab}, j) = 0;")
+
+    def _first_output_gradient(self, d_out: Node, length: int, reverse: bool) -> None:
+        """Slab L's columns 0..H-1 (the gradient carried) += the first step's output's."""
+        first = 0 if reverse else length - 1
+        with self._loop("j", 0, self._hidden()):
+            self.emit(f"OUT({length}, j) += {self._read(d_out, first, self.row, 'j')};")
+
+    def _slabs(self, reverse: bool) -> None:
+        """prev and cur: the slabs of the state step t starts from and of its own."""
+        self.emit(f"{self.index_type} prev = t{' + 1' if reverse else ''};")
+        self.emit(f"{self.index_type} cur = t{'' if reverse else ' + 1'};")
+
+    # ---- GRU ----
+    def _gru_states(self, node: Node, length: int) -> None:
         gates, h0, w_hh_t, b_hh = node.src
-        reverse, hidden, ct = node.arg, self.hidden, self.ctype
-        initial = length if reverse else 0
-        with self._loop("j", 0, hidden):
-            self.emit(f"OUT({initial}, j) = {self._read(h0, self.row, 'j')};")
-        with self._loop("j", hidden, 4 * hidden):
-            self.emit(f"OUT({initial}, j) = 0;")
+        reverse, hidden = node.arg, self._hidden()
+        self._initial(length if reverse else 0, [h0], 4 * hidden)
         with self._loop("k", 0, length):
             self._step(length, not reverse)
-            # the slab the previous state is in, and this step's
-            self.emit(f"{self.index_type} prev = t{' + 1' if reverse else ''};")
-            self.emit(f"{self.index_type} cur = t{'' if reverse else ' + 1'};")
-            if self.vectors:
-                self._projection_vectors(w_hh_t, b_hh)
-            else:
-                with self._loop("i", 0, 3 * hidden):
-                    self.emit(f"{ct} acc = {self._read(b_hh, 'i')};")
-                    with self._loop("j", 0, hidden, rolled=False):
-                        self.emit(f"acc += {self._read(w_hh_t, 'j', 'i')} * OUT(prev, j);")
-                    self.emit(f"OUT(cur, {hidden} + i) = acc;")
-            self._new_state(gates)
+            self._slabs(reverse)
+            self._product(3 * hidden, hidden, w_hh_t, "prev",
+                          lambda kind: self._read(b_hh, self._col(0)), "cur", hidden)
+            with self._columns(hidden) as kind:
+                g = [self._read(gates, "t", self.row, self._col(p * hidden)) for p in range(3)]
+                self.emit(f"{kind} r = {self._sigmoid(g[0] + ' + ' + self._get('cur', hidden))};")
+                self.emit(f"{kind} z = "
+                          f"{self._sigmoid(g[1] + ' + ' + self._get('cur', 2 * hidden))};")
+                self.emit(f"{kind} c = tanh({g[2]} + r * {self._get('cur', 3 * hidden)});")
+                self._put("cur", 0, f"c + z * ({self._get('prev', 0)} - c)")
 
-    def _new_state(self, gates: Node) -> None:
-        """Step t's state from its gates and projection (slab cur) and the previous state
-        (slab prev), element by element or a vector at a time: exp and tanh are most of a
-        step's time in scalar code."""
-        hidden, dtype = self.hidden, self.node.dtype
-        one = f"(({dtype.ctype})1)"
-        if self.vectors:
-            blocks, width = hidden // self.width, self.width
-            loop, kind = self._loop("jb", 0, blocks), self.r.ctype(dtype, True)
-        else:
-            loop, kind = self._loop("j", 0, hidden), dtype.ctype
-        with loop:
-            if self.vectors:
-                with self.lanes_on() as lane:
-                    columns = self._lanes_of("jb", blocks, lane)
-                    g = [self._read(gates, "t", self.row, sym.add(columns, sym.num(p * hidden)))
-                         for p in range(3)]
-
-                def out(slab: str, first: int) -> str:
-                    return self.r.vload(self.out, self._at(slab, f"{first} + jb * {width}"), dtype)
-            else:
-                g = [self._read(gates, "t", self.row, ("j", p * hidden)) for p in range(3)]
-
-                def out(slab: str, first: int) -> str:
-                    return f"OUT({slab}, {first} + j)"
-            self.emit(f"{kind} r = {one} / ({one} + exp(-({g[0]} + {out('cur', hidden)})));")
-            self.emit(f"{kind} z = {one} / ({one} + exp(-({g[1]} + {out('cur', 2 * hidden)})));")
-            self.emit(f"{kind} c = tanh({g[2]} + r * {out('cur', 3 * hidden)});")
-            self.emit(f"{kind} h = c + z * ({out('prev', 0)} - c);")
-            if self.vectors:
-                self.emit(self.r.vstore(self.out, self._at("cur", f"jb * {width}"),
-                                        Value("h", dtype, True)))
-            else:
-                self.emit("OUT(cur, j) = h;")
-
-    def _gradients(self, node: Node, length: int) -> None:
+    def _gru_gradients(self, node: Node, length: int) -> None:
         to_hidden, z, d_out, d_h, w_hh = node.src
-        reverse, hidden, ct = node.arg, self.hidden, self.ctype
-        first = 0 if reverse else length - 1
-        with self._loop("j", 0, hidden):
-            self.emit(f"OUT({length}, j) = {self._read(d_h, self.row, 'j')} + "
-                      f"{self._read(d_out, first, self.row, 'j')};")
-        with self._loop("j", hidden, 4 * hidden):
-            self.emit(f"OUT({length}, j) = 0;")
+        reverse, hidden = node.arg, self._hidden()
+        self._initial(length, [d_h], 4 * hidden)
+        self._first_output_gradient(d_out, length, reverse)
         with self._loop("k", 0, length):
             self._step(length, reverse)
-            with self._loop("j", 0, hidden):
-                self.emit(f"{ct} d = OUT({length}, j);")
-                self.emit(f"OUT(t, {3 * hidden} + j) = d;")
-                for part in range(3):
-                    factor = self._read(to_hidden, "t", self.row, ("j", part * hidden))
-                    self.emit(f"OUT(t, {part * hidden} + j) = d * {factor};")
-            if self.vectors:
-                self._carried_vectors(z, d_out, w_hh, length, reverse)
-                return
-            with self._loop("j", 0, hidden):
-                self.emit(f"{ct} acc = OUT({length}, j) * {self._read(z, 't', self.row, 'j')};")
-                with self._loop("i", 0, 3 * hidden, rolled=False):
-                    self.emit(f"acc += OUT(t, i) * {self._read(w_hh, 'i', 'j')};")
-                with self.block(f"if (k + 1 < {length})"):
-                    self.emit(f"{self.index_type} next = t {'+' if reverse else '-'} 1;")
-                    self.emit(f"acc += {self._read(d_out, 'next', self.row, 'j')};")
-                self.emit(f"OUT({length}, j) = acc;")
+            with self._columns(hidden) as kind:
+                self.emit(f"{kind} d = {self._get(str(length), 0)};")
+                self._put("t", 3 * hidden, "d")
+                for p in range(3):
+                    factor = self._read(to_hidden, "t", self.row, self._col(p * hidden))
+                    self._put("t", p * hidden, f"d * {factor}")
+            self._product(hidden, 3 * hidden, w_hh, "t",
+                          lambda kind: f"{self._get(str(length), 0)} * "
+                                       f"{self._read(z, 't', self.row, self._col(0))}",
+                          str(length), 0, self._next_output_gradient(d_out, length, reverse))
 
-    def _projection_vectors(self, w_hh_t: Node, b_hh: Node) -> None:
-        """The state's projection, a vector of its columns at a time: bias_hh + the previous
-        state times weight_hh transposed."""
-        blocks, dtype = 3 * self.hidden // self.width, self.node.dtype
-        vec = self.r.ctype(dtype, True)
-        with self._loop("ib", 0, blocks):
-            with self.lanes_on() as lane:
-                columns = self._lanes_of("ib", blocks, lane)
-                self.emit(f"{vec} acc = {self._read(b_hh, columns)};")
-                with self._loop("j", 0, self.hidden, rolled=False):
-                    self.emit(f"acc += ({vec})(OUT(prev, j)) * {self._read(w_hh_t, 'j', columns)};")
-            self.emit(self.r.vstore(self.out, self._at("cur", f"{self.hidden} + ib * {self.width}"),
-                                    Value("acc", dtype, True)))
+    # ---- LSTM ----
+    def _lstm_states(self, node: Node, length: int) -> None:
+        gates, h0, c0, w_hh_t, b_hh = node.src
+        reverse, hidden = node.arg, self._hidden()
+        self._initial(length if reverse else 0, [h0, c0], 6 * hidden)
+        with self._loop("k", 0, length):
+            self._step(length, not reverse)
+            self._slabs(reverse)
+            # the gates' pre-activations in columns 2H..6H, then each its activation
+            self._product(4 * hidden, hidden, w_hh_t, "prev",
+                          lambda kind: self._read(b_hh, self._col(0)), "cur", 2 * hidden)
+            with self._columns(hidden) as kind:
+                pre = [f"{self._read(gates, 't', self.row, self._col(p * hidden))} + "
+                       f"{self._get('cur', (p + 2) * hidden)}" for p in range(4)]
+                self.emit(f"{kind} i = {self._sigmoid(pre[0])};")
+                self.emit(f"{kind} f = {self._sigmoid(pre[1])};")
+                self.emit(f"{kind} g = tanh({pre[2]});")
+                self.emit(f"{kind} o = {self._sigmoid(pre[3])};")
+                self.emit(f"{kind} c = f * {self._get('prev', hidden)} + i * g;")
+                for p, v in enumerate("ifgo"):
+                    self._put("cur", (p + 2) * hidden, v)
+                self._put("cur", hidden, "c")
+                self._put("cur", 0, "o * tanh(c)")
 
-    def _carried_vectors(self, z: Node, d_out: Node, w_hh: Node, length: int,
-                         reverse: bool) -> None:
-        """The gradient carried to the previous step, a vector of its columns at a time:
-        d * z + d_hidden w_hh (+ the previous step's output gradient)."""
-        blocks, dtype = self.hidden // self.width, self.node.dtype
-        vec = self.r.ctype(dtype, True)
-        with self._loop("jb", 0, blocks):
-            carried = self._at(str(length), f"jb * {self.width}")
-            with self.lanes_on() as lane:
-                columns = self._lanes_of("jb", blocks, lane)
-                self.emit(f"{vec} acc = {self.r.vload(self.out, carried, dtype)} * "
-                          f"{self._read(z, 't', self.row, columns)};")
-                with self._loop("i", 0, 3 * self.hidden, rolled=False):
-                    self.emit(f"acc += ({vec})(OUT(t, i)) * {self._read(w_hh, 'i', columns)};")
-                with self.block(f"if (k + 1 < {length})"):
-                    self.emit(f"{self.index_type} next = t {'+' if reverse else '-'} 1;")
-                    self.emit(f"acc += {self._read(d_out, 'next', self.row, columns)};")
-            self.emit(self.r.vstore(self.out, carried, Value("acc", dtype, True)))
+    def _lstm_gradients(self, node: Node, length: int) -> None:
+        states, d_out, d_h, d_c, w_hh = node.src
+        reverse, hidden = node.arg, self._hidden()
+        # slab L: the gradients carried, of h (columns 0..H-1) and c (H..2H-1)
+        self._initial(length, [d_h, d_c], 4 * hidden)
+        self._first_output_gradient(d_out, length, reverse)
+        with self._loop("k", 0, length):
+            self._step(length, reverse)
+            self._slabs(reverse)
 
-    def _lanes_of(self, block: str, blocks: int, lane: sym.Lin) -> sym.Lin:
-        """Column block * width + lane, for the C variable block in 0..blocks-1."""
-        first = sym.mul(sym.var(block, 0, blocks - 1), self.width) if blocks > 1 else sym.num(0)
-        return sym.add(first, lane)
+            def state(slab: str, column: int) -> str:
+                return self._read(states, slab, self.row, self._col(column))
+            with self._columns(hidden) as kind:
+                i, f, g, o = (state("cur", (p + 2) * hidden) for p in range(4))
+                self.emit(f"{kind} dh = {self._get(str(length), 0)};")
+                self.emit(f"{kind} tc = tanh({state('cur', hidden)});")
+                self.emit(f"{kind} dc = {self._get(str(length), hidden)} + "
+                          f"dh * {o} * (1 - tc * tc);")
+                self._put("t", 0, f"dc * {g} * {i} * (1 - {i})")
+                self._put("t", hidden, f"dc * {state('prev', hidden)} * {f} * (1 - {f})")
+                self._put("t", 2 * hidden, f"dc * {i} * (1 - {g} * {g})")
+                self._put("t", 3 * hidden, f"dh * tc * {o} * (1 - {o})")
+                self._put(str(length), hidden, f"dc * {f}")
+            self._product(hidden, 4 * hidden, w_hh, "t", lambda kind: f"({kind})(0)",
+                          str(length), 0, self._next_output_gradient(d_out, length, reverse))

@@ -90,9 +90,11 @@ class Op(Enum):
     QR = auto()          # (..., m, m+n): Householder Q (m, m), then R (m, n)
     EIGH = auto()        # (..., n, 2n): eigenvectors V, then D = V^T A V (eigenvalues ascending)
     SVD = auto()         # (..., m+n, n+1) of an (m, n), m >= n: U over V, then S (descending)
-    # a GRU layer's loop over time, a work-item per batch row (compiler/recurrences.py)
+    # a GRU's or an LSTM's loop over time, a work-item per batch row (compiler/recurrences.py)
     GRU_STATES = auto()      # (L+1, N, 4H): each step's state and its projection; arg = reverse
     GRU_GRADIENTS = auto()   # (L+1, N, 4H): the loop's gradients, step by step; arg = reverse
+    LSTM_STATES = auto()     # (L+1, N, 6H): each step's h, c and gates; arg = reverse
+    LSTM_GRADIENTS = auto()  # (L+1, N, 4H): the gates' gradients, step by step; arg = reverse
 
 
 UNARY = frozenset({Op.NEG, Op.RECIP, Op.SQRT, Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.ABS,
@@ -109,7 +111,7 @@ MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.S
                       Op.WINDOW})
 SOURCE = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
 FACTORIZATIONS = frozenset({Op.LU, Op.CHOLESKY, Op.TRISOLVE, Op.QR, Op.EIGH, Op.SVD})
-RECURRENCES = frozenset({Op.GRU_STATES, Op.GRU_GRADIENTS})
+RECURRENCES = frozenset({Op.GRU_STATES, Op.GRU_GRADIENTS, Op.LSTM_STATES, Op.LSTM_GRADIENTS})
 
 # How a SCATTER combines the values landing on one element, and what an element nothing lands
 # on holds (the combine's identity; "replace" keeps one of the values written, as PyTorch's

@@ -1,11 +1,11 @@
 """Recurrent layers: RNN, LSTM, GRU and their single-step cells, with PyTorch's parameters.
 
 A layer projects its whole input sequence through weight_ih in one matmul, then steps through
-time with only the hidden-state matmul and the gate arithmetic per step. Every step records
-the same graph structure over different buffers, so the engine's plan cache compiles a step
-once and replays it for the rest of the sequence. An unpacked GRU layer's loop is one Function
-with a hand-written backward (gru_sequence.py); the others record their steps for autograd
-(rnn_steps.py).
+time with only the hidden-state matmul and the gate arithmetic per step. On a CPU device an
+unpacked GRU's or LSTM's (without projections) loop is one Function with a kernel each way
+and a hand-written backward (fused_loops.py); the others record their steps for autograd
+(rnn_steps.py), each step the same graph structure over different buffers, so the engine's
+plan cache compiles a step once and replays it for the rest of the sequence.
 
 A PackedSequence input runs padded, longest sequence first: at each step a mask keeps the state
 of the sequences that have ended (or, backwards, not yet begun), so each final state is taken at
@@ -23,7 +23,7 @@ from ..frontend.joining import cat, stack
 from ..frontend.step_slices import step_slices
 from . import functional as F
 from . import init
-from .gru_sequence import fuses, gru_sequence
+from .fused_loops import fuses, gru_sequence, lstm_sequence
 from .module import Module
 from .parameter import Parameter
 from .rnn_steps import gru_step, lstm_step, recorded_loop, rnn_step
@@ -218,8 +218,11 @@ class RNNBase(Module):
         when given, says which rows step t changes (the others keep their state)."""
         w_ih, b_ih, w_hh, b_hh, w_hr = self._weights(layer, direction)
         gates = F.linear(x, w_ih, b_ih)            # every time step's input projection at once
-        if self.mode == "GRU" and masks is None and fuses(gates):
-            return gru_sequence(gates, state, w_hh, b_hh, bool(direction))
+        if masks is None and fuses(gates):
+            if self.mode == "GRU":
+                return gru_sequence(gates, state, w_hh, b_hh, bool(direction))
+            if self.mode == "LSTM" and w_hr is None:
+                return lstm_sequence(gates, state, w_hh, b_hh, bool(direction))
         step = lambda gx, s: self._step(gx, s, w_hh, b_hh, w_hr)  # noqa: E731
         return recorded_loop(step, gates, state, bool(direction), masks)
 
