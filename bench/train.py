@@ -1,6 +1,7 @@
 """Training-step workloads: W1 the seed two-layer net with a custom ReLU, W2 a LeNet step
-with SGD, W6 one Adam step over 10M parameters, W7 a GRU over a sequence. W1 and W2 time the
-examples' own steps and models, loaded on clgrad and on PyTorch (registry.example)."""
+with SGD, W6 one Adam step over 10M parameters, W7 a GRU and an LSTM over a sequence. W1 and
+W2 time the examples' own steps and models, loaded on clgrad and on PyTorch
+(registry.example)."""
 from __future__ import annotations
 
 import numpy as np
@@ -162,38 +163,46 @@ def adam_fused(quick: bool) -> Case:
     return _adam_case(torch_fused=True)
 
 
-# ---- W7: a GRU over a sequence -----------------------------------------------------------
+# ---- W7: a GRU and an LSTM over a sequence ------------------------------------------------
 
-_GRU_STEPS, _GRU_BATCH, _GRU_IN, _GRU_HIDDEN = 32, 16, 32, 64
+_RNN_STEPS, _RNN_BATCH, _RNN_IN, _RNN_HIDDEN = 32, 16, 32, 64
 
 
-@workload("W7", "GRU 32->64, 32 steps, batch 16: forward and backward")
-def gru_sequence(quick: bool) -> Case:
-    """A recurrent layer's step loop, forward and backward: each step's kernels compile once."""
-    from clgrad import nn
-    x = randn(_GRU_STEPS, _GRU_BATCH, _GRU_IN)
+def _recurrent_case(kind: str) -> Case:
+    """A recurrent layer's step loop, forward and backward: on a CPU one kernel each way."""
+    x = randn(_RNN_STEPS, _RNN_BATCH, _RNN_IN)
     cg.manual_seed(0)
-    gru = nn.GRU(_GRU_IN, _GRU_HIDDEN)
+    layer = getattr(cg.nn, kind)(_RNN_IN, _RNN_HIDDEN)
     cx = cg.from_numpy(x)
 
     def run_clgrad():
-        gru.zero_grad()
-        out, _ = gru(cx)
+        layer.zero_grad()
+        out, _ = layer(cx)
         out.sum().backward()
-        synced(*(p.grad for p in gru.parameters()))
+        synced(*(p.grad for p in layer.parameters()))
 
     torch = try_torch()
     run_torch = None
     if torch:
-        tgru = torch.nn.GRU(_GRU_IN, _GRU_HIDDEN)
+        reference = getattr(torch.nn, kind)(_RNN_IN, _RNN_HIDDEN)
         with torch.no_grad():
-            for p, q in zip(tgru.parameters(), gru.parameters()):
+            for p, q in zip(reference.parameters(), layer.parameters()):
                 p.copy_(torch.from_numpy(q.detach().numpy()))
         tx = torch.from_numpy(x)
 
         def run_torch():
             with torch.enable_grad():
-                tgru.zero_grad()
-                out, _ = tgru(tx)
+                reference.zero_grad()
+                out, _ = reference(tx)
                 out.sum().backward()
     return Case(clgrad=run_clgrad, torch=run_torch)
+
+
+@workload("W7", "GRU 32->64, 32 steps, batch 16: forward and backward")
+def gru_sequence(quick: bool) -> Case:
+    return _recurrent_case("GRU")
+
+
+@workload("W7", "LSTM 32->64, 32 steps, batch 16: forward and backward")
+def lstm_sequence(quick: bool) -> Case:
+    return _recurrent_case("LSTM")
