@@ -4,9 +4,9 @@ lower_recurrence.py) and what they mean in NumPy (the interpreter's reference).
 
 Recorded op by op, a GRU's loop of L steps was some 70 IR nodes and 6 kernels a step, forward
 and backward, and Python's time recording them was most of a small GRU's pass (an LSTM's,
-recorded for autograd, took 9x PyTorch's). The batch rows'
-recurrences are independent of each other: a work-item per row carries its state from step
-to step in the output it writes, reading the weights from the cache.
+recorded for autograd, took 9x PyTorch's). The batch rows' recurrences are independent of
+each other: a work-item per row carries its state from step to step in the output it
+writes, reading the weights from the cache.
 
 GRU_STATES of gates (L, N, 3H) (every step's input projection, r z n), h0 (N, H), weight_hh
 transposed, (H, 3H) (a step's product then reads rows of it, as vectors of its outputs), and
