@@ -101,7 +101,7 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
 
-def _states_numpy(gates, h0, w_hh_t, b_hh, reverse: bool) -> np.ndarray:
+def _gru_states_numpy(gates, h0, w_hh_t, b_hh, reverse: bool) -> np.ndarray:
     length, batch, _ = gates.shape
     hidden = h0.shape[-1]
     out = np.zeros((length + 1, batch, 4 * hidden), gates.dtype)
@@ -118,7 +118,7 @@ def _states_numpy(gates, h0, w_hh_t, b_hh, reverse: bool) -> np.ndarray:
     return out
 
 
-def _gradients_numpy(to_hidden, z, d_out, d_h, w_hh, reverse: bool) -> np.ndarray:
+def _gru_gradients_numpy(to_hidden, z, d_out, d_h, w_hh, reverse: bool) -> np.ndarray:
     length, batch, hidden = z.shape
     out = np.zeros((length + 1, batch, 4 * hidden), z.dtype)
     order = list(steps(length, reverse, backward=True))
@@ -171,6 +171,6 @@ def _lstm_gradients_numpy(states, d_out, d_h, d_c, w_hh, reverse: bool) -> np.nd
 
 
 def numpy_meaning(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
-    meaning = {Op.GRU_STATES: _states_numpy, Op.GRU_GRADIENTS: _gradients_numpy,
+    meaning = {Op.GRU_STATES: _gru_states_numpy, Op.GRU_GRADIENTS: _gru_gradients_numpy,
                Op.LSTM_STATES: _lstm_states_numpy, Op.LSTM_GRADIENTS: _lstm_gradients_numpy}
     return meaning[node.op](*srcs, node.arg)
