@@ -169,6 +169,15 @@ _COMPILER_ROOM = 256 * _MiB
 _HUGE_PAGED_FROM = 4 * _MiB
 
 
+def _drain(queue: cl.CommandQueue) -> None:
+    """Waits for every kernel queued so far, before a read that would wait for them itself.
+    Intel's CPU runtime lends the waiting thread to the queued kernels inside clFinish, not
+    inside a blocking read or map: a transformer's training step read by loss.item() took
+    142 ms, and 74 ms with this wait first, as long as with synchronize() before the read
+    (alternating in one process, 2-core AMD EPYC)."""
+    queue.finish()
+
+
 class _NoRoom(Exception):
     """The host has no room for an allocation (its memory or the address-space limit)."""
 
@@ -216,12 +225,12 @@ class Buffer:
         """This buffer's bytes as a NumPy array over its own memory, after the kernels queued
         before it finished. The array keeps the buffer alive, so its memory is never handed
         to another tensor while the array (or a view of it) lives. CPU devices only."""
+        _drain(self.device.queue)
         view = None if self._view is None else self._view()
         if view is None:
             memory = self._host if self._host is not None else self._map()
             view = np.asarray(_HostMemory(memory, self))
             self._view = weakref.ref(view)
-        self.device.queue.finish()
         return view
 
     def copy_from(self, other: Buffer, offset: int = 0) -> None:
@@ -253,6 +262,7 @@ class Buffer:
         self._check_size(out, "read")
         Buffer.transfers += 1
         if out.nbytes:
+            _drain(self.device.queue)
             cl.enqueue_copy(self.device.queue, out, self._live_mem(), is_blocking=True)
         self._pending_write = None
         return out
