@@ -182,6 +182,35 @@ def test_jit_replays_a_classifier_step_with_new_targets_each_call():
     assert np.isnan(bad.item())
 
 
+def test_jit_replays_an_embedding_step_with_new_indices_each_call():
+    def setup():
+        cg.manual_seed(6)
+        model = nn.Sequential(nn.Embedding(7, 4), nn.Flatten(), nn.Linear(12, 2))
+        return model, optim.AdamW(model.parameters(), lr=0.05)
+
+    def train(model, opt, i, t):
+        return _module_step(model, opt, nn.functional.cross_entropy, i, t)
+
+    step, eager, jitted = cg.jit(train), setup(), setup()
+    for _ in range(8):
+        i = cg.tensor(rng.integers(-7, 7, (5, 3)))     # negative indices count from the end
+        t = cg.tensor(rng.integers(0, 2, 5))
+        assert step(*jitted, i, t).item() == pytest.approx(train(*eager, i, t).item(), rel=1e-6)
+    assert step.replaying
+    for (name, e), (_, j) in zip(eager[0].state_dict().items(), jitted[0].state_dict().items()):
+        np.testing.assert_allclose(j.numpy(), e.numpy(), rtol=1e-5, err_msg=name)
+    bad = cg.tensor([[0, 1, 2]] * 4 + [[0, 7, 1]])       # row 7 of 7: not read back, NaN
+    with pytest.raises(IndexError, match="index 7 is out of bounds for dimension 0 with size 7"):
+        train(*eager, bad, t)
+    picked = cg.jit(lambda i: jitted[0][0](i))
+    for _ in range(3):
+        picked(cg.tensor([[0, 1, -7]]))
+    assert picked.replaying
+    rows = picked(bad).numpy()
+    assert np.isnan(rows[4, 1]).all() and np.isfinite(np.delete(rows[4], 1, 0)).all()
+    assert np.isfinite(rows[:4]).all()
+
+
 def test_jit_captures_each_argument_shape_apart():
     w = cg.from_numpy(_arrays((3, 4))[0])
     step = cg.jit(lambda x: (x @ w).relu().sum(dim=0))

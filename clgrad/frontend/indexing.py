@@ -2,12 +2,15 @@
 and integer index tensors, as in PyTorch."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..compiler import dtype as dt
 from ..compiler import ir
 from . import views
 from .backward import record
+from .jit_protocol import in_jit
 from .operands import broadcast_shape, broadcast_to, is_tensor, lift, result_dtype
 
 
@@ -103,9 +106,10 @@ def _as_int(item) -> int:
                      f"tensors are valid indices (got {type(item).__name__})")
 
 
-def _advanced_positions(x, node: ir.Node, advanced) -> tuple[list[int], list]:
+def _advanced_positions(x, node: ir.Node, advanced, checked: bool = True) -> tuple[list[int], list]:
     """The axes of node the advanced entries cover and an int64 index tensor for each; boolean
-    masks become the positions of their True entries (this reads the mask back)."""
+    masks become the positions of their True entries (this reads the mask back). Index
+    tensors are read back to check their bounds unless not checked."""
     axes, indices = [], []
     for out_axis, item in advanced:
         if _is_bool(item):
@@ -122,7 +126,8 @@ def _advanced_positions(x, node: ir.Node, advanced) -> tuple[list[int], list]:
             if t.dtype.is_float or t.dtype == dt.bool_:
                 raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
                                  f"got {t.dtype.name}")
-            _check_bounds(t, node.shape[out_axis], out_axis)
+            if checked:
+                _check_bounds(t, node.shape[out_axis], out_axis)
             axes.append(out_axis)
             indices.append(t)
     return axes, indices
@@ -133,6 +138,18 @@ def _check_bounds(t, n: int, axis: int) -> None:
     if values.size and (values.min() < -n or values.max() >= n):
         bad = values[(values < -n) | (values >= n)].flat[0]
         raise IndexError(f"index {bad} is out of bounds for dimension {axis} with size {n}")
+
+
+def _inside(node: ir.Node, axes: list[int], indices: list, index_shape: tuple) -> ir.Node:
+    """Where every index lies in its axis (negative ones counting from the end), over
+    index_shape."""
+    inside = None
+    for axis, t in zip(axes, indices):
+        n = node.shape[axis]
+        idx = broadcast_to(t.node.cast(dt.int64), index_shape)
+        ok = (idx >= -n) & (idx < n)
+        inside = ok if inside is None else inside & ok
+    return inside
 
 
 def _flat_rows(node: ir.Node, axes: list[int], indices: list) -> tuple[ir.Node, ir.Node, tuple, tuple]:
@@ -163,11 +180,21 @@ def getitem(x, index):
         name = "select" if all(type(i) is int for i in ints) else "slice"
         return views.indexed(record(name, node, x.device, [x]), x, index)
     before = x.node
-    axes, indices = _advanced_positions(x, node, advanced)
+    # A jitted step's replays get new indices, which it does not read back: there an index out
+    # of range picks a row of NaN from a float tensor (an Embedding's loss turns NaN), never
+    # memory past its rows. Other dtypes are checked, and the step then runs eagerly.
+    guarded = x.dtype.is_float and in_jit()
+    axes, indices = _advanced_positions(x, node, advanced, checked=not guarded)
     if x.node is not before:    # reading the indices computed x (changed in place, still lazy)
         node, _ = _basic(x, items)
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
+    if guarded:
+        inside = _inside(node, axes, indices, index_shape)
+        row = inside.where(row, 0)
     picked = rows.contiguous().gather(row)     # index_shape + (rest,)
+    if guarded:
+        inside = inside.reshape(index_shape + (1,)).expand(picked.shape)
+        picked = inside.where(picked, math.nan)
     out = picked.reshape(index_shape + rest_shape)
     # PyTorch keeps the result dims in place when the indexed dims are adjacent
     if axes == list(range(axes[0], axes[0] + len(axes))) and axes[0] > 0:
