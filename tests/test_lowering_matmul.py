@@ -32,6 +32,24 @@ def test_ragged_batched_and_half(codegen_for):
                                x.numpy() @ w.numpy(), rtol=2e-2, atol=5e-2)
 
 
+@pytest.mark.parametrize("width", [16, 8, 4])
+@pytest.mark.parametrize("m, k, n", [(64, 512, 128), (48, 200, 40), (24, 37, 100),
+                                     (10, 8, 16), (6, 130, 48)])
+def test_weight_read_along_k_is_copied_down_its_columns(codegen_for, width, m, k, n):
+    # x @ w.T with w (N, K), as nn.Linear keeps it: B's k steps are next to each other and its
+    # columns K floats apart, so its panel is copied in squares of `width` k steps transposed
+    # by shuffles, and a k block's last steps short of a square element by element down each
+    # column; a ragged last vector of columns (N = 100, 40 on 16 lanes) as before; batched,
+    # as attention's scores q @ k^T; and in float64, whose vectors have half the lanes
+    codegen_for(Target(width=width, accumulators=width, cores=2, transposes_panels=True))
+    check(lambda x, w, c: (x @ w.t()) * 2 - c, (m, k), (n, k), (m, n), atol=1e-3)
+    check(lambda q, kt: q @ kt.transpose(-2, -1), (3, m, k), (3, n, k), atol=1e-3)
+    check(lambda x, w: x @ w.t(), (m, k), (n, k), dtype=np.float64, atol=1e-10)
+    (kernel,) = cg.compile(cg.randn(m, k) @ cg.randn(n, k).t()).kernels
+    assert ("shuffle2(" in kernel.source) == (k >= width)
+    assert "(__private float*)panel" in kernel.source or k % width == 0
+
+
 def test_whole_vectors_of_eight_stay_on_sixteen_lanes(codegen_for):
     # N = 40: five vectors of 8 tile it, which beats three of 16 with the last half empty
     codegen_for(Target(width=16, accumulators=16, cores=2))

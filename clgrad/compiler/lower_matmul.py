@@ -44,14 +44,16 @@ class MatmulTile:
         16 rows in 16 split-k parts: one panel of 16 rows each, 0.12 ms, not two of 8,
         0.18 ms)."""
         vectors = ragged_vectors(n, width) or next(
-            v for v in (4, 5, 3, 2, 1) if n % (v * width) == 0)
+            v for v in (4, 5, 3, 2, 1) if n % (v * width) == 0 and v <= accumulators)
         panels_across = -(-n // (vectors * width))
 
         def finish(choice: tuple[int, int]) -> tuple:
             rows, block = choice
             rounds = -(-panels_across * (m // block) * batch // cores)
             return (rounds * (block * _ROW_COST[rows] + _PANEL_ROWS), -rows, -block)
-        choices = [(r, r * c) for r in (4, 2, 1) if r * vectors <= accumulators and m % r == 0
+        # (one row always: a ragged row of more vectors than registers spills, but runs)
+        choices = [(r, r * c) for r in (4, 2, 1)
+                   if (r * vectors <= accumulators or r == 1) and m % r == 0
                    for c in range(1, _BLOCK_ROWS + 1) if r * c <= _BLOCK_ROWS
                    and m % (r * c) == 0]
         rows, block = min(choices, key=finish)
@@ -193,9 +195,18 @@ class MatmulWriter(KernelWriter):
 
         def k_block(k0: sym.Lin, length: int) -> None:
             t = sym.var("t", 0, length - 1)
-            with self.block(f"for ({self.index_type} t = 0; t < {length}; t++)", rolled=True):
-                self._copy_panel_row(b, tile, lambda c, lane: Index(
-                    b.shape, dims=batch_dims + (k0 + t, column(c, lane))))
+
+            def at(c: sym.Lin, lane: sym.Lin) -> Index:
+                return Index(b.shape, dims=batch_dims + (k0 + t, column(c, lane)))
+            across = self.target.transposes_panels and tile.whole and \
+                self._reads_along_k(b, at, t, mm)
+            if across:
+                self._transpose_into_panel(b, tile, length, mm, lambda k, c, lane: Index(
+                    b.shape, dims=batch_dims + (k0 + k, column(c, lane))))
+            if not across or tile.tail:
+                with self.block(f"for ({self.index_type} t = 0; t < {length}; t++)",
+                                rolled=True):
+                    self._copy_panel_row(b, tile, at, whole=not across)
             chunks = tile.block_rows // tile.rows
             rc = sym.var("rc", 0, chunks - 1)
             with self.block(f"for ({self.index_type} rc = 0; rc < {chunks}; rc++)", rolled=True):
@@ -290,19 +301,20 @@ class MatmulWriter(KernelWriter):
             return length
         return self.target.tile_unroll if length % self.target.tile_unroll == 0 else 1
 
-    def _copy_panel_row(self, b: Node, tile: MatmulTile, at) -> None:
-        """One k step of B's panel (at(c, lane) indexes B): its whole vectors, then a ragged
-        last one lane by lane, zero past the last column (sums no output takes)."""
+    def _copy_panel_row(self, b: Node, tile: MatmulTile, at, whole: bool = True) -> None:
+        """One k step of B's panel (at(c, lane) indexes B): its whole vectors (unless not
+        whole), then a ragged last one lane by lane, zero past the last column (sums no
+        output takes)."""
         vectors = tile.vectors
 
         def copy(c: sym.Lin) -> None:
             with self.lanes_on() as lane:
                 bv = self.value(b, at(c, lane))
                 self.emit(f"panel[t*{vectors}+{c.render()}] = {self.r.splat(bv)};")
-        if tile.whole and self._gathered(b, at, tile.whole):
+        if whole and tile.whole and self._gathered(b, at, tile.whole):
             for c in range(tile.whole):
                 copy(sym.num(c))
-        elif tile.whole:
+        elif whole and tile.whole:
             with self._each_vector(tile.whole) as c:
                 copy(c)
         if tile.tail:
@@ -311,6 +323,76 @@ class MatmulWriter(KernelWriter):
             zero = Value(self.r.literal(0, b.dtype), b.dtype, False)
             packed = self.r.pack(lanes + [zero] * (self.width - tile.tail), b.dtype)
             self.emit(f"panel[t*{vectors}+{vectors - 1}] = {packed};")
+
+    def _reads_along_k(self, b: Node, at, t: sym.Lin, mm: Node) -> bool:
+        """Whether B's panel is copied a column at a time (_transpose_into_panel): B is an
+        input read through views whose k steps lie next to each other in memory and whose
+        columns do not (a Linear's weight (N, K), read as its transpose). Copied a k step at a time, each vector would gather `width` columns K
+        floats apart, whose cache lines share a few sets of the L1 cache and evict each other:
+        x @ w.T on the AMD EPYC took 22-24 ms at 1024^3 (x @ w: 12-14), 1.2-1.4 ms for
+        1024x512 @ (128x512)^T; transposed in registers 11.7-12.6 and 0.74-0.77 ms."""
+        if t.is_const or mm.dtype.itemsize < 4 or not mm.dtype.is_float:
+            return False
+        node, lane = b, sym.Var("l", 0, self.width - 1)
+        index = at(sym.num(0), sym.Lin(((lane, 1),), 0))
+        while node not in self.spec.inputs and node.op in MOVEMENT:
+            index, _ = source_index(node, index)
+            node = node.src[0]
+        if node not in self.spec.inputs:
+            return False
+        flat, ((step, _),) = index.as_flat(), t.terms
+        return flat.coef(step) == 1 and flat.coef(lane) not in (0, 1) and not any(
+            isinstance(atom, sym.Quotient) for atom, _ in flat.terms)
+
+    def _transpose_into_panel(self, b: Node, tile: MatmulTile, length: int, mm: Node,
+                              at) -> None:
+        """A k block of B's whole panel vectors, for a B read along k (_reads_along_k;
+        at(k, c, lane) indexes B at the block's step k): squares of `width` columns by
+        `width` k steps, loaded a column at a time as vectors along k and transposed in
+        registers (_transposed); the block's last steps short of a square element by element
+        down each column."""
+        ix, w = self.index_type, self.width
+        squares, rest = divmod(length, w)
+        c = sym.var("c", 0, tile.whole - 1)
+        with self.block(f"for ({ix} c = 0; c < {tile.whole}; c++)", rolled=True):
+            if squares:
+                tb = sym.var("tb", 0, squares - 1)
+                with self.block(f"for ({ix} tb = 0; tb < {squares}; tb++)", rolled=True):
+                    rows = []
+                    for r in range(w):
+                        with self.lanes_on() as lane:
+                            rows.append(self.value(b, at(tb * w + lane, c, sym.num(r))).code)
+                    rows = self._transposed(rows, mm)
+                    for r in range(w):
+                        self.emit(f"panel[(tb*{w}+{r})*{tile.vectors}+c] = {rows[r]};")
+            if rest:
+                scalar = self.r.ctype(mm.dtype, False)
+                lane = sym.var("l", 0, w - 1)
+                t = sym.var("t", squares * w, length - 1)
+                with self.block(f"for ({ix} l = 0; l < {w}; l++)", rolled=True), \
+                        self.block(f"for ({ix} t = {squares * w}; t < {length}; t++)",
+                                   rolled=True):
+                    value = self.value(b, at(t, c, lane))
+                    self.emit(f"((__private {scalar}*)panel)[(t*{tile.vectors}+c)*{w}+l] = "
+                              f"{value.code};")
+
+    def _transposed(self, rows: list[str], mm: Node) -> list[str]:
+        """The columns of a square of `width` vectors (C expressions), as vectors: each round
+        of shuffles swaps one bit of the row number with the same bit of the lane number."""
+        w = self.width
+        mask = f"{'uint' if mm.dtype.itemsize == 4 else 'ulong'}{w}"
+        bit = 1
+        while bit < w:
+            low = [x if not x & bit else w + x - bit for x in range(w)]
+            high = [x + bit if not x & bit else w + x for x in range(w)]
+            swapped = list(rows)
+            for r in (r for r in range(w) if not r & bit):
+                for out, picks in ((r, low), (r + bit, high)):
+                    code = (f"shuffle2({rows[r]}, {rows[r + bit]}, "
+                            f"({mask})({','.join(map(str, picks))}))")
+                    swapped[out] = self.tmp(code, mm.dtype, True).code
+            rows, bit = swapped, bit * 2
+        return rows
 
     def _gathered(self, b: Node, at, count: int) -> bool:
         """Whether the panel's vectors are read through divisions of their number (an im2col

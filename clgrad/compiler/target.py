@@ -29,5 +29,8 @@ class Target:
     float_to_int_min: bool = False  # a float outside an integer type's range (NaN, inf, 3e9)
                                     # converts to its minimum, written out: x86 gives that, so
                                     # PyTorch's CPU does; NVIDIA's conversion saturates
+    transposes_panels: bool = False     # a matmul's B read along k (a Linear's weight)
+                                        # goes into its panel in squares transposed by
+                                        # shuffles (lower_matmul._reads_along_k)
     far_trig: bool = False      # float vector sin, cos and tan of a vector with a lane of 1e5
                                 # or more take it twice (render._FAR_TRIG)

@@ -33,7 +33,10 @@ def codegen_target(device) -> Target:
     (sin(sin(sin(x))), 8M floats), as fast where memory does. PoCL's lone sin and cos are its
     sincos's already; its float vector sin, cos and tan are wrong in small lanes beside a huge
     one, and such vectors are taken twice (render._FAR_TRIG). Where its builtins of 512-bit
-    vectors are wrong (AMD Zen 4: runtime/probe.py), a kernel of 64-bit elements gets 4 lanes."""
+    vectors are wrong (AMD Zen 4: runtime/probe.py), a kernel of 64-bit elements gets 4 lanes.
+    A matmul's B read along k (x @ w.T) is transposed into its panel by shuffles on Intel's
+    runtime (1024^3: 22-24 -> 11.7-12.6 ms on the AMD EPYC, PyTorch's 13-16); PoCL's shuffles
+    made the same products 1.5-2x slower than its gathers, so it keeps those."""
     if device.kind == "gpu":
         return Target(width=1, cores=device.compute_units, no_contraction=True,
                       float_to_int_min=True)
@@ -41,7 +44,7 @@ def codegen_target(device) -> Target:
         width = min(16, device.native_float_width)
         return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,
                       accumulators=width, tile_unroll=4, cores=device.compute_units,
-                      vector_bits=32 * width, sincos=True)
+                      vector_bits=32 * width, sincos=True, transposes_panels=True)
     return narrowed(Target(width=8, cores=device.compute_units, guard_folds=True,
                            far_trig=True), device)
 
