@@ -206,3 +206,77 @@ def gru_sequence(quick: bool) -> Case:
 @workload("W7", "LSTM 32->64, 32 steps, batch 16: forward and backward")
 def lstm_sequence(quick: bool) -> Case:
     return _recurrent_case("LSTM")
+
+
+# ---- W7: a GPT-style transformer's training step -------------------------------------------
+
+_GPT_VOCAB, _GPT_WIDTH, _GPT_LAYERS, _GPT_HEADS, _GPT_BLOCK, _GPT_BATCH = 96, 128, 4, 4, 64, 16
+
+
+def gpt_model(fw):
+    """A character-level GPT in framework fw (clgrad or torch): token and position embeddings,
+    pre-norm transformer layers with GELU under a causal mask, a final norm and a head."""
+    nn = fw.nn
+
+    class Gpt(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens = nn.Embedding(_GPT_VOCAB, _GPT_WIDTH)
+            self.positions = nn.Embedding(_GPT_BLOCK, _GPT_WIDTH)
+            self.layers = nn.ModuleList(nn.TransformerEncoderLayer(
+                _GPT_WIDTH, _GPT_HEADS, 4 * _GPT_WIDTH, dropout=0.0, activation="gelu",
+                batch_first=True, norm_first=True) for _ in range(_GPT_LAYERS))
+            self.norm = nn.LayerNorm(_GPT_WIDTH)
+            self.head = nn.Linear(_GPT_WIDTH, _GPT_VOCAB)
+            causal = fw.full((_GPT_BLOCK, _GPT_BLOCK), float("-inf")).triu(1)
+            self.register_buffer("causal", causal)
+            self.register_buffer("where", fw.arange(_GPT_BLOCK))
+
+        def forward(self, idx):
+            h = self.tokens(idx) + self.positions(self.where)
+            for layer in self.layers:
+                h = layer(h, src_mask=self.causal)
+            return self.head(self.norm(h))
+    return Gpt()
+
+
+def gpt_step(model, optimizer, idx, target, F):
+    optimizer.zero_grad()
+    logits = model(idx)
+    loss = F.cross_entropy(logits.reshape(-1, _GPT_VOCAB), target.reshape(-1))
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+@_eager_and_jitted("W7", "GPT step: 4 layers, 4 heads, 128 wide, 64 tokens x 16, AdamW")
+def gpt_train(wrap) -> Case:
+    """The transformer step, with its clgrad step wrapped by wrap; PyTorch's model gets
+    clgrad's initial weights."""
+    import clgrad.nn.functional as F
+    idx = rng.integers(0, _GPT_VOCAB, (_GPT_BATCH, _GPT_BLOCK))
+    target = rng.integers(0, _GPT_VOCAB, (_GPT_BATCH, _GPT_BLOCK))
+    cg.manual_seed(0)
+    model = gpt_model(cg)
+    opt = cg.optim.AdamW(model.parameters(), lr=3e-4)
+    cidx, ctarget = cg.from_numpy(idx), cg.from_numpy(target)
+    step = wrap(gpt_step)
+
+    def run_clgrad():
+        loss = step(model, opt, cidx, ctarget, F)
+        synced(loss, *model.parameters())
+
+    torch = try_torch()
+    run_torch = None
+    if torch:
+        import torch.nn.functional as TF
+        reference = gpt_model(torch)
+        reference.load_state_dict({name: torch.from_numpy(value.numpy().copy())
+                                   for name, value in model.state_dict().items()})
+        topt = torch.optim.AdamW(reference.parameters(), lr=3e-4)
+        tidx, ttarget = torch.from_numpy(idx), torch.from_numpy(target)
+
+        def run_torch():
+            with torch.enable_grad():
+                gpt_step(reference, topt, tidx, ttarget, TF)
+    return Case(clgrad=run_clgrad, torch=run_torch)
