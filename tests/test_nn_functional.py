@@ -112,6 +112,20 @@ def test_gelu(approximate):
     check(lambda x: F(x).gelu(x, approximate=approximate), (4, 5), low=-4, high=4)
 
 
+def test_gelu_keeps_its_digits_in_the_far_tails():
+    # 0.5 x (1 + erf(x / sqrt 2)) loses most digits where erf nears -1; clgrad's erfc form
+    # keeps them: float32 close to the float64 value PyTorch computes there (where its float32
+    # gives 0 at x = -6 and 1.19e-6 for 1.43e-6 at x = -5), and the ends (inf, NaN) as PyTorch's
+    import math
+    x = np.array([-12, -9, -6, -4.5, -3, -1, -1e-3, 0, 1e-3, 2, 6, 1e30, -1e30], np.float32)
+    check(lambda t: F(t).gelu(t), x.astype(np.float64), dtype=np.float64, atol=1e-14)
+    got = CF.gelu(cg.tensor(x)).numpy().astype(np.float64)
+    want = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=0)  # (x / sqrt 2 rounds to float)
+    ends = CF.gelu(cg.tensor([float("-inf"), float("nan")])).numpy()
+    assert np.isnan(ends).all()
+
+
 def test_activations_and_softmax():
     check(lambda x: (F(x).relu(x), F(x).softmax(x, dim=1), F(x).log_softmax(x, dim=0),
                      F(x).sigmoid(x), F(x).tanh(x)), (3, 5))

@@ -63,24 +63,14 @@ def _implicit_dim(x, dim) -> int:
     return 0 if x.ndim in (0, 1, 3) else 1
 
 
-def _erf(z: ir.Node) -> ir.Node:
-    """erf from Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7)."""
-    sign = z.eq(0).where(0, z * z.abs().recip())     # z / |z| is NaN at 0: masked
-    t = (1 + 0.3275911 * z.abs()).recip()
-    poly = z.const_like(1.061405429)
-    for coef in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
-        poly = poly * t + coef
-    tail = poly * t * (-(z * z)).exp()
-    return sign * (1 - tail)
-
-
 def gelu(input, approximate: str = "none"):
     x = as_float(input.node)
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))
         cdf = 0.5 * (1 + inner.tanh())
     elif approximate == "none":
-        cdf = 0.5 * (1 + _erf(x * (1 / math.sqrt(2))))
+        # 1 + erf(u) is erfc(-u), which keeps its digits where erf(u) nears -1 (x = -3)
+        cdf = 0.5 * ir.unary(Op.ERFC, x * (-1 / math.sqrt(2)))
     else:
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return record("gelu", x * cdf, input.device, [input])
