@@ -341,8 +341,8 @@ class MatmulWriter(KernelWriter):
         if node not in self.spec.inputs:
             return False
         flat, ((step, _),) = index.as_flat(), t.terms
-        return flat.coef(step) == 1 and flat.coef(lane) not in (0, 1) and not any(
-            isinstance(atom, sym.Quotient) for atom, _ in flat.terms)
+        return flat.coef(step) == 1 and flat.coef(lane) not in (0, 1) and \
+            not _divisions_by(flat, step) and not _divisions_by(flat, lane)
 
     def _transpose_into_panel(self, b: Node, tile: MatmulTile, length: int, mm: Node,
                               at) -> None:
