@@ -50,6 +50,19 @@ def test_weight_read_along_k_is_copied_down_its_columns(codegen_for, width, m, k
     assert "(__private float*)panel" in kernel.source or k % width == 0
 
 
+def test_attention_keys_split_from_one_projection_are_transposed_too(codegen_for):
+    # scores q @ k^T with q and k heads of one (batch, tokens, 3 x heads x 32) projection: the
+    # batch index divides into batch and head, k's steps are still next to each other
+    codegen_for(Target(width=16, accumulators=16, cores=2, transposes_panels=True))
+
+    def scores(qkv):
+        q, k, _ = qkv.reshape(2, 24, 3, 4, 32).permute(2, 0, 3, 1, 4).unbind(0)
+        return q @ k.transpose(-2, -1)
+    check(scores, (2, 24, 384), atol=1e-3)
+    (kernel,) = cg.compile(scores(cg.randn(2, 24, 384))).kernels
+    assert "shuffle2(" in kernel.source
+
+
 def test_whole_vectors_of_eight_stay_on_sixteen_lanes(codegen_for):
     # N = 40: five vectors of 8 tile it, which beats three of 16 with the last half empty
     codegen_for(Target(width=16, accumulators=16, cores=2))
