@@ -327,10 +327,11 @@ class MatmulWriter(KernelWriter):
     def _reads_along_k(self, b: Node, at, t: sym.Lin, mm: Node) -> bool:
         """Whether B's panel is copied a column at a time (_transpose_into_panel): B is an
         input read through views whose k steps lie next to each other in memory and whose
-        columns do not (a Linear's weight (N, K), read as its transpose). Copied a k step at a time, each vector would gather `width` columns K
-        floats apart, whose cache lines share a few sets of the L1 cache and evict each other:
-        x @ w.T on the AMD EPYC took 22-24 ms at 1024^3 (x @ w: 12-14), 1.2-1.4 ms for
-        1024x512 @ (128x512)^T; transposed in registers 11.7-12.6 and 0.74-0.77 ms."""
+        columns do not (a Linear's weight (N, K), read as its transpose). Copied a k step at a
+        time, each vector would gather `width` columns K floats apart, whose cache lines share
+        a few sets of the L1 cache and evict each other: x @ w.T on the AMD EPYC took 22-24 ms
+        at 1024^3 (x @ w: 10-14), 1.2-1.4 ms for 1024x512 @ (128x512)^T; transposed in
+        registers 10.3-12.6 and 0.66-0.77 ms."""
         if t.is_const or mm.dtype.itemsize < 4 or not mm.dtype.is_float:
             return False
         node, lane = b, sym.Var("l", 0, self.width - 1)

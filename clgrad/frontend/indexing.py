@@ -106,7 +106,8 @@ def _as_int(item) -> int:
                      f"tensors are valid indices (got {type(item).__name__})")
 
 
-def _advanced_positions(x, node: ir.Node, advanced, checked: bool = True) -> tuple[list[int], list]:
+def _advanced_positions(x, node: ir.Node, advanced,
+                        checked: bool = True) -> tuple[list[int], list]:
     """The axes of node the advanced entries cover and an int64 index tensor for each; boolean
     masks become the positions of their True entries (this reads the mask back). Index
     tensors are read back to check their bounds unless not checked."""
