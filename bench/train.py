@@ -86,30 +86,38 @@ def lenet_step(net, optimizer, x, target, F):
 @_eager_and_jitted("W2", "LeNet train step, batch 64, 1x32x32, SGD")
 def lenet_train(wrap) -> Case:
     """W2, with its clgrad step wrapped by wrap."""
-    from clgrad import nn, optim
-    import clgrad.nn.functional as F
+    from clgrad import optim
     x = randn(64, 1, 32, 32)
     target = rng.integers(0, 10, 64)
     net = example("lenet").Net()
     opt = optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-    cx, ct = cg.from_numpy(x), cg.from_numpy(target)
-    step = wrap(lenet_step)
+
+    def reference(torch):
+        tnet = example("lenet", "torch").Net()
+        return tnet, torch.optim.SGD(tnet.parameters(), lr=0.01, momentum=0.9)
+    return _training_case(wrap, lenet_step, net, opt, [x, target], reference)
+
+
+def _training_case(wrap, step, model, optimizer, arrays, reference) -> Case:
+    """A Case timing step(model, optimizer, *inputs, F) on clgrad, wrapped by wrap, and on
+    PyTorch with reference(torch) -> (its model, its optimizer), over the same arrays."""
+    import clgrad.nn.functional as F
+    inputs, wrapped = [cg.from_numpy(a) for a in arrays], wrap(step)
 
     def run_clgrad():
-        loss = step(net, opt, cx, ct, F)
-        synced(loss, *net.parameters())
+        loss = wrapped(model, optimizer, *inputs, F)
+        synced(loss, *model.parameters())
 
     torch = try_torch()
     run_torch = None
     if torch:
         import torch.nn.functional as TF
-        tnet = example("lenet", "torch").Net()
-        topt = torch.optim.SGD(tnet.parameters(), lr=0.01, momentum=0.9)
-        tx, tt = torch.from_numpy(x), torch.from_numpy(target)
+        tmodel, toptimizer = reference(torch)
+        tinputs = [torch.from_numpy(a) for a in arrays]
 
         def run_torch():
             with torch.enable_grad():
-                lenet_step(tnet, topt, tx, tt, TF)
+                step(tmodel, toptimizer, *tinputs, TF)
     return Case(clgrad=run_clgrad, torch=run_torch)
 
 
@@ -253,30 +261,15 @@ def gpt_step(model, optimizer, idx, target, F):
 def gpt_train(wrap) -> Case:
     """The transformer step, with its clgrad step wrapped by wrap; PyTorch's model gets
     clgrad's initial weights."""
-    import clgrad.nn.functional as F
     idx = rng.integers(0, _GPT_VOCAB, (_GPT_BATCH, _GPT_BLOCK))
     target = rng.integers(0, _GPT_VOCAB, (_GPT_BATCH, _GPT_BLOCK))
     cg.manual_seed(0)
     model = gpt_model(cg)
     opt = cg.optim.AdamW(model.parameters(), lr=3e-4)
-    cidx, ctarget = cg.from_numpy(idx), cg.from_numpy(target)
-    step = wrap(gpt_step)
 
-    def run_clgrad():
-        loss = step(model, opt, cidx, ctarget, F)
-        synced(loss, *model.parameters())
-
-    torch = try_torch()
-    run_torch = None
-    if torch:
-        import torch.nn.functional as TF
-        reference = gpt_model(torch)
-        reference.load_state_dict({name: torch.from_numpy(value.numpy().copy())
-                                   for name, value in model.state_dict().items()})
-        topt = torch.optim.AdamW(reference.parameters(), lr=3e-4)
-        tidx, ttarget = torch.from_numpy(idx), torch.from_numpy(target)
-
-        def run_torch():
-            with torch.enable_grad():
-                gpt_step(reference, topt, tidx, ttarget, TF)
-    return Case(clgrad=run_clgrad, torch=run_torch)
+    def reference(torch):
+        tmodel = gpt_model(torch)
+        tmodel.load_state_dict({name: torch.from_numpy(value.numpy().copy())
+                                for name, value in model.state_dict().items()})
+        return tmodel, torch.optim.AdamW(tmodel.parameters(), lr=3e-4)
+    return _training_case(wrap, gpt_step, model, opt, [idx, target], reference)
