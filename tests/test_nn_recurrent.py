@@ -102,6 +102,26 @@ def test_loop_kernels(kind, hidden, inputs):
 
 @needs_torch
 @pytest.mark.parametrize("kind", ["GRU", "LSTM"])
+@pytest.mark.parametrize("batch,side_by_side", [(8, 4), (6, 2), (5, 1)])
+def test_loop_kernels_run_rows_side_by_side(codegen_for, kind, batch, side_by_side):
+    # a work-item runs 4 or 2 batch rows where they divide the batch and leave each core a
+    # work-item, each vector of weight_hh loaded once for all of them (5 rows: one each)
+    from clgrad.compiler.target import Target
+    codegen_for(Target(width=8, accumulators=8, cores=1))
+    states = [(2, batch, 16)] * (2 if kind == "LSTM" else 1)
+
+    def call(m, x, *state):
+        return _flat(m(x, tuple(state) if len(state) > 1 else state[0]))
+    ours, _ = check_module(kind, (5, 16), dict(bidirectional=True), (3, batch, 5), *states,
+                           call=call, atol=1e-5)
+    out, _ = ours(cg.randn(3, batch, 5))
+    loops = [k for k in cg.compile(out).kernels if k.name.startswith("T_")]
+    assert loops and all((f"nb * {side_by_side}" in k.source) == (side_by_side > 1)
+                         for k in loops)
+
+
+@needs_torch
+@pytest.mark.parametrize("kind", ["GRU", "LSTM"])
 def test_loop_kernels_in_float64(kind):
     torch.manual_seed(0)
     ref = getattr(torch.nn, kind)(3, 16, bidirectional=True).double()
