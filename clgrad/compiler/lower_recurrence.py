@@ -1,5 +1,5 @@
 """Recurrence kernels (compiler/recurrences.py): a GRU's or an LSTM's loop over time,
-forward or backward, a work-item per batch row. The state carried from step to step lives in
+forward or backward, a work-item per batch row (or per 2 or 4, below). The state carried from step to step lives in
 the output: each step reads the slab the previous one wrote, which the same work-item wrote,
 so no private array bounds the hidden size. Sources are read through their views.
 
