@@ -1,7 +1,8 @@
 """Recurrence kernels (compiler/recurrences.py): a GRU's or an LSTM's loop over time,
-forward or backward, a work-item per batch row (or per 2 or 4, below). The state carried from step to step lives in
-the output: each step reads the slab the previous one wrote, which the same work-item wrote,
-so no private array bounds the hidden size. Sources are read through their views.
+forward or backward, a work-item per batch row (or per 2 or 4, below). The state carried
+from step to step lives in the output: each step reads the slab the previous one wrote,
+which the same work-item wrote, so no private array bounds the hidden size. Sources are
+read through their views.
 
 Where the hidden size is a multiple of the target's vector width, every loop over a step's
 columns runs a vector at a time: the products with weight_hh as vectors of their outputs,
