@@ -257,11 +257,15 @@ class MatmulWriter(KernelWriter):
     def _input_flat(self, node: Node, dims: tuple) -> sym.Lin:
         """The flat index that node read at dims loads from its input buffer (where the
         chain of views ends)."""
-        index = Index(node.shape, dims=dims)
+        return self._view_source(node, Index(node.shape, dims=dims))[1].as_flat()
+
+    def _view_source(self, node: Node, index: Index) -> tuple[Node, Index]:
+        """Where node's chain of views ends (an input, or a node the kernel computes) and the
+        index read there for node's index."""
         while node not in self.spec.inputs and node.op in MOVEMENT:
             index, _ = source_index(node, index)
             node = node.src[0]
-        return index.as_flat()
+        return node, index
 
     def _matmul_tile(self, a: Node, mm: Node, tile: "MatmulTile", batch_dims, row0: sym.Lin,
                      rc: sym.Lin, k0: sym.Lin, length: int, one_block: bool) -> None:
@@ -334,11 +338,8 @@ class MatmulWriter(KernelWriter):
         registers 10.3-12.6 and 0.66-0.77 ms."""
         if t.is_const or mm.dtype.itemsize < 4 or not mm.dtype.is_float:
             return False
-        node, lane = b, sym.Var("l", 0, self.width - 1)
-        index = at(sym.num(0), sym.Lin(((lane, 1),), 0))
-        while node not in self.spec.inputs and node.op in MOVEMENT:
-            index, _ = source_index(node, index)
-            node = node.src[0]
+        lane = sym.Var("l", 0, self.width - 1)
+        node, index = self._view_source(b, at(sym.num(0), sym.Lin(((lane, 1),), 0)))
         if node not in self.spec.inputs:
             return False
         flat, ((step, _),) = index.as_flat(), t.terms
