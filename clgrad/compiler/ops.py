@@ -90,7 +90,8 @@ class Op(Enum):
     QR = auto()          # (..., m, m+n): Householder Q (m, m), then R (m, n)
     EIGH = auto()        # (..., n, 2n): eigenvectors V, then D = V^T A V (eigenvalues ascending)
     SVD = auto()         # (..., m+n, n+1) of an (m, n), m >= n: U over V, then S (descending)
-    # a GRU's or an LSTM's loop over time, a work-item per batch row (compiler/recurrences.py)
+    # a GRU's or an LSTM's loop over time, a work-item per batch row or two or four
+    # (compiler/recurrences.py)
     GRU_STATES = auto()      # (L+1, N, 4H): each step's state and its projection; arg = reverse
     GRU_GRADIENTS = auto()   # (L+1, N, 4H): the loop's gradients, step by step; arg = reverse
     LSTM_STATES = auto()     # (L+1, N, 6H): each step's h, c and gates; arg = reverse

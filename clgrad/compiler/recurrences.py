@@ -1,6 +1,6 @@
 """A GRU's or an LSTM's loop over time in the IR: the GRU_STATES and GRU_GRADIENTS, LSTM_STATES
-and LSTM_GRADIENTS nodes (each one kernel, a work-item per batch row looping over the steps:
-lower_recurrence.py) and what they mean in NumPy (the interpreter's reference).
+and LSTM_GRADIENTS nodes (each one kernel, a work-item per batch row, or per 2 or 4, looping
+over the steps: lower_recurrence.py) and what they mean in NumPy (the interpreter's reference).
 
 Recorded op by op, a GRU's loop of L steps was some 70 IR nodes and 6 kernels a step, forward
 and backward, and Python's time recording them was most of a small GRU's pass (an LSTM's,

@@ -1,7 +1,8 @@
 """A GRU's or an LSTM's loop over time as one autograd Function with a hand-written backward,
 on a CPU device: forward is one kernel (GRU_STATES, LSTM_STATES), backward one kernel
 (GRU_GRADIENTS, LSTM_GRADIENTS) beside products over every step at once
-(compiler/recurrences.py: a work-item per batch row carries its state through the steps).
+(compiler/recurrences.py: a work-item per batch row, or per 2 or 4, carries their state
+through the steps).
 Recorded op by op a GRU's loop made autograd nodes and some seventy IR nodes a step, whose
 recording was most of a small GRU's pass; an LSTM's took 9x PyTorch's time.
 
