@@ -444,3 +444,27 @@ def test_jit_keeps_the_step_s_own_changes_when_it_reads_a_lazy_tensor_made_befor
         np.testing.assert_array_equal(step(x).numpy(), [3.0 + k, 6.0 + k])
     assert step.replaying
     np.testing.assert_array_equal(w.numpy(), [6.0, 7.0])
+
+
+def test_jit_replays_reuse_buffers_passed_between_kernels_but_not_what_they_return(
+        monkeypatch):
+    w = cg.tensor(rng.standard_normal((16, 16)).astype(np.float32))
+
+    @cg.jit
+    def step(x):
+        h = (x @ w).relu().sum(1, keepdim=True)      # intermediates passed kernel to kernel
+        return (h * x / 64).exp().sum(0)[:5], (h @ h.T).view(-1)[:3]
+
+    inputs = [rng.standard_normal((16, 16)).astype(np.float32) for _ in range(6)]
+    tensors = [cg.tensor(x) for x in inputs]
+    results = [step(x) for x in tensors[:4]]      # the fourth call replays first
+    allocated = []
+    device = type(w.device)
+    alloc = device.alloc
+    monkeypatch.setattr(device, "alloc", lambda self, n: allocated.append(n) or alloc(self, n))
+    results += [step(x) for x in tensors[4:]]
+    assert step.replaying and sorted(allocated) == [3 * 4] * 2 + [5 * 4] * 2   # what they return
+    for x, (first, second) in zip(inputs, results):   # earlier results keep their values
+        h = np.maximum(x @ w.numpy(), 0).sum(1, keepdims=True)
+        np.testing.assert_allclose(first.numpy(), np.exp(h * x / 64).sum(0)[:5], rtol=1e-4)
+        np.testing.assert_allclose(second.numpy(), (h @ h.T).reshape(-1)[:3], rtol=1e-4)

@@ -185,6 +185,15 @@ class Trace:
         self.requires = [t.requires_grad for t in self.slots]    # frozen layers stay frozen
         self.kind = kind
         self.outputs = [(value(t.node), t.dtype, t.shape, t.device) for t in outputs]
+        # A written buffer that no tensor holds after the call (a value passed from one of
+        # its kernels to the next) is the same buffer at every replay: the queue runs the
+        # replays in order, and allocating and releasing each one anew cost more than a small
+        # step's launches (a GPT's one-character step: 55 of them).
+        kept = {name[1] for name in [*(v for _, v, _ in self.exits), *(v for _, v in self.grads),
+                                     *(v for v, *_ in self.outputs)]
+                if name is not None and name[0] == "fresh"}
+        self._scratch = [None if n in kept else BufferRef(*self.fresh[n])
+                         for n in range(len(self.fresh))]
 
     def signature(self) -> tuple:
         """Equal for captures that launch the same plans over buffers in the same roles.
@@ -231,7 +240,8 @@ class Trace:
         if None in grads.values():
             return STALE
         tables = {"slot": held, "grad": grads,
-                  "fresh": [BufferRef(d, n) for d, n in self.fresh]}
+                  "fresh": [BufferRef(*made) if scratch is None else scratch
+                            for made, scratch in zip(self.fresh, self._scratch)]}
         for _, work in self.prologue:
             work()
 
