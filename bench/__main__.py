@@ -18,7 +18,7 @@ from .registry import WORKLOADS, try_torch
 from .timing import median_seconds
 
 # Each module registers its workloads on import; a new group is one more name here.
-MODULES = ["ops", "train"]
+MODULES = ["ops", "train", "generate"]
 
 
 def _ms(seconds: float | None) -> str:
@@ -36,7 +36,7 @@ def _gflops(flop: float | None, seconds: float | None) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--only", action="append", default=[],
-                        help="run only these workload ids (W1 ... W6, COLD, LOOPS); repeatable")
+                        help="run only these workload ids (W1 ... W8, COLD, LOOPS); repeatable")
     parser.add_argument("--quick", action="store_true", help="fewer timed repeats")
     parser.add_argument("--device", help="clgrad device: cpu, cpu:intel, cpu:pocl, gpu, cl:P:D")
     args = parser.parse_args(argv)

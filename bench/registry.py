@@ -70,3 +70,10 @@ def example(name: str, framework: str = "clgrad") -> types.ModuleType:
     source = path.read_text().replace("clgrad", framework)
     exec(compile(source, str(path), "exec"), module.__dict__)
     return module
+
+
+def same_weights(torch_model, model, torch):
+    """torch_model (the same example's model loaded on PyTorch) with model's state."""
+    torch_model.load_state_dict({name: torch.from_numpy(value.numpy().copy())
+                                 for name, value in model.state_dict().items()})
+    return torch_model

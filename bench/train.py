@@ -1,14 +1,14 @@
 """Training-step workloads: W1 the seed two-layer net with a custom ReLU, W2 a LeNet step
-with SGD, W6 one Adam step over 10M parameters, W7 a GRU and an LSTM over a sequence. W1 and
-W2 time the examples' own steps and models, loaded on clgrad and on PyTorch
-(registry.example)."""
+with SGD, W6 one Adam step over 10M parameters, W7 a GRU and an LSTM over a sequence, and the
+example GPT's step. W1, W2 and W7's GPT time the examples' own steps and models, loaded on
+clgrad and on PyTorch (registry.example)."""
 from __future__ import annotations
 
 import numpy as np
 
 import clgrad as cg
 
-from .registry import Case, example, randn, rng, try_torch, workload
+from .registry import Case, example, randn, rng, same_weights, try_torch, workload
 from .timing import synced
 
 # ---- W1: the seed program (examples/custom_relu.py's step) -------------------------------
@@ -216,42 +216,15 @@ def lstm_sequence(quick: bool) -> Case:
     return _recurrent_case("LSTM")
 
 
-# ---- W7: a GPT-style transformer's training step -------------------------------------------
+# ---- W7: the example GPT's training step (examples/train_gpt.py) -------------------------
 
-_GPT_VOCAB, _GPT_WIDTH, _GPT_LAYERS, _GPT_HEADS, _GPT_BLOCK, _GPT_BATCH = 96, 128, 4, 4, 64, 16
-
-
-def gpt_model(fw):
-    """A character-level GPT in framework fw (clgrad or torch): token and position embeddings,
-    pre-norm transformer layers with GELU under a causal mask, a final norm and a head."""
-    nn = fw.nn
-
-    class Gpt(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.tokens = nn.Embedding(_GPT_VOCAB, _GPT_WIDTH)
-            self.positions = nn.Embedding(_GPT_BLOCK, _GPT_WIDTH)
-            self.layers = nn.ModuleList(nn.TransformerEncoderLayer(
-                _GPT_WIDTH, _GPT_HEADS, 4 * _GPT_WIDTH, dropout=0.0, activation="gelu",
-                batch_first=True, norm_first=True) for _ in range(_GPT_LAYERS))
-            self.norm = nn.LayerNorm(_GPT_WIDTH)
-            self.head = nn.Linear(_GPT_WIDTH, _GPT_VOCAB)
-            causal = fw.full((_GPT_BLOCK, _GPT_BLOCK), float("-inf")).triu(1)
-            self.register_buffer("causal", causal)
-            self.register_buffer("where", fw.arange(_GPT_BLOCK))
-
-        def forward(self, idx):
-            h = self.tokens(idx) + self.positions(self.where)
-            for layer in self.layers:
-                h = layer(h, src_mask=self.causal)
-            return self.head(self.norm(h))
-    return Gpt()
+_GPT_BATCH = 16
 
 
 def gpt_step(model, optimizer, idx, target, F):
     optimizer.zero_grad()
     logits = model(idx)
-    loss = F.cross_entropy(logits.reshape(-1, _GPT_VOCAB), target.reshape(-1))
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
     loss.backward()
     optimizer.step()
     return loss
@@ -259,17 +232,16 @@ def gpt_step(model, optimizer, idx, target, F):
 
 @_eager_and_jitted("W7", "GPT step: 4 layers, 4 heads, 128 wide, 64 tokens x 16, AdamW")
 def gpt_train(wrap) -> Case:
-    """The transformer step, with its clgrad step wrapped by wrap; PyTorch's model gets
+    """The example GPT's step, with its clgrad step wrapped by wrap; PyTorch's model gets
     clgrad's initial weights."""
-    idx = rng.integers(0, _GPT_VOCAB, (_GPT_BATCH, _GPT_BLOCK))
-    target = rng.integers(0, _GPT_VOCAB, (_GPT_BATCH, _GPT_BLOCK))
+    gpt = example("train_gpt")
     cg.manual_seed(0)
-    model = gpt_model(cg)
+    model = gpt.GPT()
+    shape = (_GPT_BATCH, model.block)
+    idx, target = rng.integers(0, len(gpt.CHARS), shape), rng.integers(0, len(gpt.CHARS), shape)
     opt = cg.optim.AdamW(model.parameters(), lr=3e-4)
 
     def reference(torch):
-        tmodel = gpt_model(torch)
-        tmodel.load_state_dict({name: torch.from_numpy(value.numpy().copy())
-                                for name, value in model.state_dict().items()})
+        tmodel = same_weights(example("train_gpt", "torch").GPT(), model, torch)
         return tmodel, torch.optim.AdamW(tmodel.parameters(), lr=3e-4)
     return _training_case(wrap, gpt_step, model, opt, [idx, target], reference)
