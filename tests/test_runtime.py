@@ -166,9 +166,8 @@ def test_launch_error_names_kernel(cpu, add):
 
 
 def test_launches_enqueued_together_run_in_order_and_a_failed_one_raises(cpu, add):
-    """enqueue_all's launches (after the first, behind a gate where the device gates them)
-    run in order; one that fails to launch raises, naming its kernel, and the launches
-    before it still run (the gate is opened whatever happens)."""
+    """enqueue_all's launches run in order; one that fails to launch raises, naming its
+    kernel, and the launches before it still run."""
     from clgrad.runtime.program import bind, enqueue_all
     a = np.arange(8, dtype=np.float32)
     buffers = [upload(cpu, a), cpu.alloc(a.nbytes), cpu.alloc(a.nbytes)]

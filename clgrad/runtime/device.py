@@ -77,11 +77,6 @@ class Device:
         # PoCL keeps its own disk cache and compiles everything again to hand out a binary
         self.stores_binaries = self.runtime != "pocl"
         self.build_options = build_options(cl_device, self.kind)
-        # Intel's CPU runtime starts each kernel as it is enqueued, waking its threads, which
-        # then take the cores from the thread enqueueing the rest: a plan's later launches
-        # wait behind a gate until all are in (program.enqueue_all; a tiny model's step of 8
-        # launches 4-5% faster, alternating in one process). PoCL gains nothing from it.
-        self.gates_launches = self.runtime == "intel"
         # Whether a large backward() launches its work before the step ends
         # (frontend/early_backward.py): a forward that fits in cache_bytes as it begins, so that
         # the device works while Python derives the gradients; a larger one's loss and
