@@ -50,7 +50,7 @@ __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64
                                  "where", "maximum", "minimum", "matmul", "is_tensor", "compile",
                                  "viz", "ir", "synchronize", "cuda", "autograd", "linalg"]
 
-from . import func, nn, optim, utils  # noqa: E402  (from clgrad import nn, optim, utils)
+from . import distributed, func, nn, optim, utils  # noqa: E402  (from clgrad import nn, ...)
 from .frontend.generator import Generator  # noqa: E402
 from .serialization import load, save  # noqa: E402
 

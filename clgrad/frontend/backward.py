@@ -276,9 +276,34 @@ def _add(a, b):
     return b if a is None else a + b
 
 
+# one list per backward pass running: what queue_callback asked to run at its end
+_pass_callbacks: list[list] = []
+
+
+def queue_callback(callback) -> None:
+    """callback() runs once the backward pass running now has propagated every gradient, as
+    PyTorch's engine.queue_callback: a hook that sees one gradient can act on all of them
+    (DistributedDataParallel averages them across processes)."""
+    if not _pass_callbacks:
+        raise RuntimeError("queue_callback: no backward pass is running")
+    _pass_callbacks[-1].append(callback)
+
+
 def run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, inputs=None):
     """Propagates grad_outputs from outputs. Accumulates into leaves' .grad, or, when inputs is
-    given, returns the gradients of those tensors instead (and touches no .grad)."""
+    given, returns the gradients of those tensors instead (and touches no .grad); then runs
+    the callbacks the pass queued."""
+    _pass_callbacks.append([])
+    try:
+        result = _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs)
+    finally:
+        callbacks = _pass_callbacks.pop()
+    for callback in callbacks:
+        callback()
+    return result
+
+
+def _run_backward(outputs, grad_outputs, retain_graph: bool, create_graph: bool, inputs):
     # Steps stay steps: values changed in place since the last schedule (the previous step's
     # parameter updates, optimizer state, running statistics) are computed now, so this
     # step's graph starts from their buffers instead of growing the previous step's graph.

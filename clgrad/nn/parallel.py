@@ -1,8 +1,10 @@
-"""nn.DataParallel and nn.parallel.data_parallel as PyTorch's behave on a machine without CUDA
-devices, which is every machine to clgrad: the module runs as it is, on the whole batch. (Data
-parallelism across processes is a job for message passing, not for this wrapper.)"""
+"""nn.parallel: DistributedDataParallel (processes training one model over MPI,
+distributed_parallel.py), and nn.DataParallel and nn.parallel.data_parallel as PyTorch's
+behave on a machine without CUDA devices, which is every machine to clgrad: the module runs
+as it is, on the whole batch."""
 from __future__ import annotations
 
+from .distributed_parallel import DistributedDataParallel
 from .module import Module
 
 
@@ -25,4 +27,4 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim: int 
     return module(*inputs, **(module_kwargs or {}))
 
 
-__all__ = ["DataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel"]

@@ -2,8 +2,9 @@
 from .dataloader import DataLoader, default_collate
 from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
                       random_split)
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+from .sampler import (BatchSampler, DistributedSampler, RandomSampler, Sampler, SequentialSampler,
+                      SubsetRandomSampler)
 
 __all__ = ["DataLoader", "default_collate", "Dataset", "IterableDataset", "TensorDataset",
            "ConcatDataset", "Subset", "random_split", "Sampler", "SequentialSampler",
-           "RandomSampler", "SubsetRandomSampler", "BatchSampler"]
+           "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DistributedSampler"]

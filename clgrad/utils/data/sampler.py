@@ -93,3 +93,43 @@ class BatchSampler(Sampler):
     def __len__(self) -> int:
         n = len(self.sampler)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+
+class DistributedSampler(Sampler):
+    """Each process's share of a dataset's indices, as torch.utils.data.DistributedSampler: the
+    indices (shuffled by seed + epoch, the same on every rank) padded by repeating the first
+    ones up to a multiple of num_replicas (or cut down to one, with drop_last), then every
+    num_replicas-th from rank. set_epoch(e) before each epoch gives a new order. The order is
+    NumPy's permutation, not torch.randperm's."""
+
+    def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None,
+                 shuffle: bool = True, seed: int = 0, drop_last: bool = False):
+        from ... import distributed
+        num_replicas = distributed.get_world_size() if num_replicas is None else num_replicas
+        rank = distributed.get_rank() if rank is None else rank
+        if not 0 <= rank < num_replicas:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
+                             f"[0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.shuffle, self.seed, self.drop_last, self.epoch = shuffle, seed, drop_last, 0
+        n = len(dataset)
+        self.num_samples = (n - num_replicas) // num_replicas + 1 \
+            if drop_last and n % num_replicas else -(-n // num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self):
+        n = len(self.dataset)
+        indices = np.random.default_rng(self.seed + self.epoch).permutation(n).tolist() \
+            if self.shuffle else list(range(n))
+        if self.drop_last:
+            indices = indices[:self.total_size]
+        else:
+            padding = self.total_size - len(indices)
+            indices += (indices * -(-padding // n))[:padding] if n else []
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch

@@ -1,0 +1,105 @@
+"""Collectives on tensors, in place and outside autograd as PyTorch's: each rank's tensor is
+read into host memory, MPI combines the ranks' arrays, and the result is written back
+(inplace.overwrite). On clgrad's CPU devices the host memory is the device's."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..frontend import creation, inplace
+from ..frontend.operands import is_tensor
+from .group import mpi, world
+
+# dtypes MPI reduces as numbers (bool, float16 and bfloat16 have no MPI type mpi4py maps)
+_MPI_DTYPES = {"float32", "float64", "int8", "uint8", "int16", "int32", "int64"}
+
+
+class ReduceOp:
+    SUM = "sum"
+    PRODUCT = "product"
+    MIN = "min"
+    MAX = "max"
+
+
+_MPI_OPS = {ReduceOp.SUM: "SUM", ReduceOp.PRODUCT: "PROD", ReduceOp.MIN: "MIN",
+            ReduceOp.MAX: "MAX"}
+
+
+class _Done:
+    """The Work an async_op=True call returns: clgrad's collectives finish before returning."""
+
+    def wait(self, timeout=None) -> bool:
+        return True
+
+    def is_completed(self) -> bool:
+        return True
+
+
+def _done(async_op: bool):
+    return _Done() if async_op else None
+
+
+def _host_copy(op: str, t) -> np.ndarray:
+    """t's values in a NumPy array of its own, for MPI to write."""
+    if not is_tensor(t):
+        raise TypeError(f"{op}: expected a Tensor, got {type(t).__name__}")
+    if t.dtype.name not in _MPI_DTYPES:
+        raise TypeError(f"{op}: tensors of dtype {t.dtype} cannot be sent over MPI "
+                        f"(expected one of {', '.join(sorted(_MPI_DTYPES))})")
+    return np.array(t.detach().numpy(), order="C", copy=True)
+
+
+def _write(t, values: np.ndarray) -> None:
+    inplace.overwrite(t, creation.tensor(values, dtype=t.dtype, device=t.device))
+
+
+def _check_rank(op: str, which: str, rank: int, comm) -> None:
+    if not 0 <= rank < comm.Get_size():
+        raise ValueError(f"{op}: {which} rank {rank} is not in the group of "
+                         f"{comm.Get_size()} processes")
+
+
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """tensor becomes op over every rank's tensor (their sum by default), on every rank."""
+    comm = world(group)
+    if op not in _MPI_OPS:
+        raise ValueError(f"all_reduce: unknown reduce op {op!r} (expected a ReduceOp: SUM, "
+                         f"PRODUCT, MIN or MAX)")
+    values = _host_copy("all_reduce", tensor)
+    MPI = mpi()
+    comm.Allreduce(MPI.IN_PLACE, values, op=getattr(MPI, _MPI_OPS[op]))
+    _write(tensor, values)
+    return _done(async_op)
+
+
+def broadcast(tensor, src: int, group=None, async_op: bool = False):
+    """tensor becomes rank src's tensor, on every rank."""
+    comm = world(group)
+    _check_rank("broadcast", "src", src, comm)
+    values = _host_copy("broadcast", tensor)
+    comm.Bcast(values, root=src)
+    if comm.Get_rank() != src:
+        _write(tensor, values)
+    return _done(async_op)
+
+
+def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
+    """tensor_list[i] becomes rank i's tensor, on every rank (tensor_list holds one tensor of
+    tensor's shape and dtype per rank)."""
+    comm = world(group)
+    values = _host_copy("all_gather", tensor)
+    if len(tensor_list) != comm.Get_size() or any(
+            not is_tensor(t) or t.shape != tensor.shape or t.dtype != tensor.dtype
+            for t in tensor_list):
+        raise ValueError(f"all_gather: tensor_list must hold {comm.Get_size()} tensors of shape "
+                         f"{tuple(tensor.shape)} and dtype {tensor.dtype}, one per rank")
+    gathered = np.empty((comm.Get_size(),) + values.shape, values.dtype)
+    comm.Allgather(values, gathered)
+    for t, part in zip(tensor_list, gathered):
+        _write(t, part)
+    return _done(async_op)
+
+
+def barrier(group=None, async_op: bool = False, device_ids=None):
+    """Returns once every rank has called it."""
+    world(group).Barrier()
+    return _done(async_op)

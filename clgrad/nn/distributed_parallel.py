@@ -1,0 +1,89 @@
+"""DistributedDataParallel: one model trained by several processes, each on its share of every
+batch. Its parameters and buffers start as rank 0's; every backward pass through its output
+ends with each parameter's .grad averaged over the processes, so each optimizer then takes
+the same step (PyTorch's semantics). clgrad averages them in one MPI call per dtype: a hook
+on the output queues the work for the end of the pass (frontend.backward.queue_callback),
+where the gradients are realized together and read into one host array."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from ..distributed.collectives import broadcast
+from ..distributed.group import mpi, world
+from ..frontend import creation
+from ..frontend.backward import queue_callback
+from ..frontend.grad_mode import is_grad_enabled, no_grad
+from ..frontend.operands import is_tensor
+from ..frontend.tensor import realize
+from .module import Module
+
+
+class DistributedDataParallel(Module):
+    def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,
+                 broadcast_buffers: bool = True, process_group=None, bucket_cap_mb=None,
+                 find_unused_parameters: bool = False, check_reduction: bool = False,
+                 gradient_as_bucket_view: bool = False, static_graph: bool = False):
+        super().__init__()
+        self._comm = world(process_group)
+        self.module = module
+        self.broadcast_buffers = broadcast_buffers
+        self.require_backward_grad_sync = True
+        self._queued = False
+        with no_grad():
+            for t in [*module.parameters(), *module.buffers()]:
+                broadcast(t, 0)
+
+    def forward(self, *inputs, **kwargs):
+        if self.broadcast_buffers and self.training:     # running statistics as rank 0's
+            with no_grad():
+                for b in self.module.buffers():
+                    broadcast(b, 0)
+        out = self.module(*inputs, **kwargs)
+        if is_grad_enabled() and self.require_backward_grad_sync:
+            for t in _tensors(out):
+                if t.requires_grad:
+                    t.register_hook(self._queue_average)
+        return out
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backward passes inside keep their gradients local (accumulating them); the first
+        synced pass after averages the sums."""
+        before, self.require_backward_grad_sync = self.require_backward_grad_sync, False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = before
+
+    def _queue_average(self, grad) -> None:
+        if not self._queued:        # once per pass, whichever outputs it reaches
+            self._queued = True
+            queue_callback(self._average_gradients)
+
+    def _average_gradients(self) -> None:
+        self._queued = False
+        params = [p for p in self.module.parameters() if p.requires_grad]
+        grads = [creation.zeros_like(p) if p.grad is None else p.grad for p in params]
+        realize(*grads)
+        MPI, size = mpi(), self._comm.Get_size()
+        for dtype in {g.dtype for g in grads}:
+            mine = [(p, g) for p, g in zip(params, grads) if g.dtype == dtype]
+            flat = np.concatenate([g.numpy().ravel() for _, g in mine])
+            self._comm.Allreduce(MPI.IN_PLACE, flat, op=MPI.SUM)
+            flat /= size
+            start = 0
+            for p, g in mine:
+                part = flat[start:start + g.numel()].reshape(g.shape)
+                start += g.numel()
+                p.grad = creation.tensor(part, dtype=dtype, device=p.device)
+
+
+def _tensors(out) -> list:
+    """The tensors in a forward's output (a tensor, or lists, tuples and dicts of them)."""
+    if is_tensor(out):
+        return [out]
+    if isinstance(out, dict):
+        out = list(out.values())
+    return [t for item in out for t in _tensors(item)] if isinstance(out, (list, tuple)) else []

@@ -1,0 +1,71 @@
+"""Run by tests/test_distributed.py under `mpiexec -n 2`: collectives and DistributedDataParallel
+checked on each rank, which prints `rank R ok` when every check passed."""
+import numpy as np
+
+import clgrad as cg
+import clgrad.distributed as dist
+import clgrad.nn.functional as F
+from clgrad import nn
+
+dist.init_process_group("mpi")
+rank, size = dist.get_rank(), dist.get_world_size()
+assert dist.is_initialized() and size == 2
+
+# collectives: in place, every rank gets the same answer
+values = cg.tensor([1.0, -2.0, 3.0]) * (rank + 1)
+for op, expected in [(dist.ReduceOp.SUM, [3, -6, 9]), (dist.ReduceOp.MAX, [2, -2, 6]),
+                     (dist.ReduceOp.MIN, [1, -4, 3]), (dist.ReduceOp.PRODUCT, [2, 8, 18])]:
+    t = values.clone()
+    assert dist.all_reduce(t, op=op) is None
+    np.testing.assert_array_equal(t.numpy(), expected)
+counts = cg.arange(4) + 10 * rank
+dist.broadcast(counts, src=1)
+np.testing.assert_array_equal(counts.numpy(), [10, 11, 12, 13])
+gathered = [cg.zeros(2, dtype=cg.int64) for _ in range(size)]
+work = dist.all_gather(gathered, cg.tensor([rank, rank * rank]), async_op=True)
+assert work.wait() and [g.tolist() for g in gathered] == [[0, 0], [1, 1]]
+grid = cg.zeros(2, 3) + rank
+dist.all_reduce(grid[:, 1])         # a view: its base changes
+np.testing.assert_array_equal(grid.numpy(), [[rank, 1, rank]] * 2)
+dist.barrier()
+for bad, error in [(lambda: dist.broadcast(cg.ones(2), src=2), ValueError),
+                   (lambda: dist.all_reduce(cg.ones(2, dtype=cg.bool)), TypeError),
+                   (lambda: dist.all_reduce(cg.ones(2), op="mean"), ValueError),
+                   (lambda: dist.init_process_group("mpi"), ValueError)]:
+    try:
+        bad()
+    except error:
+        pass
+    else:
+        raise AssertionError(f"{bad} did not raise {error.__name__}")
+
+# DistributedDataParallel: rank 0's weights everywhere, gradients averaged over the ranks
+cg.manual_seed(rank)        # different initial weights: DDP replaces them with rank 0's
+model = nn.Sequential(nn.Linear(5, 7), nn.ReLU(), nn.Linear(7, 2))
+ddp = nn.parallel.DistributedDataParallel(model)
+rng = np.random.default_rng(0)
+x, y = rng.standard_normal((8, 5)).astype("f"), rng.standard_normal((8, 2)).astype("f")
+mine = slice(4 * rank, 4 * rank + 4)
+F.mse_loss(ddp(cg.tensor(x[mine])), cg.tensor(y[mine])).backward()
+
+reference = nn.Sequential(nn.Linear(5, 7), nn.ReLU(), nn.Linear(7, 2))
+reference.load_state_dict(model.state_dict())
+F.mse_loss(reference(cg.tensor(x)), cg.tensor(y)).backward()   # the whole batch, one process
+for p, q in zip(model.parameters(), reference.parameters()):
+    np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6)
+weights = model[0].weight.detach().clone()
+dist.broadcast(weights, src=0)
+np.testing.assert_array_equal(weights.numpy(), model[0].weight.detach().numpy())
+
+# no_sync: local sums, then one averaged pass over all of them
+model.zero_grad()
+reference.zero_grad()
+with ddp.no_sync():
+    F.mse_loss(ddp(cg.tensor(x[mine])), cg.tensor(y[mine])).backward()
+local = model[2].bias.grad.numpy().copy()
+F.mse_loss(ddp(cg.tensor(x[mine])), cg.tensor(y[mine])).backward()
+F.mse_loss(reference(cg.tensor(x)), cg.tensor(y)).backward()
+np.testing.assert_allclose(model[2].bias.grad.numpy(), 2 * reference[2].bias.grad.numpy(),
+                           rtol=1e-5, atol=1e-6)
+assert not np.allclose(local * 2, model[2].bias.grad.numpy())  # the pass did average
+print(f"rank {rank} ok", flush=True)
