@@ -1,12 +1,17 @@
 """Train a small CNN on the handwritten digits that ship with scikit-learn (no download).
 
     python examples/train_digits.py [--epochs 12] [--out out/]
+    mpiexec -n 2 python examples/train_digits.py --distributed
 
 1,797 8x8 images, a fixed stratified 75/25 split; prints a progress bar, reaches >= 97% test
 accuracy, writes out/digits_cnn.safetensors (model + optimizer state) and out/digits_curves.png,
 then reloads the checkpoint into a fresh model and checks its accuracy again. The training step
 runs under cg.jit: from its third call on, only its kernels are launched again, with the same
-numbers as the eager step.
+numbers as the eager step. With --distributed, the processes mpiexec starts train one model
+data-parallel over MPI (pip install 'clgrad[distributed]'): each takes its share of every
+batch (DistributedSampler), DistributedDataParallel averages their gradients after each
+backward pass (so that step, which reads gradients back, runs eagerly), and rank 0 reports
+and writes the files.
 """
 from __future__ import annotations
 
@@ -20,8 +25,10 @@ from sklearn.model_selection import train_test_split
 from tqdm import tqdm
 
 import clgrad as cg
+import clgrad.distributed as dist
 import clgrad.nn.functional as F
 from clgrad import nn, optim
+from clgrad.utils.data import DistributedSampler
 
 
 class DigitsCNN(nn.Module):
@@ -70,32 +77,45 @@ def save_curves(history: dict, path: str) -> None:
 
 
 def train(epochs: int = 12, batch_size: int = 64, lr: float = 3e-3, seed: int = 0,
-          out: str = "out", quiet: bool = False) -> dict:
+          out: str = "out", quiet: bool = False, distributed: bool = False) -> dict:
     cg.manual_seed(seed)
     rng = np.random.default_rng(seed)
     x_train, x_test, y_train, y_test = load_data(seed)
+    rank, ranks = 0, 1
+    if distributed:
+        dist.init_process_group("mpi")
+        rank, ranks = dist.get_rank(), dist.get_world_size()
+        quiet = quiet or rank != 0
     model = DigitsCNN()
+    net = nn.parallel.DistributedDataParallel(model) if distributed else model
     optimizer = optim.Adam(model.parameters(), lr=lr)
     scheduler = optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
     test_x = cg.tensor(x_test)
     batches = len(x_train) // batch_size     # full batches only: one set of kernel shapes
+    share = batch_size // ranks              # each process's part of a batch
 
-    @cg.jit     # from the third step on, replays the step's kernels without this Python
     def train_step(x, y):
-        loss = F.cross_entropy(model(x), y)
+        loss = F.cross_entropy(net(x), y)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
         return loss
+    if not distributed:     # from the third step on, replays the step's kernels alone
+        train_step = cg.jit(train_step)
 
     history = {"step": [], "loss": [], "test_acc": []}
     start = time.perf_counter()
     for epoch in range(epochs):
-        order = rng.permutation(len(x_train))
+        if distributed:
+            sampler = DistributedSampler(x_train, seed=seed)
+            sampler.set_epoch(epoch)
+            order = np.fromiter(sampler, np.int64)
+        else:
+            order = rng.permutation(len(x_train))
         bar = tqdm(range(batches), desc=f"epoch {epoch + 1}/{epochs}", leave=False,
                    disable=quiet, ncols=90)
         for b in bar:
-            idx = order[b * batch_size:(b + 1) * batch_size]
+            idx = order[b * share:(b + 1) * share]
             loss = train_step(cg.tensor(x_train[idx]), cg.tensor(y_train[idx]))
             history["step"].append(epoch * batches + b)
             history["loss"].append(loss.item())
@@ -106,6 +126,9 @@ def train(epochs: int = 12, batch_size: int = 64, lr: float = 3e-3, seed: int = 
             tqdm.write(f"epoch {epoch + 1:2d}  loss {np.mean(history['loss'][-batches:]):.4f}  "
                        f"test accuracy {history['test_acc'][-1]:.4f}")
     seconds = time.perf_counter() - start
+    if rank != 0:
+        return {"test_acc": history["test_acc"][-1], "seconds": seconds,
+                "first_loss": history["loss"][0], "last_loss": history["loss"][-1]}
 
     os.makedirs(out, exist_ok=True)
     checkpoint = os.path.join(out, "digits_cnn.safetensors")
@@ -122,7 +145,8 @@ def train(epochs: int = 12, batch_size: int = 64, lr: float = 3e-3, seed: int = 
               "seconds": seconds, "checkpoint": checkpoint, "curves": curves,
               "first_loss": history["loss"][0], "last_loss": history["loss"][-1]}
     if not quiet:
-        print(f"trained {epochs} epochs in {seconds:.1f} s: test accuracy "
+        processes = f" on {ranks} processes" if distributed else ""
+        print(f"trained {epochs} epochs{processes} in {seconds:.1f} s: test accuracy "
               f"{result['test_acc']:.4f} on {len(y_test)} images")
         print(f"checkpoint {checkpoint}, curves {curves}; reloaded model accuracy "
               f"{reloaded_acc:.4f}")
@@ -136,8 +160,11 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="out", help="output directory (default out/)")
+    parser.add_argument("--distributed", action="store_true",
+                        help="train data-parallel over MPI, one process per mpiexec rank")
     args = parser.parse_args()
-    train(args.epochs, args.batch_size, args.lr, args.seed, args.out)
+    train(args.epochs, args.batch_size, args.lr, args.seed, args.out,
+          distributed=args.distributed)
 
 
 if __name__ == "__main__":
