@@ -3,6 +3,8 @@ read into host memory, MPI combines the ranks' arrays, and the result is written
 (inplace.overwrite). On clgrad's CPU devices the host memory is the device's."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..frontend import creation, inplace
@@ -32,6 +34,16 @@ class _Done:
 
     def is_completed(self) -> bool:
         return True
+
+
+def finish(request) -> None:
+    """Waits for a nonblocking MPI call, sleeping between tests: MPI's own wait spins, and a
+    process spinning on a core takes it from the others' kernels."""
+    while not request.Test():
+        time.sleep(_POLL_S)
+
+
+_POLL_S = 50e-6
 
 
 def _done(async_op: bool):
@@ -66,7 +78,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
                          f"PRODUCT, MIN or MAX)")
     values = _host_copy("all_reduce", tensor)
     MPI = mpi()
-    comm.Allreduce(MPI.IN_PLACE, values, op=getattr(MPI, _MPI_OPS[op]))
+    finish(comm.Iallreduce(MPI.IN_PLACE, values, op=getattr(MPI, _MPI_OPS[op])))
     _write(tensor, values)
     return _done(async_op)
 
@@ -76,7 +88,7 @@ def broadcast(tensor, src: int, group=None, async_op: bool = False):
     comm = world(group)
     _check_rank("broadcast", "src", src, comm)
     values = _host_copy("broadcast", tensor)
-    comm.Bcast(values, root=src)
+    finish(comm.Ibcast(values, root=src))
     if comm.Get_rank() != src:
         _write(tensor, values)
     return _done(async_op)
@@ -93,7 +105,7 @@ def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
         raise ValueError(f"all_gather: tensor_list must hold {comm.Get_size()} tensors of shape "
                          f"{tuple(tensor.shape)} and dtype {tensor.dtype}, one per rank")
     gathered = np.empty((comm.Get_size(),) + values.shape, values.dtype)
-    comm.Allgather(values, gathered)
+    finish(comm.Iallgather(values, gathered))
     for t, part in zip(tensor_list, gathered):
         _write(t, part)
     return _done(async_op)
@@ -101,5 +113,5 @@ def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
 
 def barrier(group=None, async_op: bool = False, device_ids=None):
     """Returns once every rank has called it."""
-    world(group).Barrier()
+    finish(world(group).Ibarrier())
     return _done(async_op)

@@ -3,20 +3,19 @@ batch. Its parameters and buffers start as rank 0's; every backward pass through
 ends with each parameter's .grad averaged over the processes, so each optimizer then takes
 the same step (PyTorch's semantics). clgrad averages them in one MPI call per dtype: a hook
 on the output queues the work for the end of the pass (frontend.backward.queue_callback),
-where the gradients are realized together and read into one host array."""
+where the gradients are computed into one bucket, which MPI sums in place (on a CPU device a
+tensor's numpy() is its memory), and each .grad becomes a view of it."""
 from __future__ import annotations
 
 import contextlib
 
-import numpy as np
-
-from ..distributed.collectives import broadcast
+from ..distributed.collectives import broadcast, finish
 from ..distributed.group import mpi, world
 from ..frontend import creation
 from ..frontend.backward import queue_callback
 from ..frontend.grad_mode import is_grad_enabled, no_grad
 from ..frontend.operands import is_tensor
-from ..frontend.tensor import realize
+from ..frontend.joining import cat
 from .module import Module
 
 
@@ -66,18 +65,20 @@ class DistributedDataParallel(Module):
         self._queued = False
         params = [p for p in self.module.parameters() if p.requires_grad]
         grads = [creation.zeros_like(p) if p.grad is None else p.grad for p in params]
-        realize(*grads)
         MPI, size = mpi(), self._comm.Get_size()
         for dtype in {g.dtype for g in grads}:
             mine = [(p, g) for p, g in zip(params, grads) if g.dtype == dtype]
-            flat = np.concatenate([g.numpy().ravel() for _, g in mine])
-            self._comm.Allreduce(MPI.IN_PLACE, flat, op=MPI.SUM)
-            flat /= size
+            # one bucket: on a CPU device its numpy() is its memory, which MPI sums into
+            bucket = cat([g.reshape(-1) for _, g in mine])
+            values = bucket.numpy()
+            finish(self._comm.Iallreduce(MPI.IN_PLACE, values, op=MPI.SUM))
+            values /= size
+            if not bucket.device.shares_host_memory:
+                bucket = creation.tensor(values, dtype=dtype, device=bucket.device)
             start = 0
             for p, g in mine:
-                part = flat[start:start + g.numel()].reshape(g.shape)
+                p.grad = bucket[start:start + g.numel()].view(g.shape)
                 start += g.numel()
-                p.grad = creation.tensor(part, dtype=dtype, device=p.device)
 
 
 def _tensors(out) -> list:
