@@ -1,7 +1,8 @@
 """`python -m bench [--only W4] [--quick] [--device cpu:pocl]`: one table, a row per workload,
 with clgrad, NumPy and PyTorch eager times measured in this run and their ratios to clgrad,
-under a line naming the device, its runtime and the CPU; then the cold start (--only COLD)
-and plain training loops (--only LOOPS) timed whole in fresh processes."""
+under a line naming the device, its runtime and the CPU; then the cold start (--only COLD),
+plain training loops (--only LOOPS) and a data-parallel step over two processes (--only W9),
+timed in fresh processes."""
 from __future__ import annotations
 
 import argparse
@@ -13,7 +14,7 @@ import clgrad as cg
 from clgrad.config import config
 from clgrad.runtime.host import cpu_name
 
-from . import coldstart, loops
+from . import coldstart, distributed, loops
 from .registry import WORKLOADS, try_torch
 from .timing import median_seconds
 
@@ -36,7 +37,7 @@ def _gflops(flop: float | None, seconds: float | None) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--only", action="append", default=[],
-                        help="run only these workload ids (W1 ... W8, COLD, LOOPS); repeatable")
+                        help="run only these workload ids (W1 ... W9, COLD, LOOPS); repeatable")
     parser.add_argument("--quick", action="store_true", help="fewer timed repeats")
     parser.add_argument("--device", help="clgrad device: cpu, cpu:intel, cpu:pocl, gpu, cl:P:D")
     args = parser.parse_args(argv)
@@ -49,7 +50,7 @@ def main(argv=None) -> int:
         importlib.import_module(f".{module}", __package__)
     wanted = {w.upper() for w in args.only}
     chosen = [w for w in WORKLOADS if not wanted or w.id in wanted]
-    if not chosen and not wanted & {"COLD", "LOOPS"}:
+    if not chosen and not wanted & {"COLD", "LOOPS", "W9"}:
         parser.error(f"no workload matches {sorted(wanted)}")
 
     has_torch = try_torch() is not None
@@ -74,7 +75,8 @@ def main(argv=None) -> int:
         rows.append(row)
         print(f"  done {w.id} {w.name}", file=sys.stderr, flush=True)
         del case
-    _print_table(header, rows)
+    if chosen:
+        _print_table(header, rows)
     if not wanted or "COLD" in wanted:
         print("\ncold start: first W1 step in a fresh process")
         cold = [[what, f"{imp:.2f}", f"{first:.2f}"] for what, imp, first in coldstart.rows(has_torch)]
@@ -86,6 +88,12 @@ def main(argv=None) -> int:
         _print_table(["loop", "clgrad s", "torch s", "torch/clgrad"],
                      [[what, _s(ours), _s(theirs), "-" if ours is None or theirs is None
                        else _ratio(theirs, ours)] for what, ours, theirs in found])
+    if not wanted or "W9" in wanted:
+        print("\nW9: a data-parallel step, two processes under mpiexec")
+        _print_table(["step", "clgrad ms", "torch ms", "torch/clgrad"],
+                     [[what, _ms(ours), _ms(theirs), "-" if ours is None or theirs is None
+                       else _ratio(theirs, ours)]
+                      for what, ours, theirs in distributed.rows(has_torch)])
     return 0
 
 
