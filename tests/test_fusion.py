@@ -1,4 +1,5 @@
 """Kernel counts from cg.compile: what fuses, and that fused results stay correct."""
+import re
 import sys
 from pathlib import Path
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 
 import clgrad as cg
+import clgrad.nn.functional as F
 
 from helpers import check
 
@@ -64,6 +66,33 @@ def test_matmul_epilogue_fuses_bias_and_relu():
     assert len(cg.compile(y)) == 1
     ref = np.maximum(x.numpy() @ w.numpy() + b.numpy(), 0)
     np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+def _outputs(kernel) -> int:
+    return len(re.findall(r"__global \w+\* restrict out\d+", kernel.source))
+
+
+@pytest.mark.parametrize("rows, width", [(1, 1), (4, 5), (64, 3)])
+def test_a_linear_on_three_dims_adds_its_bias_in_the_products_kernel(rows, width):
+    """A Linear on (B, T, C) multiplies (B*T, C) and adds the bias to a reshape of the
+    product: the add joins the product's kernel, which stores the product too only when
+    something else reads it."""
+    x, w, b = cg.randn(rows, width, 24), cg.randn(40, 24), cg.randn(40)
+    ref = x.numpy() @ w.numpy().T + b.numpy()
+    for grad in (True, False):
+        with cg.set_grad_enabled(grad):
+            y = F.linear(x, w, b)
+            gelu = F.gelu(F.linear(x, w, b))
+            product = x.reshape(-1, 24) @ w.T
+        (alone,) = cg.compile(y).kernels
+        (read_too,) = cg.compile(gelu, product).kernels
+        assert alone.name.startswith("M_") and (_outputs(alone), _outputs(read_too)) == (1, 2)
+        np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-4)
+        cg.realize(gelu, product)
+        np.testing.assert_allclose(product.numpy(), ref.reshape(-1, 40) - b.numpy(),
+                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(gelu.numpy(), F.gelu(cg.tensor(ref)).numpy(), rtol=1e-4,
+                                   atol=1e-4)
 
 
 def test_transposed_matmul_epilogue_stores_per_lane():

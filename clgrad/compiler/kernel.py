@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .ir import BufferRef, Node
-from .ops import ELEMENTWISE
+from .ops import ELEMENTWISE, Op
 
 
 @dataclass
@@ -16,10 +16,10 @@ class KernelSpec:
     inputs: dict[Node, BufferRef]              # nodes read from buffers
     reductions: list[Node] = field(default_factory=list)   # fused, in dependency order
 
-    def input_reads(self, root: Node) -> tuple[list[Node], set[Node]]:
-        """The inputs root is computed from at its own index (through elementwise ops only),
-        in the order met, and those it reads at some other index (through a movement op or
-        a reduction)."""
+    def input_reads(self, root: Node, reshapes: bool = False) -> tuple[list[Node], set[Node]]:
+        """The inputs root is computed from at its own index (through elementwise ops only,
+        and reshapes when asked: their flat index is root's), in the order met, and those it
+        reads at some other index (through a movement op or a reduction)."""
         same: dict[Node, None] = {}
         elsewhere: set[Node] = set()
         stack, seen = [(root, True)], set()
@@ -34,7 +34,8 @@ class KernelSpec:
                 else:
                     elsewhere.add(node)
                 continue
-            stack.extend((s, at_index and node.op in ELEMENTWISE) for s in node.src)
+            keeps = node.op in ELEMENTWISE or (reshapes and node.op is Op.RESHAPE)
+            stack.extend((s, at_index and keeps) for s in node.src)
         return list(same), elsewhere
 
     def nodes(self) -> list[Node]:

@@ -443,9 +443,12 @@ class MatmulWriter(KernelWriter):
 
     def _store_outputs(self, dims: tuple[sym.Lin, ...]) -> None:
         """A matmul kernel's outputs (the product, finished by its epilogue, and an
-        elementwise consumer's result of its shape) stored at dims, the products in `fused`."""
+        elementwise consumer's result of as many elements, at the same flat index) stored at
+        dims of the product, the products in `fused`."""
+        (mm,) = self.spec.reductions
+        at = Index(mm.shape, dims=dims)
         for node, _ in self.spec.outputs:
-            index = Index(node.shape, dims=dims)
+            index = at if node.shape == mm.shape else Index(node.shape, flat=at.as_flat())
             self.store(node, index.as_flat(), self.value(node, index))
 
 

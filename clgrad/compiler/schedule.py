@@ -187,7 +187,24 @@ class Scheduler:
             elif root.numel:            # an empty tensor needs a buffer but no kernel
                 specs.append(self._kernel(root, ref, outputs))
             outputs[root] = ref
-        return _merge_elementwise(specs), outputs
+        specs = _merge_elementwise(specs)
+        self._drop_unread_products(specs, outputs)
+        return specs, outputs
+
+    def _drop_unread_products(self, specs: list[KernelSpec], outputs: dict) -> None:
+        """A matmul kernel that took in the elementwise kernel reading its product through a
+        reshape (a Linear's bias on (B, T, C)) stores the product only if another kernel or
+        the caller reads it."""
+        read = {ref.id for spec in specs for ref in spec.inputs.values()}
+        targets = set(self.targets)
+        for spec in specs:
+            if spec.kind != "matmul" or len(spec.outputs) < 2:
+                continue
+            (mm,) = spec.reductions
+            if mm not in targets and all(node is not mm or ref.id not in read
+                                         for node, ref in spec.outputs):
+                spec.outputs = [(node, ref) for node, ref in spec.outputs if node is not mm]
+                outputs.pop(mm, None)
 
     def _detached_scatter(self, root: Node) -> bool:
         """Whether root detaches a scatter that nothing else reads."""
@@ -316,7 +333,7 @@ def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
         return set()
     same, elsewhere = set(), set()
     for node, _ in spec.outputs:
-        at_index, other = spec.input_reads(node)
+        at_index, other = spec.input_reads(node, reshapes=True)
         same.update(at_index)
         elsewhere |= other
     groups, apart = set(), set()
@@ -339,9 +356,13 @@ def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
 
 def _ends_at(producer: KernelSpec, shape: tuple[int, ...]) -> bool:
     """Whether producer's kernel can go on to compute elementwise results of shape, each at
-    its own index: an elementwise or matmul kernel of that shape, or a reduction's with one
-    row per element (after its loops, a row's work-item computes the row's results)."""
-    if producer.kind in ("elementwise", "matmul"):
+    its own index: an elementwise kernel of that shape, a matmul's of as many elements (a
+    Linear on (B, T, C) computes (B*T, C): its bias is added to a reshape of the product,
+    read at the product's flat index), or a reduction's with one row per element (after
+    its loops, a row's work-item computes the row's results)."""
+    if producer.kind == "matmul":
+        return math.prod(producer.shape) == math.prod(shape)
+    if producer.kind == "elementwise":
         return producer.shape == shape
     if producer.kind != "reduce" or shape == producer.shape:
         return False
