@@ -68,4 +68,23 @@ F.mse_loss(reference(cg.tensor(x)), cg.tensor(y)).backward()
 np.testing.assert_allclose(model[2].bias.grad.numpy(), 2 * reference[2].bias.grad.numpy(),
                            rtol=1e-5, atol=1e-6)
 assert not np.allclose(local * 2, model[2].bias.grad.numpy())  # the pass did average
+
+
+class TwoDtypes(nn.Module):
+    """A float32 and a float64 parameter: a bucket for each, in the same order on each rank."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Parameter(cg.ones(3))
+        self.b = nn.Parameter(cg.ones(2, dtype=cg.float64))
+
+    def forward(self, x):
+        return (self.a * x).sum() + (self.b * x[:2].double()).sum()
+
+
+two = nn.parallel.DistributedDataParallel(TwoDtypes())
+two(cg.full((3,), rank + 1.0)).backward()
+np.testing.assert_array_equal(two.module.a.grad.numpy(), [1.5] * 3)
+np.testing.assert_array_equal(two.module.b.grad.numpy(), [1.5] * 2)
+assert two.module.b.grad.dtype == cg.float64
 print(f"rank {rank} ok", flush=True)

@@ -36,14 +36,14 @@ class _Done:
         return True
 
 
+_POLL_S = 50e-6     # between tests of a nonblocking call: 5.7-7.1 ms a W9 step, 8.2-8.6 spinning
+
+
 def finish(request) -> None:
     """Waits for a nonblocking MPI call, sleeping between tests: MPI's own wait spins, and a
     process spinning on a core takes it from the others' kernels."""
     while not request.Test():
         time.sleep(_POLL_S)
-
-
-_POLL_S = 50e-6
 
 
 def _done(async_op: bool):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
 from ..distributed.collectives import broadcast, finish
 from ..distributed.group import mpi, world
 from ..frontend import creation
@@ -66,14 +68,14 @@ class DistributedDataParallel(Module):
         params = [p for p in self.module.parameters() if p.requires_grad]
         grads = [creation.zeros_like(p) if p.grad is None else p.grad for p in params]
         MPI, size = mpi(), self._comm.Get_size()
-        for dtype in {g.dtype for g in grads}:
+        for dtype in dict.fromkeys(g.dtype for g in grads):    # the same order on every rank
             mine = [(p, g) for p, g in zip(params, grads) if g.dtype == dtype]
             # one bucket: on a CPU device its numpy() is its memory, which MPI sums into
             bucket = cat([g.reshape(-1) for _, g in mine])
             values = bucket.numpy()
             finish(self._comm.Iallreduce(MPI.IN_PLACE, values, op=MPI.SUM))
             values /= size
-            if not bucket.device.shares_host_memory:
+            if not np.shares_memory(values, bucket.numpy()):     # a copy (a GPU's memory)
                 bucket = creation.tensor(values, dtype=dtype, device=bucket.device)
             start = 0
             for p, g in mine:
