@@ -6,7 +6,7 @@
 1,797 8x8 images, a fixed stratified 75/25 split; prints a progress bar, reaches >= 97% test
 accuracy, writes out/digits_cnn.safetensors (model + optimizer state) and out/digits_curves.png,
 then reloads the checkpoint into a fresh model and checks its accuracy again. The training step
-runs under cg.jit: from its third call on, only its kernels are launched again, with the same
+runs under cg.jit: from its fourth call on, only its kernels are launched again, with the same
 numbers as the eager step. With --distributed, the processes mpiexec starts train one model
 data-parallel over MPI (pip install 'clgrad[distributed]'): each takes its share of every
 batch (DistributedSampler), DistributedDataParallel averages their gradients after each
@@ -100,7 +100,7 @@ def train(epochs: int = 12, batch_size: int = 64, lr: float = 3e-3, seed: int = 
         loss.backward()
         optimizer.step()
         return loss
-    if not distributed:     # from the third step on, replays the step's kernels alone
+    if not distributed:     # from the fourth step on, replays the step's kernels alone
         train_step = cg.jit(train_step)
 
     history = {"step": [], "loss": [], "test_acc": []}

@@ -4,7 +4,7 @@
 
 The text is every top-level module of the running Python's standard library, in printable
 ASCII; the last tenth is held out for validation. The model: 4 pre-norm transformer blocks of
-4 heads, 128 wide, over 64 characters. The training step runs under cg.jit (from its third
+4 heads, 128 wide, over 64 characters. The training step runs under cg.jit (from its fourth
 call on, only its kernels are launched again); a progress bar shows the training loss, and the
 validation loss is measured every --eval-every steps. At the end it writes out/gpt.safetensors
 (model + optimizer state) and out/gpt_curves.png, reloads the checkpoint into a fresh model
@@ -205,7 +205,7 @@ def train(steps: int = 1500, batch_size: int = 16, lr: float = 1e-3, eval_every:
                    for _ in range(8)]
     validation_loss = evaluator(model, val_batches)
 
-    @cg.jit     # from the third step on, replays the step's kernels without this Python
+    @cg.jit     # from the fourth step on, replays the step's kernels without this Python
     def train_step(x, y):
         loss = F.cross_entropy(model(x).view(-1, len(CHARS)), y.view(-1))
         optimizer.zero_grad()
