@@ -331,19 +331,22 @@ def _same_index_producers(spec: KernelSpec, merged, writer) -> set[int]:
     index."""
     if spec.kind != "elementwise":
         return set()
-    same, elsewhere = set(), set()
+    same, reshaped, elsewhere = set(), set(), set()
     for node, _ in spec.outputs:
         at_index, other = spec.input_reads(node, reshapes=True)
         same.update(at_index)
+        reshaped.update(set(at_index) - set(spec.input_reads(node)[0]))
         elsewhere |= other
     groups, apart = set(), set()
     for n in same:
         g = writer.get(spec.inputs[n].id)
         if g is not None:
             # only a kernel that computes the very node read joins: a scatter's fill kernel
-            # computes the fill value, and merged would read the buffer it writes
-            computes = any(n is o for o, _ in merged[g].outputs)
-            (groups if computes else apart).add(g)
+            # computes the fill value, and merged would read the buffer it writes; read
+            # through a reshape, only a matmul's product (its epilogue stores by flat index)
+            joins = any(n is o for o, _ in merged[g].outputs) and (
+                n not in reshaped or merged[g].kind == "matmul")
+            (groups if joins else apart).add(g)
     apart |= {writer.get(spec.inputs[n].id) for n in elsewhere}
     groups = {g for g in groups - apart
               if merged[g] is not None and _ends_at(merged[g], spec.shape)}
