@@ -195,6 +195,17 @@ def test_logsumexp_rows_with_infinities():
     check(lambda t: t.logsumexp(1), x[2:])
 
 
+@pytest.mark.parametrize("length", [5, 37])
+def test_logsumexp_of_a_row_with_inf_has_zero_gradient_where_exp_overflows(length):
+    # exp(x) overflows for x = 100 while x is finite: PyTorch's gradient, exp(x - inf), is 0
+    # there; one shifted by 0 was exp(100) / inf = NaN (fuzz seed 19401444)
+    x = make((3, length))
+    x[:, 1] = [inf, inf, 100.0]
+    x[:2, 2] = 100.0
+    check(lambda t: t.logsumexp(1), x.astype(np.float64))
+    check(lambda t: t.exp().abs().logsumexp(1), np.where(x == inf, 100.0, x / 8))
+
+
 def test_infinities_after_a_matmul():
     # a matmul's kernel runs in 3 dims, and its epilogue's inf constant (the largest float's
     # bits plus get_work_dim()) was a NaN: logsumexp over one element took the inf max for

@@ -10,6 +10,7 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from .backward import record
 from .operands import as_float, normalize_dim, normalize_dims
+from .type_info import finfo
 
 MaxResult = namedtuple("max", ["values", "indices"])
 MinResult = namedtuple("min", ["values", "indices"])
@@ -392,12 +393,14 @@ def logsumexp_node(node: ir.Node, axis: int) -> ir.Node:
     """log(sum(exp(x))) along axis, kept as size 1, stable for large x. The shift by the max
     m cancels, so its gradient is zero up to rounding: detached, m's rule (a tie count and
     its division) is not built, walked or run, and the gradient is g * softmax as PyTorch's.
-    An infinite m shifts by 0 instead, as in PyTorch (x - m would be inf - inf): a row of
-    -inf gives -inf, a row with +inf gives +inf. Over nothing: log(0) = -inf."""
+    An infinite m would give inf - inf: a row of -inf shifts by 0 (it gives -inf), a row with
+    +inf by the dtype's largest finite value (it gives +inf), so that the gradient, exp(x - m)
+    / sum, is 0 for its finite elements, as PyTorch's exp(x - logsumexp) (shifted by 0, an
+    element whose exp overflowed gave inf / inf: fuzz seed 19401444). Over nothing: -inf."""
     if node.numel == 0:
         return reduce_node(Op.SUM, node.exp(), (axis,)).log()
     m = node.max((axis,)).detach()
-    m = m.abs().eq(math.inf).where(0, m)
+    m = m.eq(math.inf).where(finfo(node.dtype).max, m.eq(-math.inf).where(0, m))
     shifted = (node - m.expand(node.shape)).exp()
     return m + shifted.sum((axis,)).log()
 
