@@ -172,3 +172,13 @@ def test_generator_keeps_no_product_whose_order_decides_inf_or_nan():
         x = Value("x", torch.tensor([row]))
         assert _order_decides_product(x, (1,)) == decided, row
         assert not _order_decides_product(x, (0,))     # rows of one element
+
+
+@pytest.mark.parametrize("seed", [19401444, 19410532])
+def test_graphs_the_fuzz_once_found_wrong_are_right(seed, tmp_path):
+    # 19401444: logsumexp's gradient over a row holding +inf; 19410532: a sin computed with
+    # its gradient's cos as one sincos, beside an inf lane on PoCL
+    opts = fuzzing.Options(cg.device().spec, edges=True, out=str(tmp_path), batch=1,
+                           timeout=120)
+    results = fuzzing.run_seeds([seed], opts, log=io.StringIO())
+    assert results[seed]["status"] == "ok", results[seed]

@@ -123,7 +123,8 @@ def test_sine_and_cosine_of_one_value_are_one_call():
     check(lambda x: x.sin().sin().sin().sum(), (16,))
     x = cg.randn(16, requires_grad=True)
     (grad,) = cg.autograd.grad(x.cos().cos().cos().sum(), [x])
-    assert "sincos(" in sources(grad)
+    # (not on PoCL, whose vector sin and cos take their far lanes apart: the next test)
+    assert ("sincos(" in sources(grad)) != (x.device.runtime == "pocl")
 
 
 def test_cosine_of_a_value_is_one_float_beside_its_sine_or_not():

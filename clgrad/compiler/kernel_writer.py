@@ -150,7 +150,11 @@ class KernelWriter:
 
     @functools.cached_property
     def _trig_pairs(self) -> dict[Node, tuple[Node, Node]]:
-        """Values whose sine and cosine the kernel both computes: source -> (sin, cos)."""
+        """Values whose sine and cosine the kernel both computes: source -> (sin, cos). None
+        on a target whose vector sin and cos need their far lanes taken apart (PoCL's): a
+        sincos would skip that (a sin's gradient, fuzz seed 19410532)."""
+        if self.target.far_trig:
+            return {}
         trig: dict[Node, dict[Op, Node]] = {}
         for root, _ in self.spec.outputs:
             for node in kernel_graph(root, self.spec, lambda n: True):
