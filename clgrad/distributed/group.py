@@ -1,6 +1,8 @@
 """The process group: MPI's world communicator once init_process_group has run."""
 from __future__ import annotations
 
+import importlib.util
+
 _world = None       # mpi4py's COMM_WORLD, from init_process_group until destroy_process_group
 
 _INSTALL = "clgrad.distributed runs over MPI through mpi4py: pip install 'clgrad[distributed]'"
@@ -17,7 +19,6 @@ def mpi():
 
 def is_available() -> bool:
     """Whether mpi4py can be imported (without starting MPI)."""
-    import importlib.util
     return importlib.util.find_spec("mpi4py") is not None
 
 
@@ -43,7 +44,7 @@ def init_process_group(backend: str | None = "mpi", init_method=None, timeout=No
 
 def destroy_process_group(group=None) -> None:
     global _world
-    world()
+    world(group)        # (raises as the collectives do without a group, or with another)
     _world = None
 
 
