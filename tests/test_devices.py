@@ -16,7 +16,7 @@ import pytest
 import clgrad as cg
 from clgrad.config import config
 from clgrad.runtime import device as device_module
-from clgrad.runtime import icd, probe
+from clgrad.runtime import core_share, icd, probe
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -104,6 +104,31 @@ def test_a_users_vendor_folder_is_left_alone(tmp_path, monkeypatch):
     with icd.runtimes_visible():
         assert os.environ["OCL_ICD_VENDORS"] == str(tmp_path)
     assert os.environ["OCL_ICD_VENDORS"] == str(tmp_path) and not any(tmp_path.iterdir())
+
+
+def test_processes_of_an_mpi_job_share_the_cores_among_the_runtimes():
+    assert core_share.worker_limits({}, 16) == {}
+    assert core_share.worker_limits({"MPI_LOCALNRANKS": "1"}, 16) == {}
+    assert core_share.worker_limits({"MPI_LOCALNRANKS": "2"}, 16) == {
+        "CL_CONFIG_CPU_TBB_NUM_WORKERS": "8", "POCL_MAX_PTHREAD_COUNT": "8"}
+    assert core_share.worker_limits({"OMPI_COMM_WORLD_LOCAL_SIZE": "3"}, 2) == {
+        "CL_CONFIG_CPU_TBB_NUM_WORKERS": "1", "POCL_MAX_PTHREAD_COUNT": "1"}
+    # a runtime whose limit the user set, by either of its names, keeps it
+    assert core_share.worker_limits({"MPI_LOCALNRANKS": "4", "DPCPP_CPU_NUM_CUS": "2"},
+                                    8) == {"POCL_MAX_PTHREAD_COUNT": "2"}
+
+
+def test_a_process_started_by_an_mpi_launcher_limits_each_runtimes_workers():
+    limits = ("CL_CONFIG_CPU_TBB_NUM_WORKERS", "DPCPP_CPU_NUM_CUS", "POCL_MAX_PTHREAD_COUNT")
+    env = {k: v for k, v in os.environ.items() if k not in limits}
+    env["MPI_LOCALNRANKS"] = "2"
+    script = ("import os, clgrad as cg; print(cg.arange(10.0).sum().item()); "
+              f"print([os.environ.get(k) for k in {limits!r}])")
+    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=120, check=True)
+    total, values = done.stdout.splitlines()
+    share = str(max(1, len(os.sched_getaffinity(0)) // 2))
+    assert total == "45.0" and values == repr([share, None, share])
 
 
 def test_a_device_that_cannot_build_is_skipped_and_said(broken, capsys):

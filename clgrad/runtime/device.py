@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import pyopencl as cl
 
 from ..config import config
-from . import icd, pocl_store, probe
+from . import core_share, icd, pocl_store, probe
 from .buffer import Buffer, BufferPool
 from .program import Kernel, Program, get_kernels, get_program
 
@@ -169,6 +169,7 @@ def _drain_at_exit(queue: cl.CommandQueue) -> None:
 
 @functools.cache
 def _all_devices() -> tuple[Device, ...]:
+    core_share.share_cores()
     with icd.runtimes_visible(), pocl_store.private_cache():
         try:
             platforms = cl.get_platforms()
