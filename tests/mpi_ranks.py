@@ -24,6 +24,9 @@ np.testing.assert_array_equal(counts.numpy(), [10, 11, 12, 13])
 gathered = [cg.zeros(2, dtype=cg.int64) for _ in range(size)]
 work = dist.all_gather(gathered, cg.tensor([rank, rank * rank]), async_op=True)
 assert work.wait() and [g.tolist() for g in gathered] == [[0, 0], [1, 1]]
+halves = cg.tensor([0.5, -1.5, 2048.0], dtype=cg.float16) * (rank + 1)
+dist.all_reduce(halves)             # float16: MPICH has a type for it
+assert halves.dtype == cg.float16 and halves.tolist() == [1.5, -4.5, 6144.0]
 grid = cg.zeros(2, 3) + rank
 dist.all_reduce(grid[:, 1])         # a view: its base changes
 np.testing.assert_array_equal(grid.numpy(), [[rank, 1, rank]] * 2)

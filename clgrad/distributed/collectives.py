@@ -3,6 +3,7 @@ read into host memory, MPI combines the ranks' arrays, and the result is written
 (inplace.overwrite). On clgrad's CPU devices the host memory is the device's."""
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -11,8 +12,8 @@ from ..frontend import creation, inplace
 from ..frontend.operands import is_tensor
 from .group import mpi, world
 
-# dtypes MPI reduces as numbers (bool, float16 and bfloat16 have no MPI type mpi4py maps)
-_MPI_DTYPES = {"float32", "float64", "int8", "uint8", "int16", "int32", "int64"}
+# dtypes every MPI reduces as numbers (bool and bfloat16 have no MPI type mpi4py maps)
+_MPI_DTYPES = frozenset({"float32", "float64", "int8", "uint8", "int16", "int32", "int64"})
 
 
 class ReduceOp:
@@ -57,13 +58,24 @@ def _done(async_op: bool):
     return _Done() if async_op else None
 
 
+@functools.cache
+def _sendable_dtypes() -> frozenset[str]:
+    """_MPI_DTYPES, and float16 where this MPI has a type for it (MPICH's extension)."""
+    from mpi4py.util import dtlib
+    try:
+        half = dtlib.from_numpy_dtype(np.float16) != mpi().DATATYPE_NULL
+    except (KeyError, ValueError):
+        half = False
+    return _MPI_DTYPES | {"float16"} if half else _MPI_DTYPES
+
+
 def _host_copy(op: str, t) -> np.ndarray:
     """t's values in a NumPy array of its own, for MPI to write."""
     if not is_tensor(t):
         raise TypeError(f"{op}: expected a Tensor, got {type(t).__name__}")
-    if t.dtype.name not in _MPI_DTYPES:
+    if t.dtype.name not in _sendable_dtypes():
         raise TypeError(f"{op}: tensors of dtype {t.dtype} cannot be sent over MPI "
-                        f"(expected one of {', '.join(sorted(_MPI_DTYPES))})")
+                        f"(expected one of {', '.join(sorted(_sendable_dtypes()))})")
     return np.array(t.detach().numpy(), order="C", copy=True)
 
 
