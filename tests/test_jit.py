@@ -311,6 +311,31 @@ def test_jit_replays_gradients_accumulating_in_grad():
     np.testing.assert_array_equal(jitted.grad.numpy(), 2 * values)
 
 
+def test_jit_replays_host_work_between_its_kernels_on_each_replays_values():
+    from clgrad.frontend.jit_protocol import on_host
+    calls = []
+
+    def floor_on_host(arrays):
+        calls.append(arrays[0].copy())
+        return [np.floor(a) for a in arrays]
+
+    w = cg.from_numpy(np.array([0.5, 1.5], np.float32))
+
+    def step(x):
+        y, = on_host("floor", floor_on_host, [x * 3 + w])
+        w.add_(y)                   # kernels after the host work read its result
+        return y * 2
+
+    jitted, expected_w = cg.jit(step), np.array([0.5, 1.5], np.float32)
+    for i in range(6):
+        x = np.array([i + 0.25, -i], np.float32)
+        y = np.floor(x * 3 + expected_w)
+        expected_w += y
+        np.testing.assert_array_equal(jitted(cg.from_numpy(x)).numpy(), 2 * y)
+        np.testing.assert_array_equal(w.numpy(), expected_w)
+    assert jitted.replaying and len(calls) == 6
+
+
 def test_jit_keeps_a_step_eager_whose_calls_differ():
     w = cg.from_numpy(np.array([1.0, 2.0], np.float32))
     count = iter(range(1, 100))

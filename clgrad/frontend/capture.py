@@ -72,7 +72,9 @@ def capture(fn, args, kwargs, inputs) -> tuple:
     result = restore(kind, outputs, lambda t: t)
     before = recording.before
     try:
-        if recording.transfers != sum(n for *_, n in recording.prologue):
+        host_transfers = sum(entry.transfers for entry in recording.log
+                             if isinstance(entry, jit_protocol.HostWork))
+        if recording.transfers != sum(n for *_, n in recording.prologue) + host_transfers:
             raise _NotReplayable("copies data between host and device (item(), numpy(), "
                                  "tensors made from host data)")
         if isinstance(changed, str):
@@ -169,7 +171,11 @@ class Trace:
 
         self.schedules = []
         self.grads_read = set()         # slots whose .grad buffer the trace reads
-        for plan, leaves, written in log:
+        for entry in log:
+            if isinstance(entry, jit_protocol.HostWork):
+                plan, leaves, written = entry, entry.reads, entry.writes
+            else:
+                plan, leaves, written = entry
             read = tuple(name(r) for r in leaves)
             self.grads_read.update(k for kind, k in read if kind == "grad")
             for ref in written:
@@ -209,7 +215,9 @@ class Trace:
 
         def slot(k):
             return ident(("slot", k))
-        return ([(id(p), tuple(map(ident, r)), w) for p, r, w in self.schedules],
+        def step(p):
+            return ("host", p.key) if isinstance(p, jit_protocol.HostWork) else id(p)
+        return ([(step(p), tuple(map(ident, r)), w) for p, r, w in self.schedules],
                 [(id(d), n) for d, n in self.fresh],
                 frozenset((slot(k), n.op, n.dtype, n.shape, None if n.op is Op.BUFFER else id(n),
                            self.requires[k]) for k, n in enumerate(self.entries)),
@@ -252,7 +260,10 @@ class Trace:
             return name[1] if name[0] == "node" else ir.buffer(ref(name), dtype, shape)
 
         for plan, read, written in self.schedules:
-            engine.launch(plan, [ref(n) for n in read], [ref(n) for n in written])
+            if isinstance(plan, jit_protocol.HostWork):
+                plan.run([ref(n) for n in read], [ref(n) for n in written])
+            else:
+                engine.launch(plan, [ref(n) for n in read], [ref(n) for n in written])
         for k, value, versions in self.exits:
             t = slots[k]
             inplace.restore(t, node(value, t.dtype, t.shape), versions)

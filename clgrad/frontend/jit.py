@@ -14,9 +14,12 @@ anywhere but in its return value, a `.grad` or a tensor it changed in place.
 
 What a replay cannot see is Python: control flow and Python numbers are those of the captured
 calls, as with tinygrad's TinyJit or CUDA graphs. Code can declare the Python values it built
-kernels from with `guard()` (frontend/jit_protocol.py, which nn and optim use): a replay that finds one changed captures anew. It can also hand
-host work to `each_call()`, which replays redo before their kernels: optimizers compute each
-step's learning rate, bias corrections and step counts there. For the rest, call `reset()`.
+kernels from with `guard()` (frontend/jit_protocol.py, which nn and optim use): a replay that
+finds one changed captures anew. It can also hand host work to `each_call()`, which replays
+redo before their kernels (optimizers compute each step's learning rate, bias corrections and
+step counts there), and to `on_host()`, which replays redo at its place between their
+kernels, on the values of that replay (DDP sums gradients over MPI there). For the rest, call
+`reset()`.
 """
 from __future__ import annotations
 

@@ -1,12 +1,14 @@
 """What a jit capture learns from the code it runs, in one place.
 
-nn and optim talk to the jit through three functions, and nothing else:
+nn and optim talk to the jit through four functions, and nothing else:
 - `in_jit()`: whether a jitted step's Python is running; code that would read tensor values
   on the host to pick its graph builds the graph that fits every value instead.
 - `guard(value_of)`: Python values a capture's kernels were built from (an optimizer's
   hyperparameters); a replay that finds one changed captures anew.
 - `each_call(key, work)`: host inputs every replay computes again before its kernels (an
   optimizer's per-step scalars, a batch count).
+- `on_host(key, work, tensors)`: host code between a step's kernels that rewrites computed
+  tensors' memory in place (DDP summing gradients over MPI); replays run it at that point.
 
 The rest of the frontend reports what a capture must know without looking at the heap:
 tensors holding a buffer (`holds_buffer`, which names the buffers a trace reads by the
@@ -18,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import weakref
 
+from ..compiler import ir
 from ..compiler.ops import Op
 
 
@@ -92,6 +95,46 @@ def each_call(key, work) -> None:
     transfers = recording.transfers
     recording.owned.update(id(t) for t in work())
     recording.prologue.append((key, work, recording.transfers - transfers))
+
+
+class HostWork:
+    """on_host's work as a capture logs it among its schedules: the buffers it read and the
+    ones it wrote, with their (dtype, shape, device), for a replay to do the same with the
+    buffers of that replay."""
+
+    def __init__(self, key, work, tensors, results, transfers: int):
+        self.key, self.work, self.transfers = key, work, transfers
+        self.reads = [t.node.arg for t in tensors]
+        self.writes = [t.node.arg for t in results]
+        self.layouts = [(t.dtype, t.shape) for t in tensors]
+
+    def run(self, reads, writes) -> None:
+        from .host_copies import read_host, write_host
+        arrays = [read_host(ref, *layout) for ref, layout in zip(reads, self.layouts)]
+        for ref, values, (dtype, _) in zip(writes, self.work(arrays), self.layouts):
+            write_host(ref, values, dtype)
+
+
+def on_host(key, work, tensors: list) -> list:
+    """Host code between a step's kernels: work gets the tensors' values as NumPy arrays and
+    returns their new values (DDP sums gradients over MPI), which come back as new tensors
+    of the same dtypes, shapes and devices. Under a capture, every replay runs work at the
+    same point between its kernels; key names work when two captures are compared."""
+    from .host_copies import read_host, write_host
+    from .tensor import Tensor, realize
+    realize(*tensors)
+    recording = _recording
+    transfers = recording.transfers if recording is not None else 0
+    arrays = [read_host(t.node.arg, t.dtype, t.shape) for t in tensors]
+    results = []
+    for t, values in zip(tensors, work(arrays)):
+        ref = ir.BufferRef(t.device, t.node.arg.nbytes)
+        write_host(ref, values, t.dtype)
+        results.append(Tensor(ir.buffer(ref, t.dtype, t.shape), t.device))
+    if recording is not None:
+        recording.log.append(HostWork(key, work, tensors, results,
+                                      recording.transfers - transfers))
+    return results
 
 
 # ---- from the frontend ----

@@ -15,6 +15,7 @@ from .. import engine
 from ..engine import run as run_graph
 from . import elementwise as ew
 from . import indexing, jit_protocol, linalg, movement, reductions, views
+from .host_copies import read_host
 from . import scans, size, sorting, statistics
 from .backward import record, register_hook
 
@@ -395,11 +396,7 @@ def _install(methods) -> None:
 def host_values(t: Tensor) -> np.ndarray:
     """t's value as a NumPy array of t.dtype.np (float32 for bfloat16, which NumPy lacks)."""
     t.realize()
-    out = np.empty(t.shape, dtype=dt.storage_numpy(t.dtype))
-    if out.size:
-        engine.storage(t.node.arg).read(out)
-        jit_protocol.downloaded()
-    return dt.decode(out, t.dtype)
+    return read_host(t.node.arg, t.dtype, t.shape)
 
 
 def shared_values(t: Tensor) -> np.ndarray:
