@@ -3,8 +3,9 @@ batch. Its parameters and buffers start as rank 0's; every backward pass through
 ends with each parameter's .grad averaged over the processes, so each optimizer then takes
 the same step (PyTorch's semantics). clgrad averages them in one MPI call per dtype: a hook
 on the output queues the work for the end of the pass (frontend.backward.queue_callback),
-where the gradients are computed into one bucket, which MPI sums in place (on a CPU device a
-tensor's numpy() is its memory), and each .grad becomes a view of it."""
+where the gradients are computed into one bucket, which MPI sums on the host, and each .grad
+becomes a view of the result. The summing is host work between the step's kernels
+(jit_protocol.on_host), so a step under cg.jit replays it."""
 from __future__ import annotations
 
 import contextlib
@@ -16,8 +17,10 @@ from ..distributed.group import mpi, world
 from ..frontend import creation
 from ..frontend.backward import queue_callback
 from ..frontend.grad_mode import is_grad_enabled, no_grad
+from ..frontend.jit_protocol import in_jit, on_host
 from ..frontend.operands import is_tensor
 from ..frontend.joining import cat
+from ..frontend.tensor import realize
 from .module import Module
 
 
@@ -67,20 +70,24 @@ class DistributedDataParallel(Module):
         self._queued = False
         params = [p for p in self.module.parameters() if p.requires_grad]
         grads = [creation.zeros_like(p) if p.grad is None else p.grad for p in params]
-        MPI, size = mpi(), self._comm.Get_size()
         for dtype in dict.fromkeys(g.dtype for g in grads):    # the same order on every rank
             mine = [(p, g) for p, g in zip(params, grads) if g.dtype == dtype]
-            # one bucket: on a CPU device its numpy() is its memory, which MPI sums into
             bucket = cat([g.reshape(-1) for _, g in mine])
-            values = bucket.numpy()
-            finish(self._comm.Iallreduce(MPI.IN_PLACE, values, op=MPI.SUM))
-            values /= size
-            if not np.shares_memory(values, bucket.numpy()):     # a copy (a GPU's memory)
-                bucket = creation.tensor(values, dtype=dtype, device=bucket.device)
+            bucket, = on_host(("average", id(self), dtype), self._average, [bucket])
             start = 0
             for p, g in mine:
                 p.grad = bucket[start:start + g.numel()].view(g.shape)
                 start += g.numel()
+            if in_jit():    # a replay gives each .grad a buffer of its own (not the bucket's)
+                realize(*(p.grad for p, _ in mine))
+
+    def _average(self, buckets: list[np.ndarray]) -> list[np.ndarray]:
+        """The ranks' mean of each bucket, which MPI sums in place."""
+        MPI = mpi()
+        for values in buckets:
+            finish(self._comm.Iallreduce(MPI.IN_PLACE, values, op=MPI.SUM))
+            values /= self._comm.Get_size()
+        return buckets
 
 
 def _tensors(out) -> list:
