@@ -1,7 +1,7 @@
 """W9: one DistributedDataParallel training step of the digits example's CNN over 2 processes
-(a batch of 64, 32 on each, Adam, the loss read), clgrad's over MPI against PyTorch's over
-gloo, each pair of processes started by `mpiexec -n 2` (PyTorch's with one thread each, as
-torchrun starts them). Rank 0 reports the mean step over 200 after 20 of warm-up."""
+(a batch of 64, 32 on each, Adam, the loss read), clgrad's over MPI, eagerly and under
+cg.jit, against PyTorch's over gloo, each pair of processes started by `mpiexec -n 2`
+(PyTorch's with one thread each, as torchrun starts them). Rank 0 reports the mean step over 200 after 20 of warm-up."""
 from __future__ import annotations
 
 import os
@@ -35,13 +35,14 @@ def step():
     loss = F.cross_entropy(model(x), y)
     loss.backward()
     opt.step()
-    return float(loss)
+    return loss
+{wrap}
 for _ in range({warmup}):
-    step()
+    step().item()
 dist.barrier()
 t0 = time.perf_counter()
 for _ in range({steps}):
-    step()
+    step().item()
 dist.barrier()
 if rank == 0:
     print((time.perf_counter() - t0) / {steps})
@@ -61,16 +62,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def step_seconds(module: str) -> float | None:
-    """The mean DDP step of module's pair of processes; None past the time limit, or without
-    mpiexec (pip install 'clgrad[distributed]')."""
+def step_seconds(module: str, jit: bool = False) -> float | None:
+    """The mean DDP step of module's pair of processes (clgrad's under cg.jit if jit); None
+    past the time limit, or without mpiexec (pip install 'clgrad[distributed]')."""
     mpiexec = Path(sys.executable).with_name("mpiexec")
     mpiexec = str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec")
     if mpiexec is None:
         return None
     start = _STARTS[module].format(port=_free_port())
     script = _SCRIPT.format(root=str(ROOT), module=module, start=start, steps=STEPS,
-                            warmup=WARMUP)
+                            warmup=WARMUP, wrap="step = fw.jit(step)" if jit else "")
     try:
         out = subprocess.run([mpiexec, "-n", "2", sys.executable, "-c", script],
                              env=dict(os.environ), capture_output=True, text=True, check=True,
@@ -81,6 +82,7 @@ def step_seconds(module: str) -> float | None:
 
 
 def rows(has_torch: bool) -> list[tuple[str, float | None, float | None]]:
-    ours = step_seconds("clgrad")
+    eager, jitted = step_seconds("clgrad"), step_seconds("clgrad", jit=True)
     theirs = step_seconds("torch") if has_torch else None
-    return [("DDP step, digits CNN, 2 processes x 32, Adam", ours, theirs)]
+    return [("DDP step, digits CNN, 2 processes x 32, Adam", eager, theirs),
+            ("the same step, replayed by cg.jit", jitted, theirs)]

@@ -10,8 +10,8 @@ runs under cg.jit: from its fourth call on, only its kernels are launched again,
 numbers as the eager step. With --distributed, the processes mpiexec starts train one model
 data-parallel over MPI (pip install 'clgrad[distributed]'): each takes its share of every
 batch (DistributedSampler), DistributedDataParallel averages their gradients after each
-backward pass (so that step, which reads gradients back, runs eagerly), and rank 0 reports
-and writes the files.
+backward pass (a replay of the step sums them over MPI between its kernels), and rank 0
+reports and writes the files.
 """
 from __future__ import annotations
 
@@ -100,8 +100,7 @@ def train(epochs: int = 12, batch_size: int = 64, lr: float = 3e-3, seed: int = 
         loss.backward()
         optimizer.step()
         return loss
-    if not distributed:     # from the fourth step on, replays the step's kernels alone
-        train_step = cg.jit(train_step)
+    train_step = cg.jit(train_step)     # from the fourth step on, replays its kernels alone
 
     history = {"step": [], "loss": [], "test_acc": []}
     start = time.perf_counter()
