@@ -1,6 +1,6 @@
 """Collectives on tensors, in place and outside autograd as PyTorch's: each rank's tensor is
 read into host memory, MPI combines the ranks' arrays, and the result is written back
-(inplace.overwrite). On clgrad's CPU devices the host memory is the device's."""
+(inplace.overwrite)."""
 from __future__ import annotations
 
 import functools
@@ -8,7 +8,8 @@ import time
 
 import numpy as np
 
-from ..frontend import creation, inplace
+from ..frontend import inplace
+from ..frontend.jit_protocol import on_host
 from ..frontend.operands import is_tensor
 from .group import mpi, world
 
@@ -69,18 +70,17 @@ def _sendable_dtypes() -> frozenset[str]:
     return _MPI_DTYPES | {"float16"} if half else _MPI_DTYPES
 
 
-def _host_copy(op: str, t) -> np.ndarray:
-    """t's values in a NumPy array of its own, for MPI to write."""
+def _check_sendable(op: str, t) -> None:
     if not is_tensor(t):
         raise TypeError(f"{op}: expected a Tensor, got {type(t).__name__}")
     if t.dtype.name not in _sendable_dtypes():
         raise TypeError(f"{op}: tensors of dtype {t.dtype} cannot be sent over MPI "
                         f"(expected one of {', '.join(sorted(_sendable_dtypes()))})")
-    return np.array(t.detach().numpy(), order="C", copy=True)
 
 
-def _write(t, values: np.ndarray) -> None:
-    inplace.overwrite(t, creation.tensor(values, dtype=t.dtype, device=t.device))
+def _write(tensors: list, values: list) -> None:
+    for t, value in zip(tensors, values):
+        inplace.overwrite(t, value)
 
 
 def _check_rank(op: str, which: str, rank: int, comm) -> None:
@@ -89,16 +89,24 @@ def _check_rank(op: str, which: str, rank: int, comm) -> None:
                          f"{comm.Get_size()} processes")
 
 
+# Each collective is host work between kernels (jit_protocol.on_host): the tensors' values
+# come to the host, MPI combines them there, and the results come back as new buffers, which
+# the tensors take in place. Under cg.jit, a replay runs the same exchange at the same point.
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """tensor becomes op over every rank's tensor (their sum by default), on every rank."""
     comm = world(group)
     if op not in _MPI_OPS:
         raise ValueError(f"all_reduce: unknown reduce op {op!r} (expected a ReduceOp: SUM, "
                          f"PRODUCT, MIN or MAX)")
-    values = _host_copy("all_reduce", tensor)
+    _check_sendable("all_reduce", tensor)
     MPI = mpi()
-    finish(comm.Iallreduce(MPI.IN_PLACE, values, op=getattr(MPI, _MPI_OPS[op])))
-    _write(tensor, values)
+    mpi_op = getattr(MPI, _MPI_OPS[op])
+
+    def reduce(arrays):
+        finish(comm.Iallreduce(MPI.IN_PLACE, arrays[0], op=mpi_op))
+        return arrays
+    _write([tensor], on_host(("all_reduce", id(comm), op), reduce, [tensor]))
     return _done(async_op)
 
 
@@ -106,10 +114,12 @@ def broadcast(tensor, src: int, group=None, async_op: bool = False):
     """tensor becomes rank src's tensor, on every rank."""
     comm = world(group)
     _check_rank("broadcast", "src", src, comm)
-    values = _host_copy("broadcast", tensor)
-    finish(comm.Ibcast(values, root=src))
-    if comm.Get_rank() != src:
-        _write(tensor, values)
+    _check_sendable("broadcast", tensor)
+
+    def receive(arrays):
+        finish(comm.Ibcast(arrays[0], root=src))
+        return arrays
+    _write([tensor], on_host(("broadcast", id(comm), src), receive, [tensor]))
     return _done(async_op)
 
 
@@ -117,16 +127,20 @@ def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
     """tensor_list[i] becomes rank i's tensor, on every rank (tensor_list holds one tensor of
     tensor's shape and dtype per rank)."""
     comm = world(group)
-    values = _host_copy("all_gather", tensor)
+    _check_sendable("all_gather", tensor)
     if len(tensor_list) != comm.Get_size() or any(
             not is_tensor(t) or t.shape != tensor.shape or t.dtype != tensor.dtype
             for t in tensor_list):
         raise ValueError(f"all_gather: tensor_list must hold {comm.Get_size()} tensors of shape "
                          f"{tuple(tensor.shape)} and dtype {tensor.dtype}, one per rank")
-    gathered = np.empty((comm.Get_size(),) + values.shape, values.dtype)
-    finish(comm.Iallgather(values, gathered))
-    for t, part in zip(tensor_list, gathered):
-        _write(t, part)
+
+    def gather(arrays):     # tensor's values, then tensor_list's (replaced)
+        mine = arrays[0]
+        gathered = np.empty((comm.Get_size(),) + mine.shape, mine.dtype)
+        finish(comm.Iallgather(mine, gathered))
+        return [mine, *gathered]
+    results = on_host(("all_gather", id(comm)), gather, [tensor, *tensor_list])
+    _write(tensor_list, results[1:])
     return _done(async_op)
 
 

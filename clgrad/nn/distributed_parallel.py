@@ -17,7 +17,7 @@ from ..distributed.group import mpi, world
 from ..frontend import creation
 from ..frontend.backward import queue_callback
 from ..frontend.grad_mode import is_grad_enabled, no_grad
-from ..frontend.jit_protocol import in_jit, on_host
+from ..frontend.jit_protocol import guard, in_jit, on_host
 from ..frontend.operands import is_tensor
 from ..frontend.joining import cat
 from ..frontend.tensor import realize
@@ -45,6 +45,8 @@ class DistributedDataParallel(Module):
                 for b in self.module.buffers():
                     broadcast(b, 0)
         out = self.module(*inputs, **kwargs)
+        # a replay of a synced pass must not run for a no_sync one, nor the other way round
+        guard(lambda: self.require_backward_grad_sync)
         if is_grad_enabled() and self.require_backward_grad_sync:
             for t in _tensors(out):
                 if t.requires_grad:
