@@ -215,6 +215,7 @@ class Trace:
 
         def slot(k):
             return ident(("slot", k))
+
         def step(p):
             return ("host", p.key) if isinstance(p, jit_protocol.HostWork) else id(p)
         return ([(step(p), tuple(map(ident, r)), w) for p, r, w in self.schedules],

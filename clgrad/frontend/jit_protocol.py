@@ -7,8 +7,8 @@ nn and optim talk to the jit through four functions, and nothing else:
   hyperparameters); a replay that finds one changed captures anew.
 - `each_call(key, work)`: host inputs every replay computes again before its kernels (an
   optimizer's per-step scalars, a batch count).
-- `on_host(key, work, tensors)`: host code between a step's kernels that rewrites computed
-  tensors' memory in place (DDP summing gradients over MPI); replays run it at that point.
+- `on_host(key, work, tensors)`: host code between a step's kernels that computes tensors'
+  new values from their values (DDP summing gradients over MPI); replays run it there.
 
 The rest of the frontend reports what a capture must know without looking at the heap:
 tensors holding a buffer (`holds_buffer`, which names the buffers a trace reads by the
@@ -99,8 +99,8 @@ def each_call(key, work) -> None:
 
 class HostWork:
     """on_host's work as a capture logs it among its schedules: the buffers it read and the
-    ones it wrote, with their (dtype, shape, device), for a replay to do the same with the
-    buffers of that replay."""
+    ones it wrote, with the (dtype, shape) of each, for a replay to run it over the buffers
+    of that replay."""
 
     def __init__(self, key, work, tensors, results, transfers: int):
         self.key, self.work, self.transfers = key, work, transfers
@@ -109,10 +109,14 @@ class HostWork:
         self.layouts = [(t.dtype, t.shape) for t in tensors]
 
     def run(self, reads, writes) -> None:
-        from .host_copies import read_host, write_host
-        arrays = [read_host(ref, *layout) for ref, layout in zip(reads, self.layouts)]
-        for ref, values, (dtype, _) in zip(writes, self.work(arrays), self.layouts):
-            write_host(ref, values, dtype)
+        _run_on_host(self.work, reads, writes, self.layouts)
+
+
+def _run_on_host(work, reads, writes, layouts) -> None:
+    from .host_copies import read_host, write_host
+    arrays = [read_host(ref, dtype, shape) for ref, (dtype, shape) in zip(reads, layouts)]
+    for ref, values, (dtype, _) in zip(writes, work(arrays), layouts):
+        write_host(ref, values, dtype)
 
 
 def on_host(key, work, tensors: list) -> list:
@@ -120,17 +124,15 @@ def on_host(key, work, tensors: list) -> list:
     returns their new values (DDP sums gradients over MPI), which come back as new tensors
     of the same dtypes, shapes and devices. Under a capture, every replay runs work at the
     same point between its kernels; key names work when two captures are compared."""
-    from .host_copies import read_host, write_host
     from .tensor import Tensor, realize
     realize(*tensors)
     recording = _recording
     transfers = recording.transfers if recording is not None else 0
-    arrays = [read_host(t.node.arg, t.dtype, t.shape) for t in tensors]
-    results = []
-    for t, values in zip(tensors, work(arrays)):
-        ref = ir.BufferRef(t.device, t.node.arg.nbytes)
-        write_host(ref, values, t.dtype)
-        results.append(Tensor(ir.buffer(ref, t.dtype, t.shape), t.device))
+    writes = [ir.BufferRef(t.device, t.node.arg.nbytes) for t in tensors]
+    _run_on_host(work, [t.node.arg for t in tensors], writes,
+                 [(t.dtype, t.shape) for t in tensors])
+    results = [Tensor(ir.buffer(ref, t.dtype, t.shape), t.device)
+               for ref, t in zip(writes, tensors)]
     if recording is not None:
         recording.log.append(HostWork(key, work, tensors, results,
                                       recording.transfers - transfers))

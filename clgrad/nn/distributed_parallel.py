@@ -3,21 +3,19 @@ batch. Its parameters and buffers start as rank 0's; every backward pass through
 ends with each parameter's .grad averaged over the processes, so each optimizer then takes
 the same step (PyTorch's semantics). clgrad averages them in one MPI call per dtype: a hook
 on the output queues the work for the end of the pass (frontend.backward.queue_callback),
-where the gradients are computed into one bucket, which MPI sums on the host, and each .grad
-becomes a view of the result. The summing is host work between the step's kernels
+where the gradients are computed into one bucket, which all_reduce sums on the host, and each
+.grad becomes a view of its mean. The summing is host work between the step's kernels
 (jit_protocol.on_host), so a step under cg.jit replays it."""
 from __future__ import annotations
 
 import contextlib
 
-import numpy as np
-
-from ..distributed.collectives import broadcast, finish
-from ..distributed.group import mpi, world
+from ..distributed.collectives import all_reduce, broadcast
+from ..distributed.group import world
 from ..frontend import creation
 from ..frontend.backward import queue_callback
 from ..frontend.grad_mode import is_grad_enabled, no_grad
-from ..frontend.jit_protocol import guard, in_jit, on_host
+from ..frontend.jit_protocol import guard, in_jit
 from ..frontend.operands import is_tensor
 from ..frontend.joining import cat
 from ..frontend.tensor import realize
@@ -75,21 +73,14 @@ class DistributedDataParallel(Module):
         for dtype in dict.fromkeys(g.dtype for g in grads):    # the same order on every rank
             mine = [(p, g) for p, g in zip(params, grads) if g.dtype == dtype]
             bucket = cat([g.reshape(-1) for _, g in mine])
-            bucket, = on_host(("average", id(self), dtype), self._average, [bucket])
+            all_reduce(bucket)      # on the host, between the kernels (the one group there is)
+            bucket = bucket / self._comm.Get_size()
             start = 0
             for p, g in mine:
                 p.grad = bucket[start:start + g.numel()].view(g.shape)
                 start += g.numel()
             if in_jit():    # a replay gives each .grad a buffer of its own (not the bucket's)
                 realize(*(p.grad for p, _ in mine))
-
-    def _average(self, buckets: list[np.ndarray]) -> list[np.ndarray]:
-        """The ranks' mean of each bucket, which MPI sums in place."""
-        MPI = mpi()
-        for values in buckets:
-            finish(self._comm.Iallreduce(MPI.IN_PLACE, values, op=MPI.SUM))
-            values /= self._comm.Get_size()
-        return buckets
 
 
 def _tensors(out) -> list:
