@@ -10,6 +10,15 @@ import clgrad.distributed as dist
 import clgrad.nn.functional as F
 from clgrad import nn, optim
 
+
+def raises(bad, error) -> None:
+    try:
+        bad()
+    except error:
+        return
+    raise AssertionError(f"{bad} did not raise {error.__name__}")
+
+
 dist.init_process_group("mpi")
 rank, size = dist.get_rank(), dist.get_world_size()
 assert dist.is_initialized() and size == 2
@@ -38,12 +47,37 @@ for bad, error in [(lambda: dist.broadcast(cg.ones(2), src=2), ValueError),
                    (lambda: dist.all_reduce(cg.ones(2, dtype=cg.bool)), TypeError),
                    (lambda: dist.all_reduce(cg.ones(2), op="mean"), ValueError),
                    (lambda: dist.init_process_group("mpi"), ValueError)]:
-    try:
-        bad()
-    except error:
-        pass
-    else:
-        raise AssertionError(f"{bad} did not raise {error.__name__}")
+    raises(bad, error)
+
+# the rest of torch.distributed's calls
+part = cg.tensor([rank + 1.0, 10.0 * rank])
+dist.reduce(part, dst=1)            # only rank 1's changes
+assert part.tolist() == ([1.0, 0.0] if rank == 0 else [3.0, 10.0])
+joined, stacked = cg.zeros(4), cg.zeros(2, 2)
+dist.all_gather_into_tensor(joined, cg.tensor([rank, rank + 0.5]))
+dist.all_gather_into_tensor(stacked, cg.tensor([rank, rank + 0.5]))
+assert joined.tolist() == [0, 0.5, 1, 1.5] and stacked.tolist() == [[0, 0.5], [1, 1.5]]
+mine = cg.zeros(2)
+dist.reduce_scatter_tensor(mine, cg.arange(4.0) * (rank + 1))     # the sum is [0, 3, 6, 9]
+assert mine.tolist() == ([0.0, 3.0] if rank == 0 else [6.0, 9.0])
+if rank == 0:
+    dist.send(cg.tensor([7, 8]), dst=1)
+else:
+    received = cg.zeros(2, dtype=cg.int64)
+    assert dist.recv(received) == 0 and received.tolist() == [7, 8]
+objects = [None, None]
+dist.all_gather_object(objects, {"rank": rank})
+assert objects == [{"rank": 0}, {"rank": 1}]
+listed = [rank, "from rank %d" % rank]
+dist.broadcast_object_list(listed, src=1)
+assert listed == [1, "from rank 1"]
+for bad, error in [(lambda: dist.reduce_scatter_tensor(cg.zeros(3), cg.zeros(4)), RuntimeError),
+                   (lambda: dist.all_gather_into_tensor(cg.zeros(4, dtype=cg.int32),
+                                                        cg.zeros(2)), RuntimeError),
+                   (lambda: dist.send(cg.zeros(1), dst=rank), ValueError),
+                   (lambda: dist.reduce(cg.zeros(1)), ValueError),
+                   (lambda: dist.all_gather_object([None], 1), IndexError)]:
+    raises(bad, error)
 
 # DistributedDataParallel: rank 0's weights everywhere, gradients averaged over the ranks
 cg.manual_seed(rank)        # different initial weights: DDP replaces them with rank 0's

@@ -46,16 +46,16 @@ _SPIN_S = 200e-6
 _POLL_S = 50e-6
 
 
-def finish(request) -> None:
-    """Waits for a nonblocking MPI call: tests it in a loop for _SPIN_S, then sleeping
-    _POLL_S between tests."""
+def finish(request, status=None) -> None:
+    """Waits for a nonblocking MPI call (its status into status, if given): tests it in a loop
+    for _SPIN_S, then sleeping _POLL_S between tests."""
     spin_until = time.perf_counter() + _SPIN_S
-    while not request.Test():
+    while not request.Test(status):
         if time.perf_counter() > spin_until:
             time.sleep(_POLL_S)
 
 
-def _done(async_op: bool):
+def done(async_op: bool):
     return _Done() if async_op else None
 
 
@@ -70,7 +70,7 @@ def _sendable_dtypes() -> frozenset[str]:
     return _MPI_DTYPES | {"float16"} if half else _MPI_DTYPES
 
 
-def _check_sendable(op: str, t) -> None:
+def check_sendable(op: str, t) -> None:
     if not is_tensor(t):
         raise TypeError(f"{op}: expected a Tensor, got {type(t).__name__}")
     if t.dtype.name not in _sendable_dtypes():
@@ -78,12 +78,20 @@ def _check_sendable(op: str, t) -> None:
                         f"(expected one of {', '.join(sorted(_sendable_dtypes()))})")
 
 
-def _write(tensors: list, values: list) -> None:
+def write(tensors: list, values: list) -> None:
     for t, value in zip(tensors, values):
         inplace.overwrite(t, value)
 
 
-def _check_rank(op: str, which: str, rank: int, comm) -> None:
+def mpi_op_of(name: str, op):
+    """MPI's operation for a ReduceOp."""
+    if op not in _MPI_OPS:
+        raise ValueError(f"{name}: unknown reduce op {op!r} (expected a ReduceOp: SUM, "
+                         f"PRODUCT, MIN or MAX)")
+    return getattr(mpi(), _MPI_OPS[op])
+
+
+def check_rank(op: str, which: str, rank: int, comm) -> None:
     if not 0 <= rank < comm.Get_size():
         raise ValueError(f"{op}: {which} rank {rank} is not in the group of "
                          f"{comm.Get_size()} processes")
@@ -95,39 +103,35 @@ def _check_rank(op: str, which: str, rank: int, comm) -> None:
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """tensor becomes op over every rank's tensor (their sum by default), on every rank."""
-    comm = world(group)
-    if op not in _MPI_OPS:
-        raise ValueError(f"all_reduce: unknown reduce op {op!r} (expected a ReduceOp: SUM, "
-                         f"PRODUCT, MIN or MAX)")
-    _check_sendable("all_reduce", tensor)
+    comm, mpi_op = world(group), mpi_op_of("all_reduce", op)
+    check_sendable("all_reduce", tensor)
     MPI = mpi()
-    mpi_op = getattr(MPI, _MPI_OPS[op])
 
     def reduce(arrays):
         finish(comm.Iallreduce(MPI.IN_PLACE, arrays[0], op=mpi_op))
         return arrays
-    _write([tensor], on_host(("all_reduce", id(comm), op), reduce, [tensor]))
-    return _done(async_op)
+    write([tensor], on_host(("all_reduce", id(comm), op), reduce, [tensor]))
+    return done(async_op)
 
 
 def broadcast(tensor, src: int, group=None, async_op: bool = False):
     """tensor becomes rank src's tensor, on every rank."""
     comm = world(group)
-    _check_rank("broadcast", "src", src, comm)
-    _check_sendable("broadcast", tensor)
+    check_rank("broadcast", "src", src, comm)
+    check_sendable("broadcast", tensor)
 
     def receive(arrays):
         finish(comm.Ibcast(arrays[0], root=src))
         return arrays
-    _write([tensor], on_host(("broadcast", id(comm), src), receive, [tensor]))
-    return _done(async_op)
+    write([tensor], on_host(("broadcast", id(comm), src), receive, [tensor]))
+    return done(async_op)
 
 
 def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
     """tensor_list[i] becomes rank i's tensor, on every rank (tensor_list holds one tensor of
     tensor's shape and dtype per rank)."""
     comm = world(group)
-    _check_sendable("all_gather", tensor)
+    check_sendable("all_gather", tensor)
     if len(tensor_list) != comm.Get_size() or any(
             not is_tensor(t) or t.shape != tensor.shape or t.dtype != tensor.dtype
             for t in tensor_list):
@@ -140,11 +144,11 @@ def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
         finish(comm.Iallgather(mine, gathered))
         return [mine, *gathered]
     results = on_host(("all_gather", id(comm)), gather, [tensor, *tensor_list])
-    _write(tensor_list, results[1:])
-    return _done(async_op)
+    write(tensor_list, results[1:])
+    return done(async_op)
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None):
     """Returns once every rank has called it."""
     finish(world(group).Ibarrier())
-    return _done(async_op)
+    return done(async_op)
