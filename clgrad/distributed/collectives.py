@@ -101,16 +101,23 @@ def check_rank(op: str, which: str, rank: int, comm) -> None:
 # come to the host, MPI combines them there, and the results come back as new buffers, which
 # the tensors take in place. Under cg.jit, a replay runs the same exchange at the same point.
 
+def host_call(key, tensor, start, status=None) -> list:
+    """tensor's new values, as a list of one tensor: on_host work in which start(values)
+    begins a nonblocking MPI call on the host array of tensor's values, in place, and which
+    waits for it (status, if given, gets the call's)."""
+    def run(arrays):
+        finish(start(arrays[0]), status)
+        return arrays
+    return on_host(key, run, [tensor])
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     """tensor becomes op over every rank's tensor (their sum by default), on every rank."""
     comm, mpi_op = world(group), mpi_op_of("all_reduce", op)
     check_sendable("all_reduce", tensor)
     MPI = mpi()
-
-    def reduce(arrays):
-        finish(comm.Iallreduce(MPI.IN_PLACE, arrays[0], op=mpi_op))
-        return arrays
-    write([tensor], on_host(("all_reduce", id(comm), op), reduce, [tensor]))
+    write([tensor], host_call(("all_reduce", id(comm), op), tensor,
+                              lambda values: comm.Iallreduce(MPI.IN_PLACE, values, op=mpi_op)))
     return done(async_op)
 
 
@@ -119,11 +126,8 @@ def broadcast(tensor, src: int, group=None, async_op: bool = False):
     comm = world(group)
     check_rank("broadcast", "src", src, comm)
     check_sendable("broadcast", tensor)
-
-    def receive(arrays):
-        finish(comm.Ibcast(arrays[0], root=src))
-        return arrays
-    write([tensor], on_host(("broadcast", id(comm), src), receive, [tensor]))
+    write([tensor], host_call(("broadcast", id(comm), src), tensor,
+                              lambda values: comm.Ibcast(values, root=src)))
     return done(async_op)
 
 

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..frontend.jit_protocol import on_host
 from ..frontend.operands import is_tensor
-from .collectives import (ReduceOp, check_rank, check_sendable, done, finish, mpi_op_of,
-                          write)
+from .collectives import (ReduceOp, check_rank, check_sendable, done, finish, host_call,
+                          mpi_op_of, write)
 from .group import mpi, world
 
 
@@ -30,15 +30,10 @@ def reduce(tensor, dst: int | None = None, op=ReduceOp.SUM, group=None,
     comm, mpi_op = world(group), mpi_op_of("reduce", op)
     dst = _rank("reduce", "dst", dst, group_dst, comm)
     check_sendable("reduce", tensor)
-    MPI = mpi()
-
-    def combine(arrays):
-        mine = arrays[0]
-        finish(comm.Ireduce(MPI.IN_PLACE if comm.Get_rank() == dst else mine, mine,
-                            op=mpi_op, root=dst))
-        return arrays
-    results = on_host(("reduce", id(comm), dst, op), combine, [tensor])
-    if comm.Get_rank() == dst:
+    MPI, mine = mpi(), comm.Get_rank() == dst
+    results = host_call(("reduce", id(comm), dst, op), tensor, lambda values: comm.Ireduce(
+        MPI.IN_PLACE if mine else values, values, op=mpi_op, root=dst))
+    if mine:
         write([tensor], results)
     return done(async_op)
 
@@ -51,8 +46,8 @@ def _check_stacked(op: str, whole, part, size: int) -> None:
     if not (is_tensor(whole) and is_tensor(part)) or whole.dtype != part.dtype or \
             tuple(whole.shape) not in (stacked, joined):
         raise RuntimeError(f"{op}: expected a {part.dtype} tensor of shape {joined} or "
-                         f"{stacked} ({size} ranks' {tuple(part.shape)} {part.dtype} tensors), "
-                         f"got {tuple(whole.shape)} {whole.dtype}")
+                           f"{stacked} ({size} ranks' {tuple(part.shape)} {part.dtype} "
+                           f"tensors), got {tuple(whole.shape)} {whole.dtype}")
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
@@ -98,11 +93,8 @@ def send(tensor, dst: int | None = None, group=None, tag: int = 0,
         raise ValueError(f"send: invalid destination rank {dst}: a process does not send "
                          f"to itself")
     check_sendable("send", tensor)
-
-    def post(arrays):
-        finish(comm.Isend(arrays[0], dest=dst, tag=tag))
-        return arrays
-    on_host(("send", id(comm), dst, tag), post, [tensor])
+    host_call(("send", id(comm), dst, tag), tensor,
+              lambda values: comm.Isend(values, dest=dst, tag=tag))
 
 
 def recv(tensor, src: int | None = None, group=None, tag: int = 0,
@@ -112,13 +104,9 @@ def recv(tensor, src: int | None = None, group=None, tag: int = 0,
     if src is not None or group_src is not None:
         src = _rank("recv", "src", src, group_src, comm)
     check_sendable("recv", tensor)
-    status = MPI.Status()
-
-    def take(arrays):
-        finish(comm.Irecv(arrays[0], source=MPI.ANY_SOURCE if src is None else src, tag=tag),
-               status)
-        return arrays
-    write([tensor], on_host(("recv", id(comm), src, tag), take, [tensor]))
+    status, source = MPI.Status(), MPI.ANY_SOURCE if src is None else src
+    write([tensor], host_call(("recv", id(comm), src, tag), tensor,
+                              lambda values: comm.Irecv(values, source=source, tag=tag), status))
     return status.Get_source()
 
 
