@@ -12,6 +12,7 @@ import numpy as np
 
 from ..config import config
 from ..runtime import get_device
+from ..runtime.core_share import usable_cores
 from . import creation
 from .printing import set_printoptions
 
@@ -50,8 +51,7 @@ def get_default_device():
 
 
 class _Settings:
-    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        os.cpu_count() or 1
+    threads = usable_cores()
     interop_threads = threads
     interop_threads_set = False
     deterministic, deterministic_warn_only = False, False

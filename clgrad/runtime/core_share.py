@@ -35,8 +35,12 @@ def worker_limits(environ: Mapping[str, str], cores: int) -> dict[str, str]:
             if not any(name in environ for name in names)}
 
 
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+
+
 def share_cores() -> None:
     """Before the first platform query: limits the runtimes' workers to this process's share."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        os.cpu_count() or 1
-    os.environ.update(worker_limits(os.environ, cores))
+    os.environ.update(worker_limits(os.environ, usable_cores()))
