@@ -493,3 +493,45 @@ def test_jit_replays_reuse_buffers_passed_between_kernels_but_not_what_they_retu
         h = np.maximum(x @ w.numpy(), 0).sum(1, keepdims=True)
         np.testing.assert_allclose(first.numpy(), np.exp(h * x / 64).sum(0)[:5], rtol=1e-4)
         np.testing.assert_allclose(second.numpy(), (h @ h.T).reshape(-1)[:3], rtol=1e-4)
+
+
+def test_jit_replays_write_state_over_its_old_buffers_unless_something_still_reads_them():
+    # Adam's p, m and v are written over their old buffers, as an eager step does
+    # (engine/donation.py), except while a tensor or a NumPy array still shows the old value
+    from clgrad.engine.donation import REFCOUNTS_VERIFIED
+    values, x = _arrays((64,), (64,))
+    (pe, pj) = (cg.from_numpy(values.copy(), requires_grad=True) for _ in range(2))
+    (oe, oj) = (optim.Adam([p], lr=0.1) for p in (pe, pj))
+    x = cg.from_numpy(x)
+
+    def train(p, opt):
+        opt.zero_grad()
+        (p * p * x).sum().backward()
+        opt.step()
+
+    def buffers():
+        state = oj.state[pj]
+        return [t.node.arg.buffer for t in (pj, state["exp_avg"], state["exp_avg_sq"])]
+
+    step = cg.jit(train)
+    for _ in range(4):
+        train(pe, oe)
+        step(pj, oj)
+    assert step.replaying
+    before = buffers()
+    train(pe, oe)
+    step(pj, oj)
+    assert [a is b for a, b in zip(before, buffers())] == [REFCOUNTS_VERIFIED] * 3
+    np.testing.assert_allclose(pj.detach().numpy(), pe.detach().numpy(), rtol=1e-6)
+    old = pj.detach().numpy().copy()
+    doubled = pj.detach() * 2           # the old value, read by a lazy graph and by NumPy
+    shown = oj.state[pj]["exp_avg"].numpy()
+    shown_values = shown.copy()
+    before = buffers()
+    train(pe, oe)
+    step(pj, oj)
+    assert [a is b for a, b in zip(before, buffers())] == [False, False, REFCOUNTS_VERIFIED]
+    np.testing.assert_array_equal(doubled.numpy(), old * 2)
+    np.testing.assert_array_equal(shown, shown_values)
+    for t, u in [(pj, pe), *zip(oj.state[pj].values(), oe.state[pe].values())]:
+        np.testing.assert_allclose(t.detach().numpy(), u.detach().numpy(), rtol=1e-6)

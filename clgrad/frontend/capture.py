@@ -9,11 +9,13 @@ jit_protocol.
 from __future__ import annotations
 
 import gc
+import sys
 
 from .. import engine
 from ..compiler import ir
 from ..compiler.ir import BufferRef
 from ..compiler.ops import Op
+from ..runtime.buffer import REFCOUNTS_VERIFIED
 from . import inplace, jit_protocol
 from .operands import is_tensor
 from .tensor import Tensor, realize
@@ -200,6 +202,25 @@ class Trace:
                 if name is not None and name[0] == "fresh"}
         self._scratch = [None if n in kept else BufferRef(*self.fresh[n])
                          for n in range(len(self.fresh))]
+        self._donors = self._find_donors()
+
+    def _find_donors(self) -> dict[int, int]:
+        """Written buffers a replay may place over the buffer of the slot whose new value they
+        are (fresh n -> slot k), as eager runs donate (engine/donation.py): where the
+        schedule writing it may write over that input (its plan's donors), and nothing the
+        trace does after that schedule reads the slot's old buffer. Whether something outside
+        still can is for each replay to tell (_unshared)."""
+        new_value = {value[1]: k for k, value, _ in self.exits if value[0] == "fresh"}
+        last_read = {name: s for s, (_, read, _) in enumerate(self.schedules) for name in read}
+        read_after = {v for v, *_ in self.outputs} | {v for _, v in self.grads}
+        found: dict[int, int] = {}
+        for s, (plan, read, written) in enumerate(self.schedules):
+            for j, i, *_ in plan.donors:
+                out, leaf = written[j], read[i]
+                if (out[0] == "fresh" and leaf[0] == "slot" and new_value.get(out[1]) == leaf[1]
+                        and last_read[leaf] == s and leaf not in read_after):
+                    found.setdefault(out[1], leaf[1])
+        return found
 
     def signature(self) -> tuple:
         """Equal for captures that launch the same plans over buffers in the same roles.
@@ -231,28 +252,19 @@ class Trace:
         if any(value_of() != value for value_of, value in self.guards):
             return STALE
         slots = [*inputs, *self.slots[self.arity:]]
-        held = []
-        for t, entry, requires in zip(slots, self.entries, self.requires):
-            node = t.node
-            if t.requires_grad != requires:
-                return STALE
-            if entry.op is Op.BUFFER:
-                if node.op is not Op.BUFFER or (node.shape, node.dtype) != (entry.shape,
-                                                                           entry.dtype):
-                    return STALE
-                held.append(node.arg)
-            elif node is not entry:
-                return STALE
-            else:
-                held.append(None)
+        held = self._held(slots)
         grads = {k: _grad_buffer(slots[k]) for k in self.grads_read}
-        if None in grads.values():
+        if held is None or None in grads.values():
             return STALE
-        tables = {"slot": held, "grad": grads,
-                  "fresh": [BufferRef(*made) if scratch is None else scratch
-                            for made, scratch in zip(self.fresh, self._scratch)]}
         for _, work in self.prologue:
             work()
+        fresh = [BufferRef(*made) if scratch is None else scratch
+                 for made, scratch in zip(self.fresh, self._scratch)]
+        for n, k in self._donors.items():
+            if _unshared(slots[k], held[k]):
+                # a new ref, as an eager donation's: the old one's node stands for the old value
+                fresh[n] = BufferRef(held[k].device, held[k].nbytes, held[k].buffer)
+        tables = {"slot": held, "grad": grads, "fresh": fresh}
 
         def ref(name):
             return name[1] if name[0] == "ref" else tables[name[0]][name[1]]
@@ -274,3 +286,34 @@ class Trace:
         # a returned value that a tensor also holds gets a node of its own, as detach() does
         return restore(self.kind, self.outputs, lambda o: Tensor(
             node(*o[:3]) if o[0][0] != "slot" else ir.detach(node(*o[:3])), o[3]))
+
+    def _held(self, slots: list[Tensor]) -> list[BufferRef | None] | None:
+        """The buffer each slot's tensor holds (None for a slot the trace reads as a lazy
+        node), or None where a slot no longer fits the trace."""
+        held = []
+        for t, entry, requires in zip(slots, self.entries, self.requires):
+            node = t.node
+            if t.requires_grad != requires:
+                return None
+            if entry.op is Op.BUFFER:
+                if node.op is not Op.BUFFER or (node.shape, node.dtype) != (entry.shape,
+                                                                           entry.dtype):
+                    return None
+                held.append(node.arg)
+            elif node is not entry:
+                return None
+            else:
+                held.append(None)
+        return held
+
+
+def _unshared(t: Tensor, ref: BufferRef) -> bool:
+    """Whether t alone holds its buffer node, and that node (with the replay's table of
+    buffers) the buffer: no other tensor, view or lazy graph could read the old value after
+    a kernel wrote over it. NumPy's view of the memory counts too (runtime/buffer.py)."""
+    if not REFCOUNTS_VERIFIED or t._view is not None or ref.buffer is None or \
+            ref.buffer.shared:
+        return False
+    # t._node and getrefcount's argument; node.arg, node.buffer, the table, this call's
+    # argument and getrefcount's
+    return sys.getrefcount(t._node) == 2 and sys.getrefcount(ref) == 5

@@ -101,6 +101,7 @@ class HostWork:
     """on_host's work as a capture logs it among its schedules: the buffers it read and the
     ones it wrote, with the (dtype, shape) of each, for a replay to run it over the buffers
     of that replay."""
+    donors = ()     # (a plan's outputs that may write over its inputs: host work has none)
 
     def __init__(self, key, work, tensors, results, transfers: int):
         self.key, self.work, self.transfers = key, work, transfers
