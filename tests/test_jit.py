@@ -535,3 +535,22 @@ def test_jit_replays_write_state_over_its_old_buffers_unless_something_still_rea
     np.testing.assert_array_equal(shown, shown_values)
     for t, u in [(pj, pe), *zip(oj.state[pj].values(), oe.state[pe].values())]:
         np.testing.assert_allclose(t.detach().numpy(), u.detach().numpy(), rtol=1e-6)
+
+
+def test_jit_computes_anew_what_an_earlier_call_s_result_still_holds():
+    # eagerly, a graph over the same buffers as an earlier call's finds the value that call
+    # computed while its result is held (nodes are interned): a replay reads it only while
+    # the arguments are those buffers, and over new ones captures anew
+    @cg.jit
+    def step(x):
+        return x.int() * 2
+
+    x = cg.from_numpy(np.array([1.5, 2.5, 3.5], np.float32))
+    first = step(x)                 # held
+    for _ in range(3):
+        assert step(x).tolist() == [2, 4, 6]
+    assert step.replaying
+    for k in range(5):
+        y = cg.from_numpy(np.array([10.5 + k, 20.5, 30.5], np.float32))
+        assert step(y).tolist() == [20 + 2 * k, 40, 60]
+    assert step.replaying and first.tolist() == [2, 4, 6]

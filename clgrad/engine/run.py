@@ -8,14 +8,16 @@ import sys
 from collections.abc import Iterator
 
 from ..compiler.ir import BufferRef, Node
+from ..compiler.ops import Op
 from ..runtime.buffer import REFCOUNTS_VERIFIED
 from ..runtime.program import enqueue_all
 from .donation import unshared
 from .plan import Plan, plan_for
 
-# Lists that see every schedule run, as (plan, buffers read, buffers written): a jit capture.
-# While one listens, outputs get fresh buffers (no donation), so that a replay of the
-# launches never writes over a buffer that existed before it.
+# Lists that see every schedule run, as (plan, buffers read, buffers written, the computed
+# nodes whose values it read from buffers): a jit capture. While one listens, outputs get
+# fresh buffers (no donation), so that a replay of the launches never writes over a buffer
+# that existed before it.
 _listeners: list[list] = []
 
 
@@ -27,8 +29,9 @@ def run(targets: list[Node], device) -> list[BufferRef]:
 
 @contextlib.contextmanager
 def listen() -> Iterator[list]:
-    """Records every schedule run inside the block as (plan, buffers read, buffers written)
-    in the list it yields; outputs get fresh buffers meanwhile."""
+    """Records every schedule run inside the block as (plan, buffers read, buffers written,
+    the computed nodes, not buffer nodes, whose values it read from buffers) in the list it
+    yields; outputs get fresh buffers meanwhile."""
     heard: list = []
     _listeners.append(heard)
     try:
@@ -50,8 +53,10 @@ def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> l
     written = [BufferRef(device, nbytes, donated[j].buffer if j in donated else alloc(nbytes))
                for j, (_, nbytes) in enumerate(plan.outputs)]
     launch(plan, leaves, written)
-    for heard in _listeners:
-        heard.append((plan, leaves, written))
+    if _listeners:
+        recalled = [n for n in nodes if n.buffer is not None and n.op is not Op.BUFFER]
+        for heard in _listeners:
+            heard.append((plan, leaves, written, recalled))
     for (pos, _), ref in zip(plan.outputs, written):
         nodes[pos].buffer = ref
     return [leaves[i] if leaf else written[i] for leaf, i in plan.targets]

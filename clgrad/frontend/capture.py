@@ -59,9 +59,10 @@ def _lazy(tensors) -> list[Tensor]:
     return [t for t in tensors if t is not None and t.node.op not in (Op.BUFFER, Op.CONST)]
 
 
-def capture(fn, args, kwargs, inputs) -> tuple:
+def capture(fn, args, kwargs, inputs, made_since_first_call) -> tuple:
     """Runs fn once eagerly, recording its schedules: its trace (or why it has none) and its
-    result."""
+    result. made_since_first_call(node): whether node was made since the step's first call
+    (by a call, or between calls)."""
     with jit_protocol.recording(jit_protocol.holders()) as recording, \
             engine.listen() as log:
         recording.log = log
@@ -81,7 +82,8 @@ def capture(fn, args, kwargs, inputs) -> tuple:
                                  "tensors made from host data)")
         if isinstance(changed, str):
             raise _NotReplayable(changed)
-        trace = Trace(inputs, before, log, changed, kind, outputs, recording)
+        trace = Trace(inputs, before, log, changed, kind, outputs, recording,
+                      made_since_first_call)
         if _kept(recording, trace, outputs) is not None:
             gc.collect()    # perhaps only cycles of the step's garbage still hold it
             kept = _kept(recording, trace, outputs)
@@ -133,18 +135,34 @@ class Trace:
     ("grad", k) its .grad (whichever tensor that is by then), ("fresh", n) the n-th buffer
     the call wrote, ("ref", r) a buffer no tensor holds; ("node", c) names a constant."""
 
-    def __init__(self, inputs, before, log, changed, kind, outputs, recording):
+    def __init__(self, inputs, before, log, changed, kind, outputs, recording,
+                 made_since_first_call):
         self.guards = recording.guards
         self.prologue = [(key, work) for key, work, _ in recording.prologue]
         self.slots: list[Tensor] = list(inputs)
         self.arity = len(inputs)
+        self.grads_read = set()         # slots whose .grad buffer the trace reads
         slot_index = {id(t): k for k, t in enumerate(inputs)}
-        owners = {id(t.node.arg): k for k, t in enumerate(inputs)}
+        owners = {}     # buffer -> slot: the arguments' buffers as the call found them
+        for k, t in enumerate(inputs):
+            node = before[id(t)][1] if id(t) in before else t.node
+            if node.op is Op.BUFFER:
+                owners.setdefault(id(node.arg), k)
         grad_of = {id(grad): t for t, _, grad, *_ in before.values() if grad is not None}
-        held = {}       # buffer -> the tensor holding it; one that is no .grad where several do
+        changed_ids = {id(t) for t, *_ in changed}
+
+        def preference(t: Tensor) -> tuple:
+            """Which of the tensors holding one buffer names it: no .grad where another does,
+            and one the call changes (its state, the same tensor at every call) where another
+            only aliases it (a result of the last call the caller still holds)."""
+            return id(t) in grad_of, id(t) not in changed_ids
+
+        held = {}       # buffer -> the tensor holding it
         for t, node, *_ in before.values():
-            if node.op is Op.BUFFER and (id(t) not in grad_of or id(node.arg) not in held):
-                held[id(node.arg)] = t
+            if node.op is Op.BUFFER:
+                other = held.get(id(node.arg))
+                if other is None or preference(t) <= preference(other):
+                    held[id(node.arg)] = t
         self.fresh: list[tuple[object, int]] = []          # (device, nbytes) per written buffer
         fresh_index: dict[int, int] = {}
 
@@ -154,9 +172,14 @@ class Trace:
                 self.slots.append(t)
             return slot_index[id(t)]
 
+        reused: set[int] = set()        # buffers of values reused from earlier calls
+        self._reused_from: list[tuple[tuple, BufferRef]] = []   # (name, buffer) they came from
+
         def name(ref: BufferRef) -> tuple:
             if id(ref) in fresh_index:
                 return ("fresh", fresh_index[id(ref)])
+            if id(ref) in reused:
+                return ("ref", ref)
             if id(ref) not in owners and id(ref) in held:
                 holder = held[id(ref)]
                 if id(holder) in grad_of:   # a .grad gets a new tensor each accumulation
@@ -168,16 +191,41 @@ class Trace:
                 raise _NotReplayable("uploads data inside the step: pass it as an argument")
             return ("ref", ref)
 
+        def recall(node) -> None:
+            """A value computed from buffers before this call but since the step's first:
+            eagerly, a graph over the same buffers as an earlier call's finds the value that
+            call computed while a tensor still holds it (nodes are interned). A replay reads
+            that buffer itself only while the buffers it came from are the ones this call
+            found (_reused_from); over others it captures anew. (A value made before the first
+            call is that of a tensor the step reads; a constant's is the same at every call.)"""
+            if id(node.buffer) in fresh_index or not made_since_first_call(node):
+                return
+            sources = [n.arg for n in ir.toposort([node]) if n.op is Op.BUFFER]
+            if sources:
+                reused.add(id(node.buffer))
+                for ref in sources:
+                    source = name(ref)
+                    if source[0] == "grad":
+                        self.grads_read.add(source[1])
+                    if source[0] != "ref":
+                        self._reused_from.append((source, ref))
+
         def value(node) -> tuple:
-            return name(node.arg) if node.op is Op.BUFFER else ("node", node)
+            if node.op is Op.BUFFER:
+                return name(node.arg)
+            if node.buffer is not None:         # a computed node's value
+                recall(node)
+                return name(node.buffer)
+            return ("node", node)
 
         self.schedules = []
-        self.grads_read = set()         # slots whose .grad buffer the trace reads
         for entry in log:
             if isinstance(entry, jit_protocol.HostWork):
-                plan, leaves, written = entry, entry.reads, entry.writes
+                plan, leaves, written, recalled = entry, entry.reads, entry.writes, ()
             else:
-                plan, leaves, written = entry
+                plan, leaves, written, recalled = entry
+            for node in recalled:
+                recall(node)
             read = tuple(name(r) for r in leaves)
             self.grads_read.update(k for kind, k in read if kind == "grad")
             for ref in written:
@@ -246,7 +294,8 @@ class Trace:
                 frozenset((slot(k), ident(v), d) for k, v, d in self.exits),
                 frozenset((slot(k), ident(v)) for k, v in self.grads),
                 self.kind, [(ident(v), *rest[:2]) for v, *rest in self.outputs],
-                [value for _, value in self.guards], [key for key, _ in self.prologue])
+                [value for _, value in self.guards], [key for key, _ in self.prologue],
+                frozenset(ident(n) for n, _ in self._reused_from))
 
     def replay(self, inputs):
         if any(value_of() != value for value_of, value in self.guards):
@@ -254,7 +303,9 @@ class Trace:
         slots = [*inputs, *self.slots[self.arity:]]
         held = self._held(slots)
         grads = {k: _grad_buffer(slots[k]) for k in self.grads_read}
-        if held is None or None in grads.values():
+        if held is None or None in grads.values() or any(
+                {"slot": held, "grad": grads}[kind][k] is not ref
+                for (kind, k), ref in self._reused_from):
             return STALE
         for _, work in self.prologue:
             work()

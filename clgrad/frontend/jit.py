@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import warnings
 
+from ..compiler.ir import made_count
 from .capture import STALE, Trace, capture, detached, flatten, restore
 from .grad_mode import is_grad_enabled
 from .jit_protocol import capturing, running_step
@@ -90,6 +91,10 @@ class _Step:
         self.last: Trace | None = None     # the previous capture, to compare with the next
         self.trace: Trace | None = None    # what calls replay, once two captures agree
         self.eager = False
+        self._first: int | None = None     # the IR nodes made before the first call
+
+    def _made_since_first_call(self, node) -> bool:
+        return node.serial > self._first
 
     def __call__(self, args, kwargs):
         if capturing():      # inside another step's capture: be part of it
@@ -106,7 +111,7 @@ class _Step:
         if self.eager or self.calls == 1:
             return self._eager(args, kwargs)
         with running_step():
-            trace, result = capture(self.fn, args, kwargs, inputs)
+            trace, result = capture(self.fn, args, kwargs, inputs, self._made_since_first_call)
         if isinstance(trace, str):          # may be a first call's setup: try again
             why, self.last = trace, None
         elif self.last is not None and trace.signature() == self.last.signature():
@@ -120,6 +125,8 @@ class _Step:
         return result
 
     def _eager(self, args, kwargs):
+        if self._first is None:
+            self._first = made_count()
         with running_step():
             return restore(*flatten(self.fn(*args, **kwargs)), detached)
 
