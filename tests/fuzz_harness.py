@@ -118,7 +118,7 @@ def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32,
                           if o.requires_grad and o.dtype in floats]
         if differentiable:
             fw.autograd.backward([outputs[k] for k in differentiable],
-                                 [_cotangent(fw, outputs[k], k) for k in differentiable])
+                                 [cotangent(fw, outputs[k], k) for k in differentiable])
     grads = [x.grad for x in leaves]
     if hasattr(fw, "realize"):
         fw.realize(*outputs, *[g for g in grads if g is not None])
@@ -156,7 +156,7 @@ def _reach_tracker(torch):
     return ReachTracker()
 
 
-def _cotangent(fw, output, k: int):
+def cotangent(fw, output, k: int):
     rng = np.random.default_rng([0, k])
     values = np.asarray(rng.uniform(-1, 1, tuple(output.shape)), np.float32)
     return fw.tensor(values).to(output.dtype)

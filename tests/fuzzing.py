@@ -9,12 +9,15 @@ As a command, it runs many graphs in child processes, so that a crash inside an 
 kills one child only; the seed it died on is recorded and the next child goes on:
 
     python tests/fuzzing.py --device cpu:intel --graphs 5000 --seed 0 [--edges]
-        [--early-backward] [--out /tmp/fuzz-out] [--batch 100] [--triage cpu:pocl]
+        [--early-backward | --replay] [--out /tmp/fuzz-out] [--batch 100] [--triage cpu:pocl]
 
 --early-backward runs every backward() as a large one runs on Intel's runtime, whatever its
 size and device (clgrad/frontend/early_backward.py): for even seeds as one whose forward fits
 in cache (the forward launched as it begins, its gradients with the step's end), for odd ones
 as a larger one (its loss and gradients launched as it ends).
+
+--replay runs each program as a training step under cg.jit against the same step run eagerly
+(tests/fuzz_replay.py) instead of against PyTorch.
 """
 from __future__ import annotations
 
@@ -39,13 +42,14 @@ import fuzz_harness
 from fuzz_gen import Builder, Choices, SeededChoices
 from fuzz_ops import FAMILIES
 from fuzz_harness import judge, make_inputs, references, run
+from fuzz_replay import check_replay
 
 MAX_LINES = 12            # ops per program
 CONTINUE = 85             # percent chance of one more line: 6 lines on average
 ATTEMPTS = 12             # tries to find a valid op for each line
 MAX_OUTPUTS = 4
 STARTUP_TIMEOUT = 120     # seconds a child may take to import and start its first graph
-FAILURES = ("wrong forward", "wrong gradient", "exception", "crash", "timeout")
+FAILURES = ("wrong forward", "wrong gradient", "wrong replay", "exception", "crash", "timeout")
 
 
 def generate(choices: Choices, edges: bool = False) -> str:
@@ -124,39 +128,51 @@ def _check(source: str) -> tuple[str, str]:
     return judge(got, ref, ref64, edges)
 
 
-def reproducer(source: str, seed, device: str, status: str, detail: str) -> str:
-    """A standalone script: the harness, the program and a call that runs it."""
-    header = (f"# clgrad fuzz seed {seed} on {device}: {status}\n# {detail}\n"
+def reproducer(source: str, seed, device: str, status: str, detail: str,
+               replay: bool = False) -> str:
+    """A standalone script: the harness, the program and a call that runs it (for --replay,
+    the program and a call of fuzz_replay.check_replay on it)."""
+    header = (f"# clgrad fuzz seed {seed} on {device}{' (--replay)' * replay}: {status}\n"
+              f"# {detail}\n"
               f"# Run from a clgrad checkout: PYTHONPATH=. CLGRAD_DEVICE={device} python <this>\n")
+    if replay:
+        return (header + source + "\n\nif __name__ == \"__main__\":\n"
+                "    import sys\n    sys.path.insert(0, \"tests\")\n"
+                "    from fuzz_replay import check_replay\n"
+                "    print(check_replay(open(__file__).read()))\n")
     return (header + inspect.getsource(fuzz_harness) + "\n\n" + source +
             "\n\nif __name__ == \"__main__\":\n    main(program, INPUTS, DATA_SEED, EDGES)\n")
 
 
 def write_reproducer(out: str, source: str, seed: int | str, device: str, status: str,
-                     detail: str) -> str:
-    edges = "-edges" if "EDGES = True" in source else ""
-    path = os.path.join(out, f"{device.replace(':', '-')}{edges}-seed{seed}.py")
+                     detail: str, replay: bool = False) -> str:
+    kind = "-edges" * ("EDGES = True" in source) + "-replay" * replay
+    path = os.path.join(out, f"{device.replace(':', '-')}{kind}-seed{seed}.py")
     with open(path, "w") as f:
-        f.write(reproducer(source, seed, device, status, detail))
+        f.write(reproducer(source, seed, device, status, detail, replay))
     return path
 
 
 # ---- the child: runs a list of seeds, one JSON line per event on its protocol stream ----
-def child(seeds: list[int], device: str, edges: bool, early: bool, out: str) -> None:
+def child(seeds: list[int], opts: Options) -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)           # anything else printed goes to the log, not into the protocol
     # pyopencl's note on every build of Intel's would bury the compilers' crash reports
     warnings.filterwarnings("ignore", message="Non-empty compiler output")
     for seed in seeds:
-        print(f"== {device} seed {seed}", file=sys.stderr, flush=True)   # marks the log
+        print(f"== {opts.device} seed {seed}", file=sys.stderr, flush=True)  # marks the log
         protocol.write(json.dumps({"seed": seed, "event": "start"}) + "\n")
-        source = generate(SeededChoices(seed), edges)
-        status, detail = check(source, early, _at_start(seed))
-        if early:
+        source = generate(SeededChoices(seed), opts.edges)
+        if opts.replay:
+            status, detail = check_replay(source)
+        else:
+            status, detail = check(source, opts.early, _at_start(seed))
+        if opts.early:
             detail = _early_detail(detail, seed)
         record = {"seed": seed, "status": status, "detail": detail}
         if status in FAILURES:
-            record["path"] = write_reproducer(out, source, seed, device, status, detail)
+            record["path"] = write_reproducer(opts.out, source, seed, opts.device, status,
+                                              detail, opts.replay)
         protocol.write(json.dumps(record) + "\n")
 
 
@@ -169,6 +185,12 @@ class Options:
     batch: int
     timeout: float
     early: bool = False
+    replay: bool = False
+
+    def flags(self) -> list[str]:
+        """The command-line flags that give these options (but the device and out)."""
+        return ["--edges"] * self.edges + ["--early-backward"] * self.early + \
+            ["--replay"] * self.replay
 
 
 def run_seeds(seeds: list[int], opts: Options, log=sys.stderr) -> dict[int, dict]:
@@ -189,11 +211,10 @@ def run_seeds(seeds: list[int], opts: Options, log=sys.stderr) -> dict[int, dict
 def _run_child(batch: list[int], opts: Options, results: dict) -> list[int]:
     """Runs batch in one child; returns the seeds it did not reach."""
     command = [sys.executable, os.path.abspath(__file__), "--child", "--device", opts.device,
-               "--out", opts.out, "--seeds", ",".join(map(str, batch))]
+               "--out", opts.out, "--seeds", ",".join(map(str, batch)), *opts.flags()]
     env = dict(os.environ, CLGRAD_DEVICE=opts.device)
     with open(os.path.join(opts.out, "children.log"), "a") as log:
-        flags = ["--edges"] * opts.edges + ["--early-backward"] * opts.early
-        proc = subprocess.Popen(command + flags, env=env,
+        proc = subprocess.Popen(command, env=env,
                                 stdout=subprocess.PIPE, stderr=log)
         current, hung = _read_protocol(proc, opts.timeout, results)
         if hung:
@@ -214,7 +235,7 @@ def _run_child(batch: list[int], opts: Options, results: dict) -> list[int]:
     if opts.early:
         detail = _early_detail(detail, current)
     source = generate(SeededChoices(current), opts.edges)
-    path = write_reproducer(opts.out, source, current, opts.device, status, detail)
+    path = write_reproducer(opts.out, source, current, opts.device, status, detail, opts.replay)
     results[current] = {"seed": current, "status": status, "detail": detail, "path": path}
     return [s for s in left if s != current]
 
@@ -251,7 +272,7 @@ def summarize(results: dict[int, dict], device: str, triage: dict[int, dict]) ->
     lines = [f"device {device}: {len(results)} graphs run",
              f"  ok {counts['ok']}, skipped (no reliable float32 reference) {counts['skipped']}",
              f"  wrong forward {counts['wrong forward']}, wrong gradients "
-             f"{counts['wrong gradient']}",
+             f"{counts['wrong gradient']}, wrong replays {counts['wrong replay']}",
              f"  clgrad exceptions {counts['exception']} {dict(exceptions)}",
              f"  crashed processes {counts['crash']} {dict(crashes)}, timeouts {counts['timeout']}"]
     for seed in sorted(s for s, r in results.items() if r["status"] in FAILURES):
@@ -272,6 +293,8 @@ def main(argv=None) -> None:
                                                              "int32 extremes")
     parser.add_argument("--early-backward", action="store_true",
                         help="every backward() launched early, whatever its size and device")
+    parser.add_argument("--replay", action="store_true",
+                        help="each program as a step under cg.jit, against it run eagerly")
     parser.add_argument("--out", default="/tmp/fuzz-out", help="reproducers and logs")
     parser.add_argument("--batch", type=int, default=100, help="graphs per child process")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per graph")
@@ -280,12 +303,13 @@ def main(argv=None) -> None:
     parser.add_argument("--seeds", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
-    if args.child:
-        child([int(s) for s in args.seeds.split(",")], args.device, args.edges,
-              args.early_backward, args.out)
-        return
+    if args.early_backward and args.replay:
+        parser.error("--early-backward and --replay are two different runs")
     opts = Options(args.device, args.edges, args.out, args.batch, args.timeout,
-                   args.early_backward)
+                   args.early_backward, args.replay)
+    if args.child:
+        child([int(s) for s in args.seeds.split(",")], opts)
+        return
     started = time.time()
     results = run_seeds(list(range(args.seed, args.seed + args.graphs)), opts)
     triage = {}
@@ -296,7 +320,7 @@ def main(argv=None) -> None:
     report = summarize(results, args.device, triage)
     print(report + f"\n  ({time.time() - started:.0f} s)")
     name = (f"summary-{args.device.replace(':', '-')}{'-edges' if args.edges else ''}"
-            f"{'-early' if args.early_backward else ''}.json")
+            f"{'-early' if args.early_backward else ''}{'-replay' if args.replay else ''}.json")
     with open(os.path.join(args.out, name), "w") as f:
         json.dump({"results": results, "triage": triage}, f, indent=1)
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 pytest.importorskip("torch")
 
 import clgrad as cg  # noqa: E402
+import fuzz_replay  # noqa: E402
 import fuzzing  # noqa: E402
 from fuzz_gen import Choices, SeededChoices  # noqa: E402
 from fuzz_harness import Result, judge, reference, references  # noqa: E402
@@ -68,6 +69,41 @@ def _match_torch(budget: int, edges: bool, tmp_path, early: bool = False,
             pytest.fail(f"{status}: {detail}\n\n{source}\nreproducer: {path}")
 
     graph()
+
+
+# random programs as training steps, under cg.jit and eagerly (tests/fuzz_replay.py)
+REPLAY_BUDGET = 30
+
+
+@pytest.mark.parametrize("edges", [False, True], ids=["plain", "edges"])
+def test_random_steps_replay_as_they_run_eagerly(edges, tmp_path):
+    @settings(max_examples=REPLAY_BUDGET, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(programs(edges))
+    def step(source):
+        status, detail = fuzz_replay.check_replay(source)
+        assume(status != "skipped")
+        if status != "ok":
+            path = fuzzing.write_reproducer(str(tmp_path), source, "-hypothesis",
+                                            cg.device().spec, status, detail, replay=True)
+            pytest.fail(f"{status}: {detail}\n\n{source}\nreproducer: {path}")
+
+    step()
+
+
+def test_replay_check_finds_a_value_that_differs():
+    def pairs(*got):
+        return [(f"input {k}", w, g) for k, (w, g) in enumerate(zip(
+            [cg.tensor([1.0, np.nan]), cg.tensor([3, 4])], got))]
+    assert fuzz_replay.first_difference(4, pairs(cg.tensor([1.0, np.nan]),
+                                                 cg.tensor([3, 4]))) is None
+    assert fuzz_replay.first_difference(4, pairs(cg.tensor([1.0, np.nan]), cg.tensor([3, 5]))) \
+        == "after call 4 (replay): input 1 differs"
+    assert fuzz_replay.first_difference(0, pairs(cg.tensor([1.0, 0.0]), cg.tensor([3, 4]))) \
+        == "after call 0 (eager): input 0 differs"
+    assert fuzz_replay.first_difference(1, pairs(cg.tensor([1.0, np.nan]),
+                                                 cg.tensor([3.0, 4.0]))) \
+        == "after call 1 (capture): input 1 differs"
 
 
 @pytest.mark.parametrize("edges", [False, True])
