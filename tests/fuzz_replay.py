@@ -7,8 +7,9 @@ another copy the same steps through cg.jit, which replays from its fourth call. 
 the kernels its capture recorded over that call's buffers (writing the inputs' new values over
 their old ones where nothing else reads them), so every output and every input must come out
 bit for bit as the eager step's, and every earlier output the caller still holds must keep its
-value; the eager step realizes what the capture realizes, in the same order, so that both run
-the same kernels.
+value. The eager step runs as a jitted step's Python does (jit_protocol.running_step: an index
+is not checked on the host) and realizes what a capture realizes, in the same order, so that
+both run the same kernels.
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def check_replay(source: str) -> tuple[str, str]:
     outputs or inputs differ from the eager step's; "exception" where the jitted step raises
     and the eager one did not."""
     import clgrad as cg
+    from clgrad.frontend.jit_protocol import running_step
     space: dict = {}
     exec(source, space)  # noqa: S102 (a program we generated)
     arrays = make_inputs(space["DATA_SEED"], space["INPUTS"], space["EDGES"])
@@ -53,7 +55,8 @@ def check_replay(source: str) -> tuple[str, str]:
         return [cg.tensor(a, requires_grad=g) for a, g in zip(arrays, flags)]
 
     def eager(leaves):
-        outputs = _step(cg, space["program"], leaves, cotangents)
+        with running_step():        # as a jitted step's Python runs (indices go unchecked)
+            outputs = _step(cg, space["program"], leaves, cotangents)
         cg.realize(*outputs)            # as a capture does: its result, then what it changed
         cg.realize(*leaves)
         return outputs
@@ -77,6 +80,8 @@ def check_replay(source: str) -> tuple[str, str]:
                 return "skipped", f"call {call}: the eager step raised {type(error).__name__}"
             try:
                 got = step(*jit_leaves)
+                cg.realize(*got)        # (the first call runs eagerly: as eager() does)
+                cg.realize(*jit_leaves)
             except RuntimeWarning as warning:
                 return "skipped", str(warning)
             except Exception as error:  # noqa: BLE001 (any exception of clgrad's is a finding)
