@@ -42,11 +42,12 @@ def listen() -> Iterator[list]:
 
 def _replay(plan: Plan, nodes: list[Node], leaves: list[BufferRef], device) -> list[BufferRef]:
     donated: dict[int, BufferRef] = {}
+    given: set[int] = set()         # the leaves donated (an optimizer's step: hundreds)
     for donor in plan.donors if not _listeners else ():
         j, i = donor[:2]
-        if j not in donated and leaves[i] not in donated.values() \
-                and unshared(donor, nodes, leaves[i]):
+        if j not in donated and i not in given and unshared(donor, nodes, leaves[i]):
             donated[j] = leaves[i]
+            given.add(i)
     alloc = device.pool.alloc
     # a donated buffer gets a new ref: a buffer node stands for values that never change, and
     # nodes are interned by their ref, so the output must not come back as the leaf's node
