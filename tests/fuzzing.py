@@ -263,14 +263,17 @@ def _read_protocol(proc, timeout: float, results: dict) -> tuple[int | None, boo
                     current = None
 
 
-def summarize(results: dict[int, dict], device: str, triage: dict[int, dict]) -> str:
+def summarize(results: dict[int, dict], device: str, triage: dict[int, dict],
+              replay: bool = False) -> str:
     counts = collections.Counter(r["status"] for r in results.values())
     exceptions = collections.Counter(r["detail"].split(":")[0] for r in results.values()
                                      if r["status"] == "exception")
     crashes = collections.Counter(r["detail"] for r in results.values()
                                   if r["status"] == "crash")
     lines = [f"device {device}: {len(results)} graphs run",
-             f"  ok {counts['ok']}, skipped (no reliable float32 reference) {counts['skipped']}",
+             f"  ok {counts['ok']}, skipped ("
+             f"{'not replayed' if replay else 'no reliable float32 reference'}) "
+             f"{counts['skipped']}",
              f"  wrong forward {counts['wrong forward']}, wrong gradients "
              f"{counts['wrong gradient']}, wrong replays {counts['wrong replay']}",
              f"  clgrad exceptions {counts['exception']} {dict(exceptions)}",
@@ -317,7 +320,7 @@ def main(argv=None) -> None:
     if args.triage and failed:
         other = dataclasses.replace(opts, device=args.triage)
         triage = {s: dict(r, device=args.triage) for s, r in run_seeds(failed, other).items()}
-    report = summarize(results, args.device, triage)
+    report = summarize(results, args.device, triage, args.replay)
     print(report + f"\n  ({time.time() - started:.0f} s)")
     name = (f"summary-{args.device.replace(':', '-')}{'-edges' if args.edges else ''}"
             f"{'-early' if args.early_backward else ''}{'-replay' if args.replay else ''}.json")
