@@ -5,8 +5,12 @@ also run it eagerly, while every schedule they launch is recorded as a trace: th
 the buffers they read and write, named by role. A buffer is an argument's, or a tensor's that
 existed before the call (by that tensor), or one the call wrote. Once two calls in a row give
 the same trace, later calls replay it. A replay launches the same plans over the arguments'
-and tensors' current buffers, with fresh buffers for what it writes. Tensors the step changed
-take their new values, parameters' `.grad` too, and the returned tensors are new objects.
+and tensors' current buffers, with fresh buffers for what it writes (a changed tensor's new
+value goes over its old buffer where nothing else holds that, as eagerly). Tensors the step
+changed take their new values, parameters' `.grad` too, and the returned tensors are new
+objects. A value an earlier call computed and a tensor still holds is found again by a call
+over the same buffers (nodes are interned); a replay reads it only while those are the
+buffers it was computed from.
 
 A step keeps running eagerly, with a warning that says why, when its calls do not repeat, or
 when it reads a value on the host (`item()`), uploads data, or keeps a computed tensor
