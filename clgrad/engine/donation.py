@@ -101,6 +101,12 @@ def _aligned_inputs(spec: KernelSpec) -> dict[Node, list[Node]]:
     return {root: [n for n in same if n not in elsewhere] for root, (same, _) in reads.items()}
 
 
+def may_give(ref: BufferRef) -> bool:
+    """Whether ref's memory may be given to an output at all: reference counts can tell who
+    holds it, and NumPy cannot see it (runtime/buffer.py)."""
+    return REFCOUNTS_VERIFIED and not (ref.buffer is not None and ref.buffer.shared)
+
+
 def unshared(donor: Donor, nodes: list[Node], ref: BufferRef) -> bool:
     """Whether the graph holds the only references to the donor's leaf node, its buffer and
     the nodes computed from it that stay lazy: no tensor, view or other lazy graph could read
@@ -108,8 +114,8 @@ def unshared(donor: Donor, nodes: list[Node], ref: BufferRef) -> bool:
     the graph's node list and this call; the buffer's own node (its arg and buffer), the
     graph's leaf list and this call. And no node it writes from the leaf has its graph read
     again by autograd (keep_graph)."""
-    if not REFCOUNTS_VERIFIED or (ref.buffer is not None and ref.buffer.shared):
-        return False    # (NumPy may read a shared buffer: runtime/buffer.py)
+    if not may_give(ref):
+        return False
     _, _, pos, uses, readers_of, computed = donor
     held_by_node = 2 if nodes[pos].op is Op.BUFFER else 1     # (no local name: one more ref)
     return (_only_in_graph(nodes[pos], uses) and sys.getrefcount(ref) == held_by_node + 3

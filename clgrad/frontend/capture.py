@@ -15,7 +15,7 @@ from .. import engine
 from ..compiler import ir
 from ..compiler.ir import BufferRef
 from ..compiler.ops import Op
-from ..runtime.buffer import REFCOUNTS_VERIFIED
+from ..engine.donation import may_give
 from . import inplace, jit_protocol
 from .operands import is_tensor
 from .tensor import Tensor, realize
@@ -303,9 +303,10 @@ class Trace:
         slots = [*inputs, *self.slots[self.arity:]]
         held = self._held(slots)
         grads = {k: _grad_buffer(slots[k]) for k in self.grads_read}
-        if held is None or None in grads.values() or any(
-                {"slot": held, "grad": grads}[kind][k] is not ref
-                for (kind, k), ref in self._reused_from):
+        if held is None or None in grads.values():
+            return STALE
+        tables = {"slot": held, "grad": grads}
+        if any(tables[kind][k] is not ref for (kind, k), ref in self._reused_from):
             return STALE
         for _, work in self.prologue:
             work()
@@ -315,7 +316,7 @@ class Trace:
             if _unshared(slots[k], held[k]):
                 # a new ref, as an eager donation's: the old one's node stands for the old value
                 fresh[n] = BufferRef(held[k].device, held[k].nbytes, held[k].buffer)
-        tables = {"slot": held, "grad": grads, "fresh": fresh}
+        tables["fresh"] = fresh
 
         def ref(name):
             return name[1] if name[0] == "ref" else tables[name[0]][name[1]]
@@ -362,8 +363,7 @@ def _unshared(t: Tensor, ref: BufferRef) -> bool:
     """Whether t alone holds its buffer node, and that node (with the replay's table of
     buffers) the buffer: no other tensor, view or lazy graph could read the old value after
     a kernel wrote over it. NumPy's view of the memory counts too (runtime/buffer.py)."""
-    if not REFCOUNTS_VERIFIED or t._view is not None or ref.buffer is None or \
-            ref.buffer.shared:
+    if t._view is not None or ref.buffer is None or not may_give(ref):
         return False
     # t._node and getrefcount's argument; node.arg, node.buffer, the table, this call's
     # argument and getrefcount's
