@@ -7,12 +7,14 @@ another copy the same steps through cg.jit, which replays from its fourth call. 
 the kernels its capture recorded over that call's buffers (writing the inputs' new values over
 their old ones where nothing else reads them), so every output and every input must come out
 bit for bit as the eager step's, and every earlier output the caller still holds must keep its
-value. The eager step runs as a jitted step's Python does (jit_protocol.running_step: an index
-is not checked on the host) and realizes what a capture realizes, in the same order, so that
-both run the same kernels.
+value. The eager step runs as the jitted call runs the step's Python (inside
+jit_protocol.running_step, where an index is not checked on the host, and from the second call
+on as a capture records) and realizes what a capture realizes, in the same order, so that both
+run the same kernels.
 """
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -45,6 +47,7 @@ def check_replay(source: str) -> tuple[str, str]:
     outputs or inputs differ from the eager step's; "exception" where the jitted step raises
     and the eager one did not."""
     import clgrad as cg
+    from clgrad.frontend import jit_protocol
     from clgrad.frontend.jit_protocol import running_step
     space: dict = {}
     exec(source, space)  # noqa: S102 (a program we generated)
@@ -54,8 +57,13 @@ def check_replay(source: str) -> tuple[str, str]:
     def inputs():
         return [cg.tensor(a, requires_grad=g) for a, g in zip(arrays, flags)]
 
-    def eager(leaves):
-        with running_step():        # as a jitted step's Python runs (indices go unchecked)
+    def eager(leaves, call):
+        # as the jitted call runs the step's Python: every call inside running_step (indices
+        # go unchecked), and the captured ones (all but the first) as a capture records,
+        # which builds some graphs otherwise (a backward not templated, a hand-written
+        # update not computed as its no_grad block ends)
+        with running_step(), jit_protocol.recording(jit_protocol.holders()) if call else \
+                contextlib.nullcontext():
             outputs = _step(cg, space["program"], leaves, cotangents)
         cg.realize(*outputs)            # as a capture does: its result, then what it changed
         cg.realize(*leaves)
@@ -75,7 +83,7 @@ def check_replay(source: str) -> tuple[str, str]:
         results = []
         for call in range(CALLS):
             try:
-                want = eager(eager_leaves)
+                want = eager(eager_leaves, call)
             except Exception as error:  # noqa: BLE001 (shapes that follow the values changed)
                 return "skipped", f"call {call}: the eager step raised {type(error).__name__}"
             try:
