@@ -145,6 +145,8 @@ def test_batch_norm_training_and_eval():
         evaluated = lib.batch_norm(x, *stats, w, b, training=False)
         return train, evaluated, rm * 1.0, rv * 1.0
     check(fn, (4, 3, 2, 2), (3,), (3,), atol=1e-4)
+    # 3 channels of 32,768 values: statistics over the batch's slices, then their totals
+    check(fn, (32, 3, 32, 32), (3,), (3,), atol=1e-4)
 
 
 def _like(x, array):

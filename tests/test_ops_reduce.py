@@ -104,6 +104,8 @@ def test_row_ops(op, shape, dim):
 
 def test_logsumexp_keepdim_and_large_values():
     check(lambda a: a.logsumexp(1, keepdim=True), A)
+    check(lambda a: a.logsumexp((0, 2)), C)             # several dims, as PyTorch's
+    check(lambda a: a.logsumexp((-1, 0), keepdim=True), C)
     check(lambda a: (a * 100).logsumexp(1), A, grad_rtol=1e-2)
     check(lambda a: (a * 100).softmax(-1), A)
 
@@ -137,6 +139,49 @@ def test_large_sum_goes_through_split():
     check(lambda a: a.sum(), x, rtol=1e-4, atol=1e-2)
     check(lambda a: a.reshape(2, n // 2).sum(1), x, rtol=1e-4, atol=1e-2)
     check(lambda a: a.mean(), x, rtol=1e-4, atol=1e-6)
+
+
+# Few long rows run in two passes (compiler/schedule.py, _split_rows): partial reductions
+# over slices, the slices axis leading the partials so that each row's total overwrites its
+# own slice 0. Cases: the batch as slices (BatchNorm's statistics), a trailing row cut in
+# chunks, a leading axis cut with columns kept, and a cut axis with a kept axis before it.
+SPLIT_ROWS = [((64, 4, 16, 32), (0, 2, 3)), ((8, 32768), 1), ((32768, 3), 0),
+              ((3, 16384, 4), (1, 2))]
+
+
+@pytest.mark.parametrize("shape,dim", SPLIT_ROWS, ids=["batch", "trailing", "leading", "cut"])
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin", "var", "logsumexp"])
+def test_few_long_rows_split_in_two_passes(shape, dim, op):
+    check(lambda a: getattr(a, op)(dim, keepdim=True), shape, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape,dim", SPLIT_ROWS, ids=["batch", "trailing", "leading", "cut"])
+def test_a_split_row_is_partial_rows_then_their_total(shape, dim):
+    x = cg.randn(*shape)
+    kernels = cg.compile(x.sum(dim)).kernels
+    assert [k.name[0] for k in kernels] == ["R", "R"]
+    slices, rows = kernels[0].name.split("_")[1].split("x")[:2]
+    assert 2 <= int(slices) <= 64 and kernels[1].name.startswith(f"R_{slices}x")
+    # an elementwise consumer of the rows' full shape is a kernel of its own, all rows wide
+    centered = x - x.mean(dim, keepdim=True)
+    assert [k.name[0] for k in cg.compile(centered).kernels] == ["R", "R", "E"]
+    a = x.numpy().astype(np.float64)
+    np.testing.assert_allclose(centered.numpy(), a - a.mean(dim, keepdims=True), atol=1e-5)
+
+
+def test_ties_in_different_slices_share_the_gradient_evenly():
+    # the split is the scheduler's, after autograd: amax's rule counts the row's ties once
+    # (split before it, as a max of slice maxima, the ties got 1/4, 1/4 and 1/2)
+    row = np.zeros((2, 32768), np.float32)
+    row[:, [5, 6, 20000]] = 1
+    check(lambda a: a.amax(1), row)
+
+
+def test_integer_and_product_rows_split_exactly():
+    ints = np.arange(8 * 32768, dtype=np.int64).reshape(8, 32768) * (2 ** 20)   # sums near 2**53
+    assert cg.from_numpy(ints).sum(1).numpy().tolist() == ints.sum(1).tolist()
+    values = make((32768, 2), low=0.9999, high=1.0001)
+    check(lambda a: a.prod(0), values, rtol=1e-3)
 
 
 @pytest.mark.parametrize("op", ["amin", "min", "argmin"])

@@ -7,6 +7,8 @@ Then two rewrites remove roots:
   kernel iterating the same rows is computed inside that kernel (softmax: one kernel);
 - a matmul whose only use is an elementwise epilogue of its shape is finished by that
   epilogue inside the matmul kernel (bias, relu).
+A long matmul into few outputs, and a long reduction into few rows, run as two kernels:
+partial results over slices, then their combination, so that every core works.
 """
 from __future__ import annotations
 
@@ -52,6 +54,8 @@ class Scheduler:
                 self.consumers[s].append(node)
         self.roots = self._initial_roots()
         self.epilogue_roots: set[Node] = set()
+        # root -> the long reduction into few rows its kernel finishes (_split_rows)
+        self.row_splits: dict[Node, Node] = {}
         self._fuse_matmul_epilogues()
         self._fuse_reductions()
 
@@ -109,13 +113,22 @@ class Scheduler:
                 self.epilogue_roots |= reached
 
     def _fuse_reductions(self) -> None:
-        rows_of: dict[Node, tuple] = {}     # root -> the (shape, axes) rows it iterates
+        # root -> the (shape, axes) rows it iterates, or the split reduction it finishes
+        rows_of: dict[Node, tuple | Node] = {}
         for red in reversed(self.order):
             if red.op in REDUCE and red in self.roots and red not in self.targets:
-                reached = self._row_kernel_reached(red)
+                split = _row_slices(red) is not None
+                reached = self._row_kernel_reached(red, rows_only=split)
                 if reached is None or len(reached) != 1 or reached & self.epilogue_roots:
                     continue
                 (root,) = reached
+                if split:
+                    # its partials get a kernel of their own; root's finishes them, in their
+                    # buffer (a row's value where its slice 0 was: the same width)
+                    if root.dtype == red.dtype and rows_of.setdefault(root, red) is red:
+                        self.row_splits[root] = red
+                        self.roots.discard(red)
+                    continue
                 rows = (red.src[0].shape, red.arg)
                 own = (root.src[0].shape, root.arg) if root.op in REDUCE else rows
                 # a kernel iterates one set of rows: a root that already takes reductions over
@@ -123,9 +136,10 @@ class Scheduler:
                 if rows_of.setdefault(root, own) == rows:
                     self.roots.discard(red)
 
-    def _row_kernel_reached(self, red: Node) -> set[Node] | None:
+    def _row_kernel_reached(self, red: Node, rows_only: bool = False) -> set[Node] | None:
         """The roots that red's value flows into while staying in red's rows, or None when
-        some use leaves them (a movement op, another iteration space)."""
+        some use leaves them (a movement op, another iteration space; with rows_only, any
+        use of red's rows element by element)."""
         shape, axes = red.src[0].shape, red.arg
         # one work-item per row: a few long rows written back element by element would idle cores
         wide_enough = red.numel >= _MIN_ROWS or red.src[0].numel // max(red.numel, 1) \
@@ -144,7 +158,7 @@ class Scheduler:
                 elif level == "elem" and c.op in ELEMENTWISE and c.shape == shape:
                     nxt = "elem"
                 elif c.op is Op.EXPAND and level == "row" and c.shape == shape \
-                        and node.shape == red.shape and wide_enough:
+                        and node.shape == red.shape and wide_enough and not rows_only:
                     # back over red's own axes only: a reshape on the way may have moved the
                     # rows' values to other axes ((1,16,3) -> (16,1,3): fuzz seed 81033)
                     nxt = "elem"
@@ -164,10 +178,10 @@ class Scheduler:
         for root in self.order:
             if root not in self.roots:
                 continue
-            split = _split_k(root) if root.op is Op.MATMUL else None
+            split = _split_k(root) if root.op is Op.MATMUL else self._rows_in_two(root)
             if split:
-                # the partial products fill the result's own buffer, made big enough; each
-                # work-item of the sum reads its element's partials, then overwrites the first
+                # the partial results fill the result's own buffer, made big enough; each
+                # work-item of the total reads its element's partials, then overwrites the first
                 partial, total = split
                 ref = BufferRef(self.device, partial.numel * partial.dtype.itemsize)
                 specs.append(self._kernel(partial, ref, outputs))
@@ -190,6 +204,28 @@ class Scheduler:
         specs = _merge_elementwise(specs)
         self._drop_unread_products(specs, outputs)
         return specs, outputs
+
+    def _rows_in_two(self, root: Node) -> tuple[Node, Node] | None:
+        """(partial, total) for a root that is, or finishes, a long reduction into few rows:
+        total is root with the reduction's value read from the partials (_split_rows)."""
+        red = self.row_splits.get(root, root if root.op in REDUCE else None)
+        split = None if red is None else _split_rows(red)
+        if split is None or red is root:
+            return split
+        partial, total = split
+        rebuilt: dict[Node, Node] = {red: total}
+
+        def rebuild(node: Node) -> Node:
+            """node with red read from the partials: the row ops between root and red are
+            made again over total (red is computed in root's kernel alone)."""
+            if node not in rebuilt:
+                if node is not root and (node in self.roots or buffer_of(node) is not None):
+                    return node
+                src = tuple(rebuild(s) for s in node.src)
+                rebuilt[node] = node if src == node.src else \
+                    Node(node.op, node.dtype, node.shape, src, node.arg)
+            return rebuilt[node]
+        return partial, rebuild(root)
 
     def _drop_unread_products(self, specs: list[KernelSpec], outputs: dict) -> None:
         """A matmul kernel that took in the elementwise kernel reading its product through a
@@ -261,9 +297,12 @@ def _scatter_kernels(root: Node, ref: BufferRef, scatter: KernelSpec) -> list[Ke
 
 # A product this long into this few outputs runs as partial products over slices of k, then
 # their sum: else one or two work-items do all of it on one core (a convolution's weight
-# gradient: 9 x 6 outputs, each a sum of 57,600 products).
+# gradient: 9 x 6 outputs, each a sum of 57,600 products), or a few stream panels of k too
+# long for the cache (a 3x3 convolution's of 64 channels over 64 images of 16 x 16: 64 x 576
+# outputs, k 16,384, 18.6 ms whole, 8.9 split). A 256 x 256 product of k 8,192 was slower
+# split (6.2 against 5.6 ms): enough work-items, and the partials' traffic on top.
 _SPLIT_K_MIN_LENGTH = 4096
-_SPLIT_K_MAX_OUTPUTS = 4096
+_SPLIT_K_MAX_OUTPUTS = 48 * 1024
 _SPLIT_K_SLICE = 512
 
 
@@ -292,6 +331,69 @@ def _split_k(mm: Node) -> tuple[Node, Node] | None:
     partial = Node(Op.MATMUL, mm.dtype, (slices,) + mm.shape, (a_split, b_split))
     summed = Node(Op.SUM, mm.dtype, (1,) + mm.shape, (partial,), (0,))
     return partial, _view(summed, Op.RESHAPE, mm.shape, mm.shape)
+
+
+# A reduction into fewer rows than this, each at least this long, runs as partial reductions
+# over slices of its rows, then their combination: one work-item a row would leave cores
+# idle, and a row that is not the innermost axes would be read a scalar at a time (BatchNorm's
+# statistics of an (N, C, H, W) batch: C rows over N, H and W, now N x C rows over H and W).
+_SPLIT_ROWS_MAX = 64
+_SPLIT_ROWS_MIN_LENGTH = 1 << 15
+_ROW_CHUNKS = (4096, 2048, 1024, 512)      # a slice's length, where an axis must be cut
+
+
+def _row_slices(red: Node) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None:
+    """How red splits: (the shape its source is viewed as, the axes of that shape that index
+    the slices, the axes each slice reduces), or None when it runs whole. A slice is the run
+    of reduced axes that ends the shape, contiguous memory, where it is long enough: the
+    other reduced axes index the slices, and where they are too few the run is cut in chunks
+    too. Else the first reduced axis is cut, or indexes the slices itself."""
+    shape, axes = red.src[0].shape, red.arg
+    length = math.prod(shape[a] for a in axes)
+    if red.numel >= _SPLIT_ROWS_MAX or length < _SPLIT_ROWS_MIN_LENGTH:
+        return None
+    trailing = 0
+    while trailing < len(axes) and axes[-1 - trailing] == len(shape) - 1 - trailing:
+        trailing += 1
+    run = math.prod(shape[len(shape) - trailing:])
+    outer = axes[:len(axes) - trailing]
+    if run >= _ROW_CHUNKS[-1]:
+        view = shape[:len(shape) - trailing] + (run,)
+        if red.numel * math.prod(shape[a] for a in outer) >= _SPLIT_ROWS_MAX:
+            return view, outer, (len(view) - 1,)
+        chunk = next((c for c in _ROW_CHUNKS if run % c == 0), None)
+        if chunk is None:
+            return (view, outer, (len(view) - 1,)) if outer else None
+        view = view[:-1] + (run // chunk, chunk)
+        return view, outer + (len(view) - 2,), (len(view) - 1,)
+    first = axes[0]
+    inner = length // shape[first]
+    if inner >= _ROW_CHUNKS[-1]:
+        return shape, (first,), axes[1:]
+    chunk = next((c for c in _ROW_CHUNKS
+                  if c % inner == 0 and shape[first] % (c // inner) == 0), None)
+    if chunk is None:
+        return None
+    cut = shape[:first] + (length // chunk, chunk // inner) + shape[first + 1:]
+    return cut, (first,), tuple(a + 1 for a in axes)
+
+
+def _split_rows(red: Node) -> tuple[Node, Node] | None:
+    """(partial, total) for a reduction worth splitting (_row_slices): partial[s..., ...] is
+    red over slice s, total (red's shape) their combination. The slice axes lead, so that
+    slice 0 lies exactly where total goes (as in _split_k)."""
+    slicing = _row_slices(red)
+    if slicing is None:
+        return None
+    shape, slices, each = slicing
+    source = red.src[0]
+    view = source if shape == source.shape else _view(source, Op.RESHAPE, shape, shape)
+    order = slices + tuple(a for a in range(len(shape)) if a not in slices)
+    if order != tuple(range(len(shape))):
+        view = _view(view, Op.PERMUTE, tuple(shape[a] for a in order), order)
+    partial = ir.reduce(red.op, view, tuple(order.index(a) for a in each))
+    total = ir.reduce(red.op, partial, tuple(range(len(slices))))
+    return partial, _view(total, Op.RESHAPE, red.shape, red.shape)
 
 
 def _view(x: Node, op: Op, shape: tuple[int, ...], arg) -> Node:

@@ -14,8 +14,6 @@ from .type_info import finfo
 
 MaxResult = namedtuple("max", ["values", "indices"])
 MinResult = namedtuple("min", ["values", "indices"])
-# Reductions this long into few outputs are split in two passes, so both cores work.
-_SPLIT_MIN_LENGTH = 1 << 15
 
 
 def _drop(node: ir.Node, axes, keepdim: bool) -> ir.Node:
@@ -40,22 +38,10 @@ def collapse(node: ir.Node, axes: tuple[int, ...], fill=0) -> ir.Node:
 
 
 def reduce_node(op: Op, node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
-    """op over axes (kept as size 1); a long reduction into few rows goes in two passes."""
-    shape = node.shape
-    if 0 in shape:
+    """op over axes (kept as size 1); over an empty axis, op's identity (collapse). A long
+    reduction into few rows runs in two passes: the scheduler splits it."""
+    if 0 in node.shape:
         return collapse(node, axes, _IDENTITY[op])
-    length = 1
-    for a in axes:
-        length *= shape[a]
-    if length >= _SPLIT_MIN_LENGTH and node.numel // length < 64 \
-            and axes == tuple(range(len(shape) - len(axes), len(shape))):   # trailing axes
-        chunk = next((c for c in (4096, 2048, 1024, 512) if length % c == 0), None)
-        if chunk is not None:
-            outer = node.shape[:len(node.shape) - len(axes)]
-            split = node.reshape(outer + (length // chunk, chunk))
-            partial = ir.reduce(op, split, (len(outer) + 1,))
-            total = ir.reduce(op, partial, (len(outer),))
-            return total.reshape(outer + (1,) * len(axes))
     return ir.reduce(op, node, axes)
 
 
@@ -389,8 +375,8 @@ def _row_max(node: ir.Node, axis: int) -> ir.Node:
     return node.max((axis,)).detach().expand(node.shape)
 
 
-def logsumexp_node(node: ir.Node, axis: int) -> ir.Node:
-    """log(sum(exp(x))) along axis, kept as size 1, stable for large x. The shift by the max
+def logsumexp_node(node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
+    """log(sum(exp(x))) over axes, kept as size 1, stable for large x. The shift by the max
     m cancels, so its gradient is zero up to rounding: detached, m's rule (a tie count and
     its division) is not built, walked or run, and the gradient is g * softmax as PyTorch's.
     An infinite m would give inf - inf: a row of -inf shifts by 0 (it gives -inf), a row with
@@ -398,11 +384,11 @@ def logsumexp_node(node: ir.Node, axis: int) -> ir.Node:
     / sum, is 0 for its finite elements, as PyTorch's exp(x - logsumexp) (shifted by 0, an
     element whose exp overflowed gave inf / inf: fuzz seed 19401444). Over nothing: -inf."""
     if node.numel == 0:
-        return reduce_node(Op.SUM, node.exp(), (axis,)).log()
-    m = node.max((axis,)).detach()
+        return reduce_node(Op.SUM, node.exp(), axes).log()
+    m = node.max(axes).detach()
     m = m.eq(math.inf).where(finfo(node.dtype).max, m.eq(-math.inf).where(0, m))
     shifted = (node - m.expand(node.shape)).exp()
-    return m + shifted.sum((axis,)).log()
+    return m + shifted.sum(axes).log()
 
 
 def log_softmax_node(node: ir.Node, axis: int) -> ir.Node:
@@ -425,9 +411,11 @@ def _axis(op: str, dim, ndim: int) -> int:
 
 
 def logsumexp(x, dim, keepdim):
-    axis = _axis("logsumexp", dim, x.ndim)
-    out = logsumexp_node(_as_1d(as_float(x.node)), axis)
-    out = out.reshape(()) if not x.ndim else _drop(out, (axis,), keepdim)
+    """Over one dim or several, as PyTorch's (no dims: all of them, as sum's)."""
+    # a 0-d tensor's dim is its one element (_as_1d)
+    axes = normalize_dims("logsumexp", dim, x.ndim) or tuple(range(max(x.ndim, 1)))
+    out = logsumexp_node(_as_1d(as_float(x.node)), axes)
+    out = out.reshape(()) if not x.ndim else _drop(out, axes, keepdim)
     return record("logsumexp", out, x.device, [x])
 
 
