@@ -141,21 +141,23 @@ def test_large_sum_goes_through_split():
     check(lambda a: a.mean(), x, rtol=1e-4, atol=1e-6)
 
 
-# Few long rows run in two passes (compiler/schedule.py, _split_rows): partial reductions
-# over slices, the slices axis leading the partials so that each row's total overwrites its
-# own slice 0. Cases: the batch as slices (BatchNorm's statistics), a trailing row cut in
+# Few long rows, and rows over outer axes and a contiguous inner run, go in two passes
+# (compiler/schedule.py, _split_rows): partial reductions over slices, the slice axes leading
+# the partials so that each row's total overwrites its own slice 0. Cases: the batch as
+# slices (BatchNorm's statistics, of few channels and of many), a trailing row cut in
 # chunks, a leading axis cut with columns kept, and a cut axis with a kept axis before it.
-SPLIT_ROWS = [((64, 4, 16, 32), (0, 2, 3)), ((8, 32768), 1), ((32768, 3), 0),
-              ((3, 16384, 4), (1, 2))]
+SPLIT_ROWS = [((64, 4, 16, 32), (0, 2, 3)), ((16, 64, 16, 16), (0, 2, 3)), ((8, 32768), 1),
+              ((32768, 3), 0), ((3, 16384, 4), (1, 2))]
+SPLIT_IDS = ["batch", "channels", "trailing", "leading", "cut"]
 
 
-@pytest.mark.parametrize("shape,dim", SPLIT_ROWS, ids=["batch", "trailing", "leading", "cut"])
+@pytest.mark.parametrize("shape,dim", SPLIT_ROWS, ids=SPLIT_IDS)
 @pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin", "var", "logsumexp"])
 def test_few_long_rows_split_in_two_passes(shape, dim, op):
     check(lambda a: getattr(a, op)(dim, keepdim=True), shape, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("shape,dim", SPLIT_ROWS, ids=["batch", "trailing", "leading", "cut"])
+@pytest.mark.parametrize("shape,dim", SPLIT_ROWS, ids=SPLIT_IDS)
 def test_a_split_row_is_partial_rows_then_their_total(shape, dim):
     x = cg.randn(*shape)
     kernels = cg.compile(x.sum(dim)).kernels
