@@ -37,7 +37,7 @@ def _gflops(flop: float | None, seconds: float | None) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--only", action="append", default=[],
-                        help="run only these workload ids (W1 ... W9, COLD, LOOPS); repeatable")
+                        help="run only these workload ids (W1 ... W10, COLD, LOOPS); repeatable")
     parser.add_argument("--quick", action="store_true", help="fewer timed repeats")
     parser.add_argument("--device", help="clgrad device: cpu, cpu:intel, cpu:pocl, gpu, cl:P:D")
     args = parser.parse_args(argv)

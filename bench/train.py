@@ -1,7 +1,7 @@
 """Training-step workloads: W1 the seed two-layer net with a custom ReLU, W2 a LeNet step
 with SGD, W6 one Adam step over 10M parameters, W7 a GRU and an LSTM over a sequence, and the
-example GPT's step. W1, W2 and W7's GPT time the examples' own steps and models, loaded on
-clgrad and on PyTorch (registry.example)."""
+example GPT's step, and W10 a small ResNet's step. W1, W2 and W7's GPT time the examples' own
+steps and models, loaded on clgrad and on PyTorch (registry.example)."""
 from __future__ import annotations
 
 import numpy as np
@@ -75,7 +75,7 @@ def seed_mlp(wrap) -> Case:
 
 # ---- W2: LeNet (examples/lenet.py's Net) -------------------------------------------------
 
-def lenet_step(net, optimizer, x, target, F):
+def classifier_step(net, optimizer, x, target, F):
     optimizer.zero_grad()
     loss = F.cross_entropy(net(x), target)
     loss.backward()
@@ -95,7 +95,7 @@ def lenet_train(wrap) -> Case:
     def reference(torch):
         tnet = example("lenet", "torch").Net()
         return tnet, torch.optim.SGD(tnet.parameters(), lr=0.01, momentum=0.9)
-    return _training_case(wrap, lenet_step, net, opt, [x, target], reference)
+    return _training_case(wrap, classifier_step, net, opt, [x, target], reference)
 
 
 def _training_case(wrap, step, model, optimizer, arrays, reference) -> Case:
@@ -245,3 +245,41 @@ def gpt_train(wrap) -> Case:
         tmodel = same_weights(example("train_gpt", "torch").GPT(), model, torch)
         return tmodel, torch.optim.AdamW(tmodel.parameters(), lr=3e-4)
     return _training_case(wrap, gpt_step, model, opt, [idx, target], reference)
+
+
+# ---- W10: a small ResNet (convolutions, BatchNorm, residual adds) on CIFAR-sized images ----
+
+def small_resnet(fw):
+    """A convolution and BatchNorm stem, a residual block of 32 channels, a strided step to
+    64, a residual block of 64 and a global average pool, built from framework fw's nn."""
+    nn, F = fw.nn, fw.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self, channels: int):
+            super().__init__()
+            self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(channels)
+            self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(channels)
+
+        def forward(self, x):
+            return F.relu(x + self.bn2(self.conv2(F.relu(self.bn1(self.conv1(x))))))
+
+    return nn.Sequential(
+        nn.Conv2d(3, 32, 3, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU(), Block(32),
+        nn.Conv2d(32, 64, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+        Block(64), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+
+
+@_eager_and_jitted("W10", "small ResNet step: BatchNorm, 64 x 3x32x32, SGD momentum")
+def resnet_train(wrap) -> Case:
+    """W10, with its clgrad step wrapped by wrap; PyTorch's model gets clgrad's weights."""
+    cg.manual_seed(0)
+    model = small_resnet(cg)
+    opt = cg.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, target = randn(64, 3, 32, 32), rng.integers(0, 10, 64)
+
+    def reference(torch):
+        tmodel = same_weights(small_resnet(torch), model, torch)
+        return tmodel, torch.optim.SGD(tmodel.parameters(), lr=0.01, momentum=0.9)
+    return _training_case(wrap, classifier_step, model, opt, [x, target], reference)
