@@ -86,7 +86,7 @@ def row_slices(red: Node) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, 
         view = shape[:len(shape) - trailing] + (run,)
         if red.numel * math.prod(shape[a] for a in outer) >= _SPLIT_ROWS_MAX:
             return view, outer, (len(view) - 1,)
-        chunk = next((c for c in _ROW_CHUNKS if run % c == 0), None)
+        chunk = next((c for c in _ROW_CHUNKS if run % c == 0 and c < run), None)
         if chunk is None:
             return (view, outer, (len(view) - 1,)) if outer else None
         view = view[:-1] + (run // chunk, chunk)
