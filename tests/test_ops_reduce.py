@@ -171,6 +171,17 @@ def test_a_split_row_is_partial_rows_then_their_total(shape, dim):
     np.testing.assert_allclose(centered.numpy(), a - a.mean(dim, keepdims=True), atol=1e-5)
 
 
+def test_split_rows_on_the_vectorless_gpu_path(codegen_for):
+    # GPUs lower reductions with one lane per work-item: the slices and their totals hold there
+    from clgrad.compiler.target import Target
+    codegen_for(Target(width=1))
+    x = cg.randn(16, 64, 16, 16)
+    centered = x - x.mean((0, 2, 3), keepdim=True)
+    assert [k.name[0] for k in cg.compile(centered).kernels] == ["R", "R", "E"]
+    a = x.numpy().astype(np.float64)
+    np.testing.assert_allclose(centered.numpy(), a - a.mean((0, 2, 3), keepdims=True), atol=1e-5)
+
+
 def test_ties_in_different_slices_share_the_gradient_evenly():
     # the split is the scheduler's, after autograd: amax's rule counts the row's ties once
     # (split before it, as a max of slice maxima, the ties got 1/4, 1/4 and 1/2)
