@@ -13,12 +13,16 @@ from .ops import Op
 
 # A product this long into this few outputs runs as partial products over slices of k, then
 # their sum: else one or two work-items do all of it on one core (a convolution's weight
-# gradient: 9 x 6 outputs, each a sum of 57,600 products), or a few stream panels of k too
-# long for the cache (a 3x3 convolution's of 64 channels over 64 images of 16 x 16: 64 x 576
-# outputs, k 16,384, 18.6 ms whole, 8.9 split). A 256 x 256 product of k 8,192 was slower
-# split (6.2 against 5.6 ms): enough work-items, and the partials' traffic on top.
+# gradient: 9 x 6 outputs, each a sum of 57,600 products). So does one of this few rows and
+# up to _SPLIT_K_MAX_WIDE outputs: its rows are one or two blocks of work-items, each
+# streaming panels of k longer than the cache (a 3x3 convolution's weight gradient of 64
+# channels over 64 images of 16 x 16: 64 x 576 outputs, k 16,384, 18.6 ms whole in a ResNet's
+# step, 8.9 split). With more rows the work-items are enough, and the partials' traffic
+# costs: 128 x 128 outputs of k 4,096 took 0.75-1.37 ms split against 0.66 whole.
 _SPLIT_K_MIN_LENGTH = 4096
-_SPLIT_K_MAX_OUTPUTS = 48 * 1024
+_SPLIT_K_MAX_OUTPUTS = 4096
+_SPLIT_K_MAX_ROWS = 64
+_SPLIT_K_MAX_WIDE = 48 * 1024
 _SPLIT_K_SLICE = 512
 
 
@@ -29,7 +33,9 @@ def split_k(mm: Node) -> tuple[Node, Node] | None:
     a, b = mm.src
     *batch, m, k = a.shape
     n = b.shape[-1]
-    if k < _SPLIT_K_MIN_LENGTH or not 0 < mm.numel <= _SPLIT_K_MAX_OUTPUTS:
+    few = mm.numel <= _SPLIT_K_MAX_OUTPUTS or (
+        mm.numel // n <= _SPLIT_K_MAX_ROWS and mm.numel <= _SPLIT_K_MAX_WIDE)
+    if k < _SPLIT_K_MIN_LENGTH or not mm.numel or not few:
         return None
     slices = next((s for s in (16, 8, 4, 2) if k % s == 0 and k // s >= _SPLIT_K_SLICE), None)
     if slices is None:
