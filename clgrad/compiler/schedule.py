@@ -7,8 +7,9 @@ Then two rewrites remove roots:
   kernel iterating the same rows is computed inside that kernel (softmax: one kernel);
 - a matmul whose only use is an elementwise epilogue of its shape is finished by that
   epilogue inside the matmul kernel (bias, relu).
-A long matmul into few outputs, and a long reduction into few rows, run as two kernels:
-partial results over slices, then their combination, so that every core works.
+A long matmul into few outputs, a long reduction into few rows, and a reduction over outer
+axes and a contiguous inner run (BatchNorm's) run as two kernels: partial results over
+slices, then their combination (splits.py).
 """
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ class Scheduler:
                 self.consumers[s].append(node)
         self.roots = self._initial_roots()
         self.epilogue_roots: set[Node] = set()
-        # root -> the long reduction into few rows its kernel finishes (splits.py)
+        # root -> the split reduction its kernel finishes (splits.py)
         self.row_splits: dict[Node, Node] = {}
         self._fuse_matmul_epilogues()
         self._fuse_reductions()
@@ -207,8 +208,8 @@ class Scheduler:
         return specs, outputs
 
     def _rows_in_two(self, root: Node) -> tuple[Node, Node] | None:
-        """(partial, total) for a root that is, or finishes, a long reduction into few rows:
-        total is root with the reduction's value read from the partials (splits.py)."""
+        """(partial, total) for a root that is, or finishes, a reduction that splits
+        (splits.row_slices): total is root with the reduction's value read from the partials."""
         red = self.row_splits.get(root, root if root.op in REDUCE else None)
         split = None if red is None else split_rows(red)
         if split is None or red is root:

@@ -1,7 +1,9 @@
-"""Long reductions into few results, run as two kernels: partial results over slices, then
-their combination, written in place over the partials (slice 0 lies where the result goes),
-so that every core works and a slice reads contiguous memory. The scheduler asks these
-helpers for the two nodes of a split; the nodes exist only in its kernels."""
+"""Reductions run as two kernels: partial results over slices, then their combination,
+written in place over the partials (slice 0 lies where the result goes). A long product or
+reduction into few results splits so that every core works; a reduction over outer axes and
+a contiguous inner run splits so that a slice reads contiguous memory, in vectors. The
+scheduler asks these helpers for the two nodes of a split; the nodes exist only in its
+kernels."""
 from __future__ import annotations
 
 import math
