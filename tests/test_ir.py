@@ -88,6 +88,7 @@ def every_op_graph():
     roots += [ir.reshape(x, (3, 2)), ir.reshape(scalar, (1, 1)), ir.permute(x, (1, 0)),
               ir.expand(ir.reduce(Op.SUM, x, (1,)), (2, 3)),
               ir.pad(i, ((0, 1), (2, 0)), 7), ir.pad(lt, ((1, 1), (0, 0)), True),
+              ir.matmul(ir.pad(x, ((0, 0), (1, 0)), ir.ABSENT), ir.pad(y, ((2, 0), (0, 0)))),
               ir.shrink(x, ((1, 2), (0, 2))), ir.stride(x, (-1, 2)),
               ir.matmul(x, ir.permute(y, (1, 0))), ir.contiguous(ir.permute(x, (1, 0))),
               ir.unary(Op.EXP, scalar)]
@@ -308,6 +309,22 @@ def test_matmul_batched_and_consts():
     assert c[0].dtype == np.float16 and list(c[0]) == [2.5, 2.5]
     assert c[1].dtype == np.bool_ and c[1].shape == () and c[1]
     assert c[2].dtype == np.int64 and c[2].tolist() == [[-3]]
+
+
+def test_matmul_skips_the_products_of_absent_elements():
+    # an absent pad reads as 0, but no product is formed with it (0 * inf would be NaN), in
+    # either operand, through views; a real zero pad's products are formed
+    a = np.array([[1.0, 2.0], [np.inf, 0.5]], np.float32)
+    b = np.array([[np.inf, 1.0], [3.0, np.nan], [-1.0, 2.0]], np.float32)
+    with np.errstate(invalid="ignore"):
+        want_left, want_right = a @ b[1:], b[1:].T @ a
+    left = run(lambda a, b: ir.matmul(ir.pad(a, ((0, 0), (1, 0)), ir.ABSENT), b), a, b)
+    np.testing.assert_array_equal(left, want_left)
+    assert np.isnan(run(lambda a, b: ir.matmul(ir.pad(a, ((0, 0), (1, 0))), b), a, b)).all()
+    right = run(lambda b, a: ir.matmul(b.permute((1, 0)), ir.pad(a, ((1, 0), (0, 0)),
+                                                                  ir.ABSENT)), b, a)
+    np.testing.assert_array_equal(right, want_right)
+    assert run(lambda a: ir.pad(a, ((0, 0), (0, 1)), ir.ABSENT), a)[:, 2].tolist() == [0, 0]
 
 
 def test_interpreter_agrees_with_round_trip():

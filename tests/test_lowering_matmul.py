@@ -6,6 +6,8 @@ import pytest
 from helpers import F, check
 
 import clgrad as cg
+from clgrad.compiler import ir
+from clgrad.compiler.interpret import evaluate
 from clgrad.compiler.lower_matmul import MatmulTile
 from clgrad.compiler.target import Target
 
@@ -145,3 +147,28 @@ def test_tile_rows_count_the_batch_as_parallel_work():
     # so a work-item takes all 16 rows (one panel copy) rather than 8
     assert MatmulTile.choose(16, 54, 16, 16, 2).block_rows == 8
     assert MatmulTile.choose(16, 54, 16, 16, 2, batch=16).block_rows == 16
+
+
+@pytest.mark.parametrize("target", [Target(width=16, accumulators=16, cores=2),
+                                    Target(width=8, accumulators=16, cores=2), Target(width=1)])
+@pytest.mark.parametrize("absent", ["a", "b", "both"])
+@pytest.mark.parametrize("m, k, n", [(16, 5, 32), (24, 7, 6), (6, 5, 32), (8, 8189, 16)])
+def test_products_with_absent_elements_are_skipped(codegen_for, target, absent, m, k, n):
+    # an ABSENT pad (a convolution's input gradient: compiler/convolutions.py) forms no
+    # product, with the other operand's inf or NaN there either: in A's rows, tile by tile; in
+    # B (the panel), by running transposed, or scalar where it cannot; in both; split in k
+    codegen_for(target)
+    rng = np.random.default_rng(m + k)
+    x, y = rng.standard_normal((m, k + 3)), rng.standard_normal((k + 3, n))
+    x[0, [1, k]], y[[1, k], 0] = np.inf, np.nan     # real products: non-finite results too
+    x[:, [0, k + 1, k + 2]], y[[0, k + 1, k + 2]] = np.inf, -np.inf     # where the pads lie
+    a, b = (cg.tensor(v.astype(np.float32)) for v in (x, y))
+    a_node, b_node = a.node, b.node
+    if absent in ("a", "both"):
+        a_node = a[:, 1:k + 1].node.pad(((0, 0), (1, 2)), ir.ABSENT)
+    if absent in ("b", "both"):
+        b_node = b[1:k + 1].node.pad(((1, 2), (0, 0)), ir.ABSENT)
+    got = cg.Tensor(a_node @ b_node, a.device).numpy()
+    (want,) = evaluate([a_node @ b_node])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
+    assert np.isfinite(got[1:, 1:]).all()      # inf and NaN met only absent elements there

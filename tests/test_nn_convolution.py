@@ -5,7 +5,7 @@ import pytest
 
 import clgrad as cg
 import clgrad.nn.functional as CF
-from helpers import F, check, library, torch
+from helpers import F, check, library, make, torch
 
 
 @pytest.mark.parametrize("kw", [
@@ -54,6 +54,36 @@ def test_conv_transpose_with_an_infinite_weight(kw):
     w2 = np.array([[[[1.0, -0.5, 0.25], [np.inf, 2.0, 1.5], [0.5, 1.0, -1.0]]]], np.float32)
     check(lambda x, w: F(x).conv_transpose2d(x, w, **kw), x.reshape(1, 1, 1, 3) * np.ones(
         (1, 1, 2, 1), np.float32), w2)
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch's non-finite products are the reference")
+@pytest.mark.parametrize("nonfinite", [np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("name, kw, x, w", [
+    ("conv2d", dict(padding=1), (2, 2, 5, 6), (4, 2, 3, 3)),
+    ("conv2d", dict(padding=2, dilation=2, groups=2), (2, 2, 5, 6), (4, 1, 3, 3)),
+    ("conv2d", dict(padding=(0, 2)), (1, 1, 4, 4), (1, 1, 3, 3)),
+    ("conv2d", dict(padding="same"), (2, 2, 5, 6), (4, 2, 2, 3)),
+    ("conv2d", dict(padding=3), (2, 2, 5, 6), (4, 2, 3, 3)),
+    ("conv1d", dict(padding=1), (2, 2, 7), (4, 2, 3)),
+    ("conv3d", dict(padding=(1, 2, 0)), (1, 2, 3, 4, 3), (3, 2, 2, 3, 2)),
+])
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+def test_conv_input_gradient_with_a_nonfinite_weight(name, kw, x, w, nonfinite):
+    # the input gradient is a convolution of the output's gradient padded by the kernel's
+    # reach: PyTorch forms no product with a place outside the output, so a non-finite weight
+    # reaches only the inputs it touched (times the padding's zeros it was NaN at the edges).
+    # (Its forward is no reference here: oneDNN multiplies the padding's zeros by the weight
+    # for some shapes and not for others.)
+    x, w = make(x, seed=5), make(w, seed=6)
+    w.reshape(-1)[[1, w.size - 4]] = nonfinite
+    tx = torch.tensor(x, requires_grad=True)
+    out = getattr(torch.nn.functional, name)(tx, torch.tensor(w), **kw)
+    dy = make(tuple(out.shape), seed=7)
+    out.backward(torch.tensor(dy))
+    cx = cg.tensor(x, requires_grad=True)
+    (got,) = cg.autograd.grad(getattr(CF, name)(cx, cg.tensor(w), **kw), [cx], cg.tensor(dy))
+    np.testing.assert_allclose(got.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4,
+                               equal_nan=True)
 
 
 def test_conv_transpose2d_inverts_the_shape_of_its_convolution():
@@ -159,3 +189,22 @@ def test_convolution_errors_are_pytorchs(call):
         call(torch)
     with pytest.raises(theirs.type):
         call(cg)
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch's second derivative is the reference")
+@pytest.mark.parametrize("kw", [dict(padding=1), dict(padding=(2, 0), dilation=2, groups=2)])
+def test_conv_input_gradient_differentiated_again(kw):
+    # a gradient penalty: the input gradient (a convolution of the output's gradient with the
+    # flipped weight, its padding absent) is differentiated again, to the weight and the input
+    channels = 4 // kw.get("groups", 1)
+    x, w, dy = make((2, 4, 6, 5), seed=1), make((4, channels, 3, 3), seed=2), None
+    results = []
+    for lib, tensor in ((torch, torch.tensor), (cg, cg.tensor)):
+        tx, tw = tensor(x, requires_grad=True), tensor(w, requires_grad=True)
+        out = lib.nn.functional.conv2d(tx * tx, tw, **kw)
+        dy = make(tuple(out.shape), seed=3) if dy is None else dy
+        (gx,) = lib.autograd.grad(out, [tx], tensor(dy), create_graph=True)
+        (gx * gx).sum().backward()
+        results.append([tx.grad.detach().numpy(), tw.grad.detach().numpy()])
+    for want, got in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import factorizations, ir, special
+from . import convolutions, factorizations, ir, special
 from .ir import Node
 from .ops import Op
 from .scans import scan_rule
@@ -308,6 +308,17 @@ def _replay_views(g: Node, chain: list[Node]) -> Node:
     return g
 
 
+def _gradients(node: Node, g: Node, reaches: set):
+    """(source, its gradient) pairs by node's rule. A convolution's product of windows gives
+    its input gradient straight to the padded input beneath them, as a convolution of g (no
+    product per window slot summed back into place: convolutions.py)."""
+    if node.op is Op.MATMUL and node.src[0] in reaches:
+        to_input = convolutions.input_gradient(node, g)
+        if to_input is not None:
+            return (to_input, (node.src[1], _matmul(_transpose_last(node.src[0]), g)))
+    return zip(node.src, RULES[node.op](node, g))
+
+
 def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node | None]:
     """d out / d wrt[i], contracted with grad (out's shape), for each i; None where out
     does not depend on wrt[i] differentiably. A node listed twice gets its gradient once.
@@ -335,7 +346,7 @@ def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node 
         g = grads.get(node)
         if g is None or node in targets or node.op in NO_GRADIENT or not node.dtype.is_float:
             continue
-        for src, sg in zip(node.src, RULES[node.op](node, g)):
+        for src, sg in _gradients(node, g, reaches):
             if sg is None or src not in reaches or not src.dtype.is_float:
                 continue
             if src.numel == 0:      # no elements, no graph: nothing computes it

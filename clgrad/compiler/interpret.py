@@ -113,6 +113,8 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
         return _scatter(node, srcs[0], srcs[1])
     if op is Op.MATMUL:
         a, b = (_registers(s) for s in srcs)
+        if ir.reads_absent(node.src[0]) or ir.reads_absent(node.src[1]):
+            return _matmul_present(node, a, b)
         if node.dtype == bool_:
             return np.matmul(a.astype(np.int32), b.astype(np.int32)) != 0
         return np.matmul(a, b)
@@ -218,6 +220,27 @@ def _sort_order(x: np.ndarray, descending: bool) -> np.ndarray:
     return np.lexsort((np.where(nan, 0, x), nan))
 
 
+def _matmul_present(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b without the products of an ABSENT element (ir.ABSENT)."""
+    present = _present(node.src[0])[..., :, :, None] & _present(node.src[1])[..., None, :, :]
+    with np.errstate(invalid="ignore", over="ignore"):
+        products = a[..., :, :, None] * b[..., None, :, :]
+    return np.where(present, products, 0).sum(-2)
+
+
+def _present(node: Node) -> np.ndarray:
+    """Which of node's elements are no ABSENT fill, seen through its views."""
+    if node.op not in MOVEMENT:
+        return np.ones(node.shape, bool)
+    inner = _present(node.src[0])
+    if node.op is not Op.PAD:
+        return _movement(node, inner)
+    pads, fill = node.arg
+    out = np.full(node.shape, fill != ir.ABSENT)
+    out[tuple(slice(b, b + n) for (b, _), n in zip(pads, inner.shape))] = inner
+    return out
+
+
 def _movement(node: Node, x: np.ndarray) -> np.ndarray:
     op, arg = node.op, node.arg
     if op is Op.RESHAPE:
@@ -228,6 +251,7 @@ def _movement(node: Node, x: np.ndarray) -> np.ndarray:
         return np.broadcast_to(x, node.shape)
     if op is Op.PAD:
         pads, fill = arg
+        fill = 0 if fill == ir.ABSENT else fill
         out = np.full(node.shape, _scalar(fill, node.dtype), node.dtype.np)
         out[tuple(slice(b, b + n) for (b, _), n in zip(pads, x.shape))] = x
         return out

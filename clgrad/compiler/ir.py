@@ -379,6 +379,13 @@ def expand(x: Node, shape: Shape) -> Node:
     return Node(Op.EXPAND, x.dtype, shape, (x,), shape)
 
 
+# A PAD's fill that is no value: read as 0, but a matmul skips its products with an absent
+# element instead of multiplying them by 0 (0 * inf would be NaN), as PyTorch's convolution
+# input gradient never forms them (compiler/convolutions.py). Views may lie between the pad
+# and the matmul; any other op reads the zeros.
+ABSENT = "absent"
+
+
 def pad(x: Node, pads: tuple[tuple[int, int], ...], fill=0.0) -> Node:
     pads = tuple((int(b), int(e)) for b, e in pads)
     assert len(pads) == len(x.shape) and all(b >= 0 and e >= 0 for b, e in pads)
@@ -419,6 +426,15 @@ def window(x: Node, axis: int, k: int, s: int = 1, d: int = 1) -> Node:
     return Node(Op.WINDOW, x.dtype, shape, (x,), (axis, k, s, d))
 
 
+def reads_absent(node: Node) -> bool:
+    """Whether node's views reach an ABSENT fill."""
+    while node.op in MOVEMENT:
+        if node.op is Op.PAD and node.arg[1] == ABSENT:
+            return True
+        node = node.src[0]
+    return False
+
+
 def base_of(node: Node) -> Node:
     """The node beneath a chain of movement ops."""
     while node.op in MOVEMENT:
@@ -428,4 +444,4 @@ def base_of(node: Node) -> Node:
 
 __all__ = ["Node", "BufferRef", "Op", "toposort", "structural_key", "buffer", "const", "unary", "cast", "binary",
            "where", "reduce", "matmul", "iota", "gather", "scan", "sort", "argsort", "scatter", "scatter_identity", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
-           "shrink", "stride", "base_of", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]
+           "shrink", "stride", "base_of", "ABSENT", "reads_absent", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

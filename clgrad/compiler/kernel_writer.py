@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 from . import symbolic as sym
 from .addressing import Index, never_true, source_index
-from .ir import Node
+from .ir import ABSENT, Node
 from .kernel import KernelSpec
 from .ops import BINARY, MOVEMENT, UNARY, Op
 from .render import Renderer, Value, unaligned_typedefs
@@ -35,6 +35,7 @@ class KernelWriter:
         self.scopes: list[dict] = [{}]
         self.params: dict[Node, tuple[str, Node, bool]] = {}
         self.fused: dict[Node, Value] = {}
+        self.present: set = set()       # (absent pad, index key)s a present_block has tested
         self.lane: sym.Var | None = None
         self.ops_seen: list[str] = []
         self.counter = 0
@@ -230,28 +231,67 @@ class KernelWriter:
 
     def _pad(self, node: Node, index: Index) -> Value:
         src_index, bounds = source_index(node, index)
-        fill = Value(self.r.literal(node.arg[1], node.dtype), node.dtype, False)
+        value = 0 if node.arg[1] == ABSENT else node.arg[1]
+        fill = Value(self.r.literal(value, node.dtype), node.dtype, False)
         if any(never_true(b) for b in bounds):
             return fill
-        if not bounds:
+        if not bounds or (node, index.key()) in self.present:
             return self.value(node.src[0], src_index)
         if self.lane is not None and any(e.depends_on(self.lane) for e, _, _ in bounds):
             return self._per_lane(node, index)
-        conds = []
-        for expr, lo, hi in bounds:
-            code = self.index_code(expr)
-            conds += [f"{code}>={lo}"] if expr.lo < lo else []
-            conds += [f"{code}<{hi}"] if expr.hi >= hi else []
         slot = len(self.lines)
         self.lines.append("")          # the declaration goes here once the type is known
         name = f"v{self.counter}"
         self.counter += 1
-        with self.block(f"if ({' && '.join(conds)})"):
+        with self.block(f"if ({self._inside(bounds)})"):
             inner = self.value(node.src[0], src_index)
             self.emit(f"{name} = {inner.code};")
         init = self.r.splat(fill) if inner.vec else fill.code
         self.lines[slot] = "  " * self.depth + f"{self.r.ctype(node.dtype, inner.vec)} {name} = {init};"
         return Value(name, node.dtype, inner.vec)
+
+    def _inside(self, bounds) -> str:
+        """C for: every index of bounds lies inside its range."""
+        conds = []
+        for expr, lo, hi in bounds:
+            code = self.index_code(expr)
+            conds += [f"{code}>={lo}"] if expr.lo < lo else []
+            conds += [f"{code}<{hi}"] if expr.hi >= hi else []
+        return " && ".join(conds) or "1"
+
+    @contextmanager
+    def present_block(self, node: Node, index: Index):
+        """A block run only where node's element at index is no ABSENT fill (no block where it
+        always is one), inside which reads of those absent pads skip their own test."""
+        tested: list = []
+        cond = self._presence(node, index, tested)
+        if cond is None:
+            yield
+            return
+        with self.block(f"if ({cond})"):
+            self.present.update(tested)
+            try:
+                yield
+            finally:
+                self.present.difference_update(tested)
+
+    def _presence(self, node: Node, index: Index, tested: list) -> str | None:
+        """C for: node's element at index is no ABSENT fill (None: it never is one), seen
+        through the views down to where node's value is loaded or computed."""
+        while node not in self.spec.inputs and node.op in MOVEMENT:
+            src_index, bounds = source_index(node, index)
+            if node.op is Op.PAD and bounds:
+                absent = node.arg[1] == ABSENT
+                if any(never_true(b) for b in bounds):     # the fill everywhere
+                    return "0" if absent else None
+                inside = self._inside(bounds)
+                below = self._presence(node.src[0], src_index, tested)
+                if absent:
+                    tested.append((node, index.key()))
+                    return inside if below is None else f"{inside} && {below}"
+                return None if below is None else f"(!({inside}) || ({below}))"
+            node, index = node.src[0], src_index
+        return None
 
     # ---- stores ----
     def store(self, node: Node, flat: sym.Lin, v: Value) -> None:

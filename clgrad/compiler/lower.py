@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 
-from .ir import Node, structural_key
+from .ir import Node, reads_absent, structural_key
 from .kernel import KernelSpec
 from .lower_elementwise import ElementwiseWriter
 from .lower_linalg import LinalgWriter
@@ -31,11 +31,14 @@ class LoweredKernel:
 def _transpose_matmul(spec: KernelSpec, width: int) -> bool:
     """Whether a CPU matmul should run as C^T = B^T A^T, its vector lanes down M, not along N:
     when N is no multiple of 8 nor few enough vectors for a ragged last one (see
-    ragged_vectors) and M is a multiple of 8."""
+    ragged_vectors) and M is a multiple of 8; or when B alone has ABSENT elements, which the
+    kernel skips in A only."""
     (mm,) = spec.reductions
     *_, m, n = mm.shape
-    return (width > 1 and mm.dtype.is_float and n % 8 != 0 and m % 8 == 0
-            and not ragged_vectors(n, width))
+    a, b = mm.src
+    if width == 1 or not mm.dtype.is_float or reads_absent(a):
+        return False        # (A's absent elements are skipped row by row: see MatmulWriter)
+    return m % 8 == 0 and (reads_absent(b) or (n % 8 != 0 and not ragged_vectors(n, width)))
 
 
 def _lane_axis(spec: KernelSpec, width: int) -> int | None:

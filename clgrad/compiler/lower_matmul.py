@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from . import symbolic as sym
 from .addressing import Index, source_index
-from .ir import Node
+from .ir import Node, reads_absent
 from .kernel import KernelSpec
 from .kernel_writer import KernelWriter
 from .ops import MOVEMENT, Op
@@ -99,7 +99,9 @@ class MatmulWriter(KernelWriter):
         n = mm.shape[-1]
         whole = n % self.width == 0 or ragged_vectors(n, self.width)
         blocked = (self.transposed or whole) and mm.src[0].shape[-1] > 0   # k = 0: no blocks
-        if self.width > 1 and blocked and mm.dtype.is_float:
+        # the blocked kernel skips absent elements of A alone (B's are copied into panels)
+        panel = _swap_last(mm.src[0]) if self.transposed else mm.src[1]
+        if self.width > 1 and blocked and mm.dtype.is_float and not reads_absent(panel):
             return self._matmul_blocked(mm)
         return self._matmul_simple(mm)
 
@@ -109,7 +111,8 @@ class MatmulWriter(KernelWriter):
         *batch, m, n = mm.shape
         k_len = a.shape[-1]
         rows_per_item = next(t for t in (4, 2, 1) if m % t == 0)
-        width = self.width if n % self.width == 0 else 1
+        # (a lane a column: B's absent elements are skipped one by one, in scalar code)
+        width = self.width if n % self.width == 0 and not reads_absent(b) else 1
         n_batch = math.prod(batch)
         ix = self.index_type
         self.emit(f"{ix} j = get_global_id(0); {ix} mi = get_global_id(1); "
@@ -132,14 +135,18 @@ class MatmulWriter(KernelWriter):
 
         def body(lane_expr):
             with self.block(f"for ({self.index_type} k = 0; k < {k_len}; k++)"):
-                bv = self.value(b, Index(b.shape, dims=batch_dims + (kv, column(lane_expr))))
-                bv = Value(self.r.splat(bv), mm.dtype, True) if width > 1 else bv
-                for i, acc in enumerate(accs):
-                    av = self.value(a, Index(a.shape, dims=batch_dims + (row_of(i), kv)))
-                    av_code = self.r.splat(av) if width > 1 else av.code
-                    step = (f"fma({av_code},{bv.code},{acc})" if mm.dtype.is_float
-                            else f"{acc} + {av_code}*{bv.code}")
-                    self.emit(f"{acc} = {step};")
+                b_at = Index(b.shape, dims=batch_dims + (kv, column(lane_expr)))
+                with self.present_block(b, b_at):
+                    bv = self.value(b, b_at)
+                    bv = Value(self.r.splat(bv), mm.dtype, True) if width > 1 else bv
+                    for i, acc in enumerate(accs):
+                        a_at = Index(a.shape, dims=batch_dims + (row_of(i), kv))
+                        with self.present_block(a, a_at):
+                            av = self.value(a, a_at)
+                            av_code = self.r.splat(av) if width > 1 else av.code
+                            step = (f"fma({av_code},{bv.code},{acc})" if mm.dtype.is_float
+                                    else f"{acc} + {av_code}*{bv.code}")
+                            self.emit(f"{acc} = {step};")
             for i, acc in enumerate(accs):
                 self.fused[mm] = Value(acc, mm.dtype, width > 1)
                 self._store_outputs(batch_dims + (row_of(i), column(lane_expr)))
@@ -285,11 +292,13 @@ class MatmulWriter(KernelWriter):
                 self.emit(f"{vt} b{c} = panel[t*{tile.vectors}+{c}];")
             for r in range(tile.rows):
                 row = row0 + rc * tile.rows + r
-                av = self.value(a, Index(a.shape, dims=batch_dims + (row, k0 + t)))
-                splat = self.tmp(self.r.splat(av), mm.dtype, True)
-                for c in range(tile.vectors):
-                    # written as a multiply-add (contracted to fma): PoCL calls fma() out of line
-                    self.emit(f"{accs[r, c]} = {accs[r, c]} + {splat.code}*b{c};")
+                at = Index(a.shape, dims=batch_dims + (row, k0 + t))
+                with self.present_block(a, at):
+                    av = self.value(a, at)
+                    splat = self.tmp(self.r.splat(av), mm.dtype, True)
+                    for c in range(tile.vectors):
+                        # a multiply-add (contracted to fma): PoCL calls fma() out of line
+                        self.emit(f"{accs[r, c]} = {accs[r, c]} + {splat.code}*b{c};")
         for (r, c), acc in accs.items():
             self.emit(f"sums[{first}{r * tile.vectors + c}] = {acc};")
 

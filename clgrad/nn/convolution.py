@@ -1,8 +1,9 @@
 """Convolution and pooling as views plus one matmul or reduction.
 
-Sliding windows are pure index arithmetic (`windows`): a spatial axis of size i becomes two
-axes (o, k) with element [oo, kk] = x[oo*s + kk*d], so im2col never materialises and the
-matmul kernel reads the input through that index map. Backward comes from the primitive rules.
+Sliding windows are pure index arithmetic (compiler/convolutions.py's `windows`): a spatial
+axis of size i becomes two axes (o, k) with element [oo, kk] = x[oo*s + kk*d], so im2col never
+materialises and the matmul kernel reads the input through that index map. Backward comes
+from the primitive rules, and the compiler's own for the input gradient of a stride of 1.
 One code path serves 1, 2 and 3 spatial dims (the weight's rank says which); a transposed
 convolution is a matmul whose products are added at their places in the output (col2im).
 """
@@ -12,6 +13,7 @@ import itertools
 import math
 
 from ..compiler import dtype as dtypes, ir
+from ..compiler.convolutions import convolve, windows
 from ..frontend.backward import record
 from ..frontend.operands import common_device
 from ..frontend.reductions import max_at_first
@@ -57,13 +59,6 @@ def out_size(i: int, k: int, s: int, d: int, p: int, op: str) -> int:
     return o
 
 
-def windows(node: ir.Node, kernel, stride, dilation) -> ir.Node:
-    """(N, C, *spatial) -> (N, C, o1, k1, o2, k2, ...) sliding windows of the spatial axes."""
-    for a, (k, s, d) in enumerate(zip(kernel, stride, dilation)):
-        node = node.window(2 + 2 * a, k, s, d)
-    return node
-
-
 def _pad_spatial(node: ir.Node, padding, fill=0.0, extra=None) -> ir.Node:
     """padding on both sides of each spatial axis, and extra more after it."""
     extra = extra or (0,) * len(padding)
@@ -93,28 +88,6 @@ def _padding(op: str, padding, kernel, dilation, stride) -> tuple[tuple, tuple]:
         raise RuntimeError(f"{op}: padding='same' is not supported for strided convolutions")
     totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
     return tuple(t // 2 for t in totals), tuple(t % 2 for t in totals)
-
-
-def _conv_rows(win: ir.Node, weight: ir.Node, bias, g: int, og: int) -> ir.Node:
-    """(N*spatial, C*kernel) windows @ (C*kernel, O) weight per group, then back to
-    (N, O, *spatial); win is (N, C, o1, k1, o2, k2, ...)."""
-    n, c = win.shape[:2]
-    outs, kernel = win.shape[2::2], win.shape[3::2]
-    dims, cg = len(outs), c // g
-    win = win.reshape((n, g, cg) + win.shape[2:])
-    spatial = tuple(3 + 2 * a for a in range(dims))
-    cols = win.permute((1, 0) + spatial + (2,) + tuple(a + 1 for a in spatial))  # G N o.. Cg k..
-    cols = cols.reshape((g, n * math.prod(outs), cg * math.prod(kernel)))
-    wmat = weight.reshape((g, og, cg * math.prod(kernel))).permute((0, 2, 1))
-    out = cols @ wmat                                                 # G N*o.. Og
-    if bias is not None:
-        # broadcast per image, then over its rows: the derived bias gradient sums each
-        # image's rows (G*N*Og rows to reduce), then the images, where one reduction would
-        # give only Og rows of N*Ho*Wo each
-        per_image = bias.reshape((g, 1, 1, og)).expand((g, n, 1, og))
-        out = out + per_image.expand((g, n, math.prod(outs), og)).reshape(out.shape)
-    out = out.reshape((g, n) + outs + (og,)).permute((1, 0, 2 + dims) + tuple(range(2, 2 + dims)))
-    return out.reshape((n, g * og) + outs)
 
 
 def _check_conv(op: str, input, weight, bias, groups: int, transposed: bool, dims: int):
@@ -180,9 +153,8 @@ def _convolve(op, input, weight, bias, stride, padding, dilation, groups, dims):
     for a in range(dims):   # raises, naming the shapes, if the kernel does not fit
         out_size(x.shape[2 + a] + (extra[a] if extra else 0), kernel[a], stride[a],
                  dilation[a], padding[a], op)
-    win = windows(_pad_spatial(x, padding, 0.0, extra), kernel, stride, dilation)
-    out = _conv_rows(win, weight.node, None if bias is None else bias.node, groups,
-                     weight.shape[0] // groups)
+    out = convolve(_pad_spatial(x, padding, 0.0, extra), weight.node, stride, dilation, groups,
+                   None if bias is None else bias.node)
     if x.shape[1] == 0:     # PyTorch's result of an input without channels has none either
         out = out.shrink(((0, out.shape[0]), (0, 0)) + tuple((0, s) for s in out.shape[2:]))
     return _result(op, out, unbatched, device, tensors)
