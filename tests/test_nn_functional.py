@@ -21,9 +21,9 @@ def test_conv2d(kw):
           atol=1e-4, grad_atol=1e-3)
 
 
-def _conv2d_input_gradient(**kw):
-    x = cg.randn(2, 3, 8, 8, requires_grad=True)
-    w = cg.randn(4, 3, 3, 3)
+def _conv2d_input_gradient(channels=8, **kw):
+    x = cg.randn(2, channels, 8, 8, requires_grad=True)
+    w = cg.randn(4, channels, 3, 3)
     (dx,) = cg.autograd.grad(CF.conv2d(x, w, **kw).sum(), [x])
     kernels = [k.name for k in cg.compile(dx)]
     if torch is not None:
@@ -37,13 +37,15 @@ def test_conv2d_input_gradient_is_a_convolution_of_the_output_gradient():
     # one product of the output gradient's windows, a row per input place (2 x 8 x 8), by the
     # flipped weight; then the copy into NCHW. No product per window slot summed back.
     kernels = _conv2d_input_gradient(padding=1)
-    assert len(kernels) == 2 and kernels[0].startswith("M_1x128x3_")
+    assert len(kernels) == 2 and kernels[0].startswith("M_1x128x8_")
 
 
-def test_strided_conv2d_input_gradient_sums_both_window_axes_in_one_kernel():
-    # the columns' gradient (a matmul), its 3x3 shifted pieces summed (one kernel, not one per
-    # axis), the padding cropped off
-    assert len(_conv2d_input_gradient(padding=1, stride=2)) == 3
+@pytest.mark.parametrize("channels, kw", [(8, dict(padding=1, stride=2)), (3, dict(padding=1))])
+def test_conv2d_input_gradient_sums_both_window_axes_in_one_kernel(channels, kw):
+    # strided, or of too few input channels to fill a vector: the columns' gradient (a
+    # matmul), its 3x3 shifted pieces summed (one kernel, not one per axis), the padding
+    # cropped off
+    assert len(_conv2d_input_gradient(channels, **kw)) == 3
 
 
 def test_conv2d_no_bias_unbatched_and_kernel_equal_stride():

@@ -309,14 +309,22 @@ def _replay_views(g: Node, chain: list[Node]) -> Node:
 
 
 def _gradients(node: Node, g: Node, reaches: set):
-    """(source, its gradient) pairs by node's rule. A convolution's product of windows gives
-    its input gradient straight to the padded input beneath them, as a convolution of g (no
-    product per window slot summed back into place: convolutions.py)."""
-    if node.op is Op.MATMUL and node.src[0] in reaches:
-        to_input = convolutions.input_gradient(node, g)
-        if to_input is not None:
-            return (to_input, (node.src[1], _matmul(_transpose_last(node.src[0]), g)))
+    """(source, its gradient) pairs by node's rule, or a convolution's (_convolution)."""
+    if node.op is Op.MATMUL:
+        conv = convolutions.product_of_windows(node)
+        if conv is not None:
+            return _convolution(conv, g, reaches)
     return zip(node.src, RULES[node.op](node, g))
+
+
+def _convolution(conv: convolutions.Convolution, g: Node, reaches: set):
+    """A convolution's product of windows gives its input gradient straight to the input
+    beneath them, as a convolution of g (no product per window slot summed back into place),
+    where it can, and its weight gradient with the padding absent (convolutions.py)."""
+    cols, weights = conv.product.src
+    to_input = conv.input_gradient(g) if cols in reaches else None
+    return (to_input or (cols, _matmul(g, _transpose_last(weights))),
+            (weights, _matmul(_transpose_last(conv.weight_columns()), g)))
 
 
 def derive(out: Node, wrt: tuple[Node, ...], grad: Node, given=()) -> list[Node | None]:
