@@ -185,6 +185,29 @@ def test_float64_estimate_computes_what_the_program_makes_float32_in_float64():
         torch.Tensor.double
 
 
+def test_a_cancelling_sum_divided_by_is_judged_by_how_rounding_moves_it():
+    # seven values of about 1 that sum to 2.6e-4, then 1 / that: an order of summation other
+    # than PyTorch's is 4.5e-4 off in float32, as its own float32 answer happens not to be
+    # (fuzz edge seed 72001144). Inputs moved by float32's rounding move the float64 answer
+    # as far: within the tolerance, as a value 10% off is not.
+    import torch
+
+    def program(fw, x):
+        return [1 / x.sum()]
+    x = np.array([-1.4016489, 1.9025922, -0.8775516, 0.91803354, -0.57390594, 0.5047612,
+                  -0.47201836], np.float32)
+    ref, ref64, _ = references(torch, program, [x], [True])
+    reordered = np.float32(0)
+    for v in np.sort(x):
+        reordered += v
+    assert abs(1 / reordered - ref.outputs[0]) > 4e-4 * abs(ref.outputs[0])
+    scaled = (ref.outputs[0] * reordered) ** -2    # the gradient is -cotangent / sum^2
+    got = _result([1 / reordered], [ref.grads[0] * scaled])
+    assert judge(got, ref, ref64, edges=False) == ("ok", "")
+    assert judge(_result([1.1 * ref.outputs[0]], [ref.grads[0]]), ref, ref64,
+                 edges=False)[0] == "wrong forward"
+
+
 def test_runner_records_a_hung_child_and_goes_on(tmp_path):
     opts = fuzzing.Options(cg.device().spec, edges=False, out=str(tmp_path), batch=5,
                            timeout=0.01)
