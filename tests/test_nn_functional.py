@@ -163,6 +163,22 @@ def test_batch_norm_training_and_eval():
     check(fn, (32, 3, 32, 32), (3,), (3,), atol=1e-4)
 
 
+@pytest.mark.parametrize("norm", ["batch_norm", "layer_norm"])
+def test_normalisation_of_a_convolution_reads_it_in_its_own_layout(norm):
+    # a convolution's output is its product's rows (N, H, W, C) seen as (N, C, H, W): the
+    # normalisation's passes over it (statistics, the normalised values, backward) read a copy
+    # in its own layout, not each vector gathered across the rows
+    def fn(x, w):
+        out = F(x).conv2d(x, w, padding=1)
+        if norm == "batch_norm":
+            return F(x).batch_norm(out, None, None, training=True)
+        return F(x).layer_norm(out, (8, 6, 6))
+    check(fn, (4, 8, 6, 6), (8, 8, 3, 3), atol=1e-4, grad_atol=1e-3)
+    names = [k.name for k in cg.compile(fn(cg.randn(4, 8, 6, 6), cg.randn(8, 8, 3, 3)))]
+    assert names[0].startswith("M_1x144x8_") and names[1].startswith("E_4x8x6x6_")
+    assert "matmul" not in names[1] and len(names) == 3     # a copy, then the fused statistics
+
+
 def _like(x, array):
     if torch is not None and isinstance(x, torch.Tensor):
         return torch.tensor(array)

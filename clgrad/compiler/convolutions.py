@@ -113,7 +113,11 @@ class Convolution:
         flipped = flipped.stride((1, 1, 1) + (-1,) * dims)
         flipped = flipped.permute((0, 2, 1) + tuple(range(3, 3 + dims)))
         flipped = flipped.reshape((groups * cg, og) + kernel)
-        return source, convolve(grad_image, flipped, self.stride, dilation, groups)
+        # copied into an image's layout (N, C, ...): the gradient flows on into passes over
+        # each channel (BatchNorm's backward), which would otherwise gather each vector
+        # across the product's rows (the ResNet step on Intel's runtime: 126 -> 120 ms)
+        gradient = convolve(grad_image, flipped, self.stride, dilation, groups)
+        return source, gradient.contiguous()
 
     def weight_columns(self) -> Node:
         """The columns the weight gradient multiplies the product's gradient by: the
