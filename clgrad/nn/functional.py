@@ -22,6 +22,7 @@ from ..frontend.reductions import log_softmax_node
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
 from .loss_functions import legacy_reduction
+from .normalization import affine, standardize
 from .convolution import (avg_pool2d, conv1d, conv2d, conv3d, conv_tbc,  # noqa: F401
                           conv_transpose1d, conv_transpose2d, conv_transpose3d,
                           max_pool2d)  # (re-exported)
@@ -158,40 +159,6 @@ def pad(input, pad, mode: str = "constant", value=None):
 
 # ---- normalisation --------------------------------------------------------------------------
 
-def _affine(y: ir.Node, weight, bias, shape) -> ir.Node:
-    if weight is not None:
-        y = y * weight.node.reshape(shape).expand(y.shape)
-    if bias is not None:
-        y = y + bias.node.reshape(shape).expand(y.shape)
-    return y
-
-
-def _normalize(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node]:
-    """(x - mean) / sqrt(var + eps) over axes, with the mean and biased variance (kept dims)."""
-    x = _own_layout(x)
-    count = math.prod(x.shape[a] for a in axes)
-    mean = x.sum(axes) * (1 / count)
-    centered = x - mean.expand(x.shape)
-    var = (centered * centered).sum(axes) * (1 / count)
-    inv = (var + eps).sqrt().recip()
-    return centered * inv.expand(x.shape), mean, var
-
-
-def _own_layout(x: ir.Node) -> ir.Node:
-    """x in a buffer of its own layout where it is a permuted view: a normalisation reads it
-    in several passes (its mean, its variance, the normalised values, and in backward again),
-    each through the permutation otherwise. A convolution's output is its product's rows
-    (N, H, W, C): BatchNorm's per-channel passes gathered 16 floats 32 channels apart for
-    each vector (64 x 32 x 32 x 32: up to 3.4 ms a pass); one copy into (N, C, H, W) costs
-    1.2 ms there (the small ResNet step, W10, on Intel's runtime: 152 -> 126 ms)."""
-    node = x
-    while node.op in (Op.RESHAPE, Op.PERMUTE):
-        if node.op is Op.PERMUTE:
-            return x.contiguous()
-        node = node.src[0]
-    return x
-
-
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else \
         tuple(normalized_shape)
@@ -201,8 +168,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
                            f"{', '.join(map(str, normalized_shape))}], got {list(input.shape)}")
     tensors = [t for t in (input, weight, bias) if t is not None]
     axes = tuple(range(input.ndim - k, input.ndim))
-    y, _, _ = _normalize(as_float(input.node), axes, eps)
-    y = _affine(y, weight, bias, (1,) * (input.ndim - k) + normalized_shape)
+    y, _, _ = standardize(as_float(input.node), axes, eps)
+    y = affine(y, weight, bias, (1,) * (input.ndim - k) + normalized_shape)
     return record("layer_norm", y, common_device("layer_norm", tensors), tensors)
 
 
@@ -224,7 +191,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {list(input.shape)}")
-        y, mean, var = _normalize(x, axes, eps)
+        y, mean, var = standardize(x, axes, eps)
         if running_mean is not None and running_var is not None:
             _update_running(running_mean, running_var, mean, var, count, momentum)
     else:
@@ -233,7 +200,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         mean = running_mean.node.cast(x.dtype).reshape(shape)
         inv = (running_var.node.cast(x.dtype).reshape(shape) + eps).sqrt().recip()
         y = (x - mean.expand(x.shape)) * inv.expand(x.shape)
-    y = _affine(y, weight, bias, shape)
+    y = affine(y, weight, bias, shape)
     return record("batch_norm", y, device, tensors)
 
 
