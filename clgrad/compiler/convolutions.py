@@ -1,14 +1,16 @@
-"""Convolutions as products of windows, and their input gradient as one too.
+"""Convolutions as products of windows, and the forms their gradients take.
 
 A convolution of a padded (N, C, *spatial) input with an (O, C/groups, *kernel) weight is a
 matmul of the input's windows (`columns`, a view: im2col never materialises) by the flattened
-weight. Derived from the primitives, its input gradient would be the product of the output's
-gradient by the weight (one value per window slot: kernel-size times the input) summed back
-into place (col2im). For stride 1 it is instead the convolution of the gradient, padded by
-the kernel's reach, with the flipped weight (`input_gradient`), which writes nothing larger
-than the input. PyTorch's input gradient has no product with a place outside the output
-(an infinite weight reaches only the inputs it touched), so that padding is ABSENT: its
-products are skipped, not multiplied by zero.
+weight. The derivation recognises that product (`product_of_windows`) and gives its gradients
+as `Convolution` says. Derived from the primitives, the input gradient would be the product
+of the output's gradient by the weight (one value per window slot: kernel-size times the
+input) summed back into place (col2im). For stride 1 it is instead the convolution of the
+gradient, padded by the kernel's reach, with the flipped weight (`input_gradient`), which
+writes nothing larger than the input. PyTorch's input gradient has no product with a place
+outside the output (an infinite weight reaches only the inputs it touched), so that padding
+is ABSENT: its products are skipped, not multiplied by zero; and its weight gradient none with
+the input's padding, which the weight gradient's columns therefore read as absent too.
 """
 from __future__ import annotations
 
@@ -72,7 +74,7 @@ def convolve(padded: Node, weight: Node, stride, dilation, groups: int, bias=Non
 @dataclass(frozen=True)
 class Convolution:
     """A product `columns(padded, kernel, stride, dilation, groups) @ weights`, recognised
-    (`product_of_windows`) so that its gradients are convolutions too."""
+    (`product_of_windows`), and its gradients' forms."""
     product: Node
     padded: Node
     kernel: tuple[int, ...]
@@ -122,7 +124,8 @@ class Convolution:
     def weight_columns(self) -> Node:
         """The columns the weight gradient multiplies the product's gradient by: the
         product's own, the padding's zeros made absent. PyTorch forms no product with the
-        padding there either (an infinite gradient at the edge is no NaN), and the kernel,
+        padding there either (an infinite gradient at the edge is no NaN; oneDNN does for a
+        few grouped or dilated shapes of 4 or 8 channels a group), and the kernel,
         which skips absent elements in A alone, runs the product transposed: the windows'
         elements are read one by one for the rows of the weight gradient's columns instead
         of copied into panels a lane at a time (ResNet's 3x3 weight gradients of 32 and 64
