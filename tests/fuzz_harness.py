@@ -58,8 +58,8 @@ class Result(NamedTuple):
     grad_reach: list
     # torch's float64 run only: for each output and gradient, how far each element moves when
     # the float inputs move by float32's rounding (see references); empty elsewhere
-    output_spread: list = []
-    grad_spread: list = []
+    output_spread: tuple = ()
+    grad_spread: tuple = ()
 
 
 def reference(torch, program, arrays: list, requires_grad: list,
@@ -124,7 +124,7 @@ def _rounding_moved(arrays: list) -> list:
     return moved
 
 
-def _spreads(values: list, moved: list) -> list:
+def _spreads(values: list, moved: list) -> tuple:
     """|moved - values| for each pair of arrays, 0 where either is not finite or the shapes
     differ (a shape the values decide); None for a missing gradient."""
     spreads = []
@@ -135,7 +135,7 @@ def _spreads(values: list, moved: list) -> list:
         with np.errstate(invalid="ignore"):
             spread = np.abs(b.astype(np.float64) - a)
         spreads.append(np.where(np.isfinite(spread), spread, 0.0))
-    return spreads
+    return tuple(spreads)
 
 
 def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32,

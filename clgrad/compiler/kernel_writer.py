@@ -257,12 +257,12 @@ class KernelWriter:
             code = self.index_code(expr)
             conds += [f"{code}>={lo}"] if expr.lo < lo else []
             conds += [f"{code}<{hi}"] if expr.hi >= hi else []
-        return " && ".join(conds) or "1"
+        return " && ".join(conds)
 
     @contextmanager
     def present_block(self, node: Node, index: Index):
         """A block run only where node's element at index is no ABSENT fill (no block where it
-        always is one), inside which reads of those absent pads skip their own test."""
+        never is one), inside which reads of those absent pads skip their own test."""
         tested: list = []
         cond = self._presence(node, index, tested)
         if cond is None:

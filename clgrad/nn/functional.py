@@ -6,7 +6,6 @@ gradient is derived from the primitive rules and fuses with the ops around it.
 from __future__ import annotations
 
 import math
-import warnings
 import weakref
 
 from ..compiler import dtype as dt
