@@ -44,10 +44,19 @@ _LEAVE_RANGE = frozenset({Op.NEG, Op.ABS, Op.NOT, Op.ADD, Op.SUB, Op.MUL, Op.DIV
 _BOOL_AS_LOGIC = {Op.MAX: "({0}|{1})", Op.MIN: "({0}&{1})", Op.CMPLT: "({2}{0}&{1})"}
 
 
-# Where tanh is ±1 once rounded (|x| above atanh(1 - ulp/2)): runtimes' tanh may return the
-# float below 1 there, whose 1 - tanh² is a gradient where PyTorch has none (and GELU's
-# 0.5*x*(1 + tanh) is -1e-5 at x = -400, not -0)
-_TANH_SATURATES = {4: "9.0109f", 8: "19.0615"}
+# tanh from expm1, whose error runtimes keep near an ulp where their tanh's is not: Intel's
+# AVX2 tanh is off by up to 4 ulps in half of all floats (1.0 for tanh(9.0), 0.99999994 once
+# rounded, leaving no gradient where PyTorch has 1.3e-7). u / (u + 2) loses nothing for small
+# x; 1 - 2 / (u + 2) rounds to ±1 exactly where tanh does (u + 2 rounded by a relative 2^-24
+# would move u / (u + 2) by an ulp there), and inf gives ±1
+_TANH_DEFINITION = """#ifndef CLGRAD_TANH_{ctype}
+#define CLGRAD_TANH_{ctype}
+inline {ctype} clgrad_tanh_{ctype}({ctype} x) {{
+  {ctype} a = fabs(x), u = expm1(a + a), two = ({ctype})(2);
+  return copysign(a < ({ctype})(0.55f) ? u / (u + two) : ({ctype})(1) - two / (u + two), x);
+}}
+#endif
+"""
 
 
 # Vector loads and stores go through pointers to these element-aligned vector types, not
@@ -149,6 +158,7 @@ class Renderer:
         self.bfloat16_widths: set[int] = set()      # vector widths that round to bfloat16
         self.sincos_types: set[str] = set()         # C types whose sin or cos is a sincos
         self.far_trig: set[tuple[str, str]] = set()     # (function, vector type) guarded
+        self.tanh_types: set[str] = set()           # C types whose tanh is taken
 
     def prologue(self) -> list[str]:
         """Declarations the kernel body needs before its first line."""
@@ -162,7 +172,8 @@ class Renderer:
                            for width in sorted(self.bfloat16_widths))
         return rounding + "".join(_SINCOS.format(ctype=c) for c in sorted(self.sincos_types)) \
             + "".join(_FAR_TRIG_DEFINITION.format(name=name, ctype=ctype, n=self.width)
-                      for name, ctype in sorted(self.far_trig))
+                      for name, ctype in sorted(self.far_trig)) \
+            + "".join(_TANH_DEFINITION.format(ctype=c) for c in sorted(self.tanh_types))
 
     def _opaque(self, kind: str, dtype: DType) -> str:
         size = 8 if dtype.itemsize == 8 else 4      # half is computed as float
@@ -258,10 +269,9 @@ class Renderer:
         return f"as_{dtype.ctype}{width}({template.format(*unsigned)})"
 
     def _tanh(self, a: Value) -> str:
-        x = a.code
-        bound = _TANH_SATURATES[8 if a.dtype.itemsize == 8 else 4]
-        one = f"({self.ctype(a.dtype, a.vec)})(1)"
-        return self._select(f"tanh({x})", f"copysign({one},{x})", f"(fabs({x})>{bound})")
+        ctype = self.ctype(a.dtype, a.vec)
+        self.tanh_types.add(ctype)
+        return f"clgrad_tanh_{ctype}({a.code})"
 
     @staticmethod
     def _select(if_false: str, if_true: str, cond: str) -> str:

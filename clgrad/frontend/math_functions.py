@@ -151,7 +151,8 @@ def logit(self, eps: float | None = None):
     Without it, p outside [0, 1] gives NaN and a NaN gradient, as in PyTorch."""
     p = as_float(self.node)
     if eps is None:
-        p = p + ((p < 0) | (p > 1)).where(p.const_like(math.nan), 0)
+        # + NaN outside (a NaN gradient there, as PyTorch's), + -0.0 inside: -0's sign kept
+        p = p + ((p < 0) | (p > 1)).where(p.const_like(math.nan), -0.0)
     else:
         lo, hi = p.const_like(eps), p.const_like(1 - eps)
         p = (p < lo).where(lo, (hi < p).where(hi, p))
