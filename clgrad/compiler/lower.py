@@ -4,6 +4,7 @@ names the kernel, and caches lowered kernels by kernel structure."""
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, replace
 
 from .ir import Node, reads_absent, structural_key
@@ -58,8 +59,17 @@ def _lanes(spec: KernelSpec, target: Target) -> int:
     return max(1, min(target.width, target.vector_bits // (8 * widest)))
 
 
+# Elementwise kernels of fewer elements run in scalar code: their vectors save nothing
+# measurable, and where a pad or gather's index crosses rows of fewer elements than lanes,
+# vector code takes every lane apart (a 3x3x3 window's max_pool3d gradient of 72 elements was
+# 80 KB of C, a second to write and more to compile; scalar, 4 KB)
+_SCALAR_ELEMENTS = 4096
+
+
 def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
     width = _lanes(spec, target)
+    if spec.kind == "elementwise" and math.prod(spec.shape) < _SCALAR_ELEMENTS:
+        width = 1
     transposed = spec.kind == "matmul" and _transpose_matmul(spec, width)
     if spec.kind == "matmul":
         # a matmul's lanes are output columns (rows when transposed): the widest vector that
