@@ -50,26 +50,26 @@ def _lane_axis(spec: KernelSpec, width: int) -> int | None:
     return next((a for a in reversed(range(len(shape))) if shape[a] % width == 0), None)
 
 
+# Elementwise kernels of fewer elements run in scalar code: their vectors save nothing
+# measurable, and where a pad or gather's index crosses rows of fewer elements than lanes,
+# vector code takes every lane apart (a 3x3x3 window's max_pool3d gradient of 72 elements was
+# 80 KB of C, a second to write and more to compile; scalar, 7 KB)
+_SCALAR_ELEMENTS = 4096
+
+
 def _lanes(spec: KernelSpec, target: Target) -> int:
     """The target's vector width, narrowed so that a vector of the kernel's widest element
-    fits the target's vector register (vector_bits)."""
+    fits the target's vector register (vector_bits); 1 for a small elementwise kernel."""
+    if spec.kind == "elementwise" and math.prod(spec.shape) < _SCALAR_ELEMENTS:
+        return 1
     if target.vector_bits is None:
         return target.width
     widest = max(n.dtype.itemsize for n in [*spec.nodes(), *spec.inputs])
     return max(1, min(target.width, target.vector_bits // (8 * widest)))
 
 
-# Elementwise kernels of fewer elements run in scalar code: their vectors save nothing
-# measurable, and where a pad or gather's index crosses rows of fewer elements than lanes,
-# vector code takes every lane apart (a 3x3x3 window's max_pool3d gradient of 72 elements was
-# 80 KB of C, a second to write and more to compile; scalar, 4 KB)
-_SCALAR_ELEMENTS = 4096
-
-
 def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
     width = _lanes(spec, target)
-    if spec.kind == "elementwise" and math.prod(spec.shape) < _SCALAR_ELEMENTS:
-        width = 1
     transposed = spec.kind == "matmul" and _transpose_matmul(spec, width)
     if spec.kind == "matmul":
         # a matmul's lanes are output columns (rows when transposed): the widest vector that
