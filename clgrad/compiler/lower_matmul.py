@@ -83,6 +83,13 @@ _BLOCK_ROWS = 128
 # cache, next to A's rows and the sums (W1's 64x1000 @ 1000x100 on Intel, 7 vectors of 16
 # columns: blocks of 50 k steps, a 22 KiB panel, 0.115 ms; of 125, 56 KiB, 0.160 ms)
 _PANEL_BYTES = 32 * 1024
+# ... unless all of k fits in one panel of up to this size, read from L2: then every row of A
+# is read once, start to end, not in strips a block apart, and each register tile is finished
+# at once. That wins where A streams from memory (an AMD EPYC Zen 3, kernels alone, alternating:
+# 65536x288 @ 288x32 20.7-21.5 ms, not 24.7, on Intel's runtime, 19.0, not 24.9, on PoCL;
+# 16384x576 @ 576x64 14.5, not 16.3, and 13.5, not 15.7; 16384x1024 @ 1024x32 16.6, not 19.1)
+# and is even where A stays in cache (1024x512 @ 512x128, 2048x1024 @ 1024x32).
+_ONE_PANEL_BYTES = 128 * 1024
 # A ragged row of up to this many vectors runs as one panel across (N = 100: 7 of 16).
 _MAX_RAGGED_VECTORS = 8
 # A k block of up to this many steps whose A loads divide k is unrolled whole.
@@ -241,10 +248,12 @@ class MatmulWriter(KernelWriter):
 
     def _k_block_length(self, a: Node, b: Node, batch_dims, panel_row_bytes: int) -> int:
         """k steps per copied block of B: as many as keep the panel in the L1 cache (up to
-        128), and where k runs over a window or an image (conv gradients) a length that keeps
-        each block inside one of its rows, so loads inside the block need no division by the
-        row length (conv1's weight gradient: blocks of 30, 2.5x faster than 128). A divisor
-        of k also saves a second, tail copy of the loop body (less code to build)."""
+        128), or all of k where its panel fits _ONE_PANEL_BYTES, and where k runs over a
+        window or an image (convolutions) a length that keeps each block inside one of its
+        rows, so loads inside the block need no division by the row length (conv1's weight
+        gradient: blocks of 30, 2.5x faster than 128; the small ResNet's step with its
+        convolutions' k in one block, 450-520 ms, not 300). A divisor of k also saves a
+        second, tail copy of the loop body (less code to build)."""
         k_len = a.shape[-1]
         longest = min(128, max(8, _PANEL_BYTES // panel_row_bytes))
         if k_len <= longest:
@@ -259,7 +268,10 @@ class MatmulWriter(KernelWriter):
             divisions = sum(_divisions_by(self._input_flat(node, batch_dims + dims), t)
                             for node, dims in ((a, (row, k)), (b, (k, col))))
             return divisions, k_len % length != 0, -length
-        return min([longest] + [d for d in range(8, longest) if k_len % d == 0], key=cost)
+        lengths = [longest] + [d for d in range(8, longest) if k_len % d == 0]
+        if k_len * panel_row_bytes <= _ONE_PANEL_BYTES:
+            lengths.append(k_len)
+        return min(lengths, key=cost)
 
     def _input_flat(self, node: Node, dims: tuple) -> sym.Lin:
         """The flat index that node read at dims loads from its input buffer (where the
