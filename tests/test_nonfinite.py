@@ -358,6 +358,21 @@ def test_sign_gradient_is_zeros_that_flow_on():
     check(lambda t: t.sign(), x)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_floor_division_takes_pythons_steps(dtype):
+    """a // b is the quotient of a - fmod(a, b), not floor(a / b): 1 // 0.1 is 9 (a / b rounds
+    up to 10), ±inf // 2 NaN, -5 // inf -1, -0.0 // 3 -0.0; its gradient is 0 (also for
+    trunc division where a / b's is NaN)."""
+    a = np.array([1.0, -1.0, inf, -inf, -5.0, 5.0, -0.0, 7.5, -7.5, 5.0, 0.0, nan, 3.0, 1e30],
+                 dtype)
+    b = np.array([0.1, 0.1, 2.0, 2.0, inf, -inf, 3.0, 2.0, 2.0, 0.0, 0.0, 1.0, nan, 1e-30],
+                 dtype)
+    check(lambda x, y: [x // y, x.floor_divide(y)], a, b, dtype=dtype, atol=0, rtol=0,
+          grad=False)       # (PyTorch has no derivative of floor_divide; clgrad's is 0)
+    check(lambda x, y: [x.div(y, rounding_mode="floor"), x.div(y, rounding_mode="trunc")],
+          a, b, dtype=dtype, atol=0, rtol=0)
+
+
 def test_square_root_powers_at_infinities():
     # PyTorch computes x ** 0.5 as sqrt and x ** -0.5 as rsqrt (NaN at -inf, where pow gives
     # inf and 0), and x ** 1.5's gradient with x ** 0.5

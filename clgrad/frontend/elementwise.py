@@ -176,6 +176,17 @@ def sign(x):
     return record("sign", (node < zero).where(node.const_like(-1), above), x.device, [x])
 
 
+def with_zero_gradient(value, *nodes):
+    """value, with nodes joined to it through floor, whose gradient rule gives 0 whatever
+    flows in: where a node reaches value only through comparisons or detached, its gradient
+    is then zeros (PyTorch's formula) rather than none. value - (+0) is value exactly, -0.0
+    included; floor(x) * 0 is NaN at ±inf and NaN, where a plain 0 stands instead."""
+    for node in nodes:
+        zero = (node - node).eq(0).where((node.floor() * 0).abs(), node.const_like(0))
+        value = value - zero.cast(value.dtype)
+    return value
+
+
 def clamp(x, min=None, max=None):
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given")
@@ -249,13 +260,25 @@ def _check_divisor(name: str, a, b, dtype: dt.DType) -> None:
 
 
 def floor_divide(a, b):
-    """Python's // : rounds toward negative infinity."""
+    """Python's // : rounds toward negative infinity. Floats take PyTorch's steps (Python's
+    for floats): the quotient of a - fmod(a, b), which is exact, stepped down where the
+    remainder's sign is not b's, then rounded to the nearest integer; not floor(a / b), which
+    gives 10 for 1 // 0.1 (a / b rounds up to 10; Python and PyTorch give 9), ±inf for
+    ±inf // 2 (NaN) and -0.0 for -5 // inf (-1). The gradient is 0."""
     tensors, device, na, nb = operands("floor_divide", a, b)
     _check_divisor("floor_divide", a, b, na.dtype)
-    q = na / nb
-    if na.dtype.is_float:
-        node = q.floor()
+    if na.dtype.is_float:      # (16-bit floats in float32, as PyTorch's CPU kernels)
+        x, y = (n.detach().cast(dt.promote(n.dtype, dt.float32)) for n in (na, nb))
+        mod = x % y
+        div = (x - mod) / y
+        div = (mod.ne(0) & _signs_differ(y, mod)).where(div - 1, div)
+        floor = div.floor()
+        nearest = (div - floor > 0.5).where(floor + 1, floor)
+        quotient = x / y
+        node = div.ne(0).where(nearest, ir.binary(Op.COPYSIGN, x.const_like(0), quotient))
+        node = with_zero_gradient(y.eq(0).where(quotient, node).cast(na.dtype), na, nb)
     else:       # C truncates; step down where the signs differ and it did not divide evenly
+        q = na / nb
         adjust = (q * nb).ne(na) & _signs_differ(na, nb)
         node = q - adjust.cast(na.dtype)
     return record("floor_divide", node, device, tensors)
@@ -272,8 +295,10 @@ def divide(a, b, rounding_mode: str | None = None):
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
     tensors, device, na, nb = operands("div", a, b)
-    if na.dtype.is_float:
-        return (a / b).trunc()
+    if na.dtype.is_float:       # gradient 0, also where a / b's is NaN (a = ±inf, NaN)
+        quotient = na.detach() / nb.detach()
+        quotient = (quotient < 0).where(quotient.ceil(), quotient.floor())
+        return record("div", with_zero_gradient(quotient, na, nb), device, tensors)
     _check_divisor("div", a, b, na.dtype)
     return record("div", na / nb, device, tensors)     # C's integer division truncates
 
