@@ -91,12 +91,18 @@ def test_fill_overwrites_what_autograd_sees():
 def test_in_place_comparisons_and_products():
     a, b = make((3, 4)), make((3, 4), seed=9)
     for op in ("eq_", "ne_", "lt_", "le_", "gt_", "ge_"):
-        check(lambda x, y: getattr(x.clone(), op)(y), a, b, grad=False)
+        check(lambda x, y: getattr(x.clone(), op)(y), a, b)     # gradient 0, not x's
     check(lambda x, y: x.clone().floor_divide_(y), a, b, grad=False)
     check(lambda x, m, v: x.clone().addmv_(m, v), (3,), (3, 4), (4,))
     check(lambda x, m1, m2: x.clone().addbmm_(m1, m2), (3, 4), (2, 3, 5), (2, 5, 4))
-    with pytest.raises(RuntimeError, match="can't be cast"):
-        cg.tensor([1, 2]).true_divide_(2)
+    # a result the tensor's dtype cannot hold is refused, as PyTorch's (not truncated)
+    for write in (lambda: cg.tensor([1, 2]).true_divide_(2), lambda: cg.tensor([1, 2]).div_(2),
+                  lambda: cg.tensor([1, 2]).mul_(1.5), lambda: cg.tensor([1, 2]).clamp_(0.5),
+                  lambda: cg.tensor([True]).add_(1)):
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+            write()
+    assert cg.tensor([1, 2]).div_(2, rounding_mode="floor").tolist() == [0, 1]
+    assert cg.tensor([True]).mul_(True).tolist() == [True]
 
 
 def test_real_tensor_queries():

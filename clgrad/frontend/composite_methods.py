@@ -22,14 +22,20 @@ def _alias(method: str):
 
 
 def _in_place(name: str):
-    """x.name_(...): x takes x.name(...), which must keep x's dtype class, as in PyTorch."""
+    """x.name_(...): x takes x.name(...), which must keep x's dtype class, as in PyTorch. A
+    comparison's 0s and 1s have gradient 0 (PyTorch's formula), not the one x's history would
+    pass on if the bool result, outside autograd, left it in place."""
     def method(self, *args, **kwargs):
-        result = getattr(inplace.snapshot(self), name)(*args, **kwargs)
-        if result.dtype.is_float and not self.dtype.is_float:
-            raise RuntimeError(f"{name}_: result type {result.dtype.name} can't be cast to the "
-                               f"desired output type {self.dtype.name}")
-        return inplace.assign_result(self, result, f"{name}_")
+        before = inplace.snapshot(self)
+        result = getattr(before, name)(*args, **kwargs)
+        if name in _COMPARISONS and self.dtype.is_float:
+            value = ew.with_zero_gradient(result.node.cast(self.dtype), before.node)
+            result = record(name, value, self.device, [before])
+        return inplace.computed_result(self, result, f"{name}_")
     return method
+
+
+_COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 
 
 # ---- elementwise ----

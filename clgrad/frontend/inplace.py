@@ -21,6 +21,7 @@ from __future__ import annotations
 import weakref
 
 from .. import engine
+from ..compiler import dtype as dt
 from ..compiler.ir import BufferRef, Node, buffer
 from ..compiler.ops import Op
 from . import elementwise as ew
@@ -211,26 +212,39 @@ def snapshot(t):
     return snap
 
 
+def computed_result(t, result, op: str):
+    """assign_result for an op that computes t's new value from it (not copy_ or fill_,
+    which cast what they are given): the result's type must be one PyTorch casts to t's in
+    place, no float into an integer tensor, no number into a bool one."""
+    if (result.dtype.is_float and not t.dtype.is_float) or \
+            (t.dtype == dt.bool_ and result.dtype != dt.bool_):
+        raise RuntimeError(f"{op}: result type {result.dtype.name} can't be cast to the "
+                           f"desired output type {t.dtype.name}")
+    return assign_result(t, result, op)
+
+
 # ---- the in-place Tensor methods ----
 
 def add_(self, other, alpha=1):
-    return assign_result(self, snapshot(self) + (other * alpha if alpha != 1 else other), "add_")
+    return computed_result(self, snapshot(self) + (other * alpha if alpha != 1 else other),
+                           "add_")
 
 
 def sub_(self, other, alpha=1):
-    return assign_result(self, snapshot(self) - (other * alpha if alpha != 1 else other), "sub_")
+    return computed_result(self, snapshot(self) - (other * alpha if alpha != 1 else other),
+                           "sub_")
 
 
 def mul_(self, other):
-    return assign_result(self, snapshot(self) * other, "mul_")
+    return computed_result(self, snapshot(self) * other, "mul_")
 
 
 def div_(self, other, *, rounding_mode=None):
-    return assign_result(self, snapshot(self).div(other, rounding_mode=rounding_mode), "div_")
+    return computed_result(self, snapshot(self).div(other, rounding_mode=rounding_mode), "div_")
 
 
 def clamp_(self, min=None, max=None):
-    return assign_result(self, snapshot(self).clamp(min, max), "clamp_")
+    return computed_result(self, snapshot(self).clamp(min, max), "clamp_")
 
 
 def zero_(self):
