@@ -39,10 +39,9 @@ _OUT_OF_SCOPE = re.compile(
     r"refine_names|rename|align_|has_names|^names$|"
     r"^is_meta$|dlpack|is_inference|_version|grad_fn|register_post_accumulate|"
     r"^set_$|^resize|^as_subclass|^new$|^module_load|smm$|sspaddmm|^dense_dim|^sparse_dim|"
-    r"^indices$|^values$|^row_indices|^col_indices|^to_padded_tensor|^nonzero_static|"
-    r"^H$|^mH$|^imag$|^real$|conj|^is_complex|^angle|complex|polar|^view_as_real|"
-    r"^fix|^arc|^absolute|^negative|^multiply|^divide|^subtract|^greater|^less|^not_equal|"
-    r"^clip|_jit|^jit$|^compile|^export|^fx$|^onnx|^package|^profiler|^autocast|^amp$")
+    r"^indices$|^values$|^row_indices|^col_indices|^to_padded_tensor|"
+    r"^complex$|view_as_complex|polar|^view_as_real|"
+    r"_jit|^jit$|^compile|^export|^fx$|^onnx|^package|^profiler|^autocast|^amp$")
 
 # torch.nn.functional's module-level helpers that are not functions of the API.
 _FUNCTIONAL_PLUMBING = {"boolean_dispatch", "handle_torch_function", "has_torch_function",

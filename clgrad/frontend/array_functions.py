@@ -1,5 +1,6 @@
 """torch.* array functions composed of other ops: vander, trapezoid, combinations,
-repeat_interleave, sum_to_size, unfold (sliding windows), cov, corrcoef, renorm."""
+repeat_interleave, sum_to_size, unfold (sliding windows), cov, corrcoef, renorm, block_diag,
+unravel_index, nonzero_static."""
 from __future__ import annotations
 
 import itertools
@@ -10,7 +11,7 @@ from ..compiler import dtype as dt
 from . import creation
 from .composite_methods import _in_place
 from .elementwise import where
-from .joining import cat
+from .joining import cat, stack
 from .movement import pad
 from .operands import is_tensor, normalize_dim
 
@@ -211,14 +212,36 @@ def unravel_index(indices, shape):
     return tuple(reversed(coords))
 
 
+def nonzero_static(input, *, size: int, fill_value: int = -1):
+    """nonzero(input)'s first `size` rows, then rows of fill_value: a shape known before the
+    values, so it is computed on the device, never read back. Each nonzero element's flat
+    index is added into the row of its rank among them; those past `size` go to one more
+    row, which is dropped."""
+    if type(size) is not int:
+        raise TypeError(f"nonzero_static(): argument 'size' must be int, not "
+                        f"{type(size).__name__}")
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    device = input.device
+    if input.ndim == 0:     # rows of no coordinates
+        return creation.zeros(size, 0, dtype=dt.int64, device=device)
+    nonzero = input.detach().reshape(-1).ne(0)
+    rank = nonzero.cumsum(0) - 1
+    row = where(nonzero & (rank < size), rank, size)
+    flat = creation.zeros(size + 1, dtype=dt.int64, device=device).scatter_add(
+        0, row, creation.arange(nonzero.numel(), dtype=dt.int64, device=device))[:size]
+    found = creation.arange(size, device=device) < nonzero.sum()
+    return where(found.unsqueeze(1), stack(unravel_index(flat, input.shape), 1), fill_value)
+
+
 METHODS = [
     ("repeat_interleave", repeat_interleave), ("sum_to_size", sum_to_size),
     ("unfold", unfold), ("cov", cov), ("corrcoef", corrcoef), ("renorm", renorm),
-    ("renorm_", _in_place("renorm")),
+    ("renorm_", _in_place("renorm")), ("nonzero_static", nonzero_static),
 ]
 
 FUNCTIONS = {
     "vander": vander, "trapezoid": trapezoid, "trapz": trapz, "combinations": combinations,
     "repeat_interleave": repeat_interleave, "cov": cov, "corrcoef": corrcoef, "renorm": renorm,
-    "block_diag": block_diag, "unravel_index": unravel_index,
+    "block_diag": block_diag, "unravel_index": unravel_index, "nonzero_static": nonzero_static,
 }

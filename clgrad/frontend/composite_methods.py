@@ -353,20 +353,16 @@ def get_device(self) -> int:
     return -1 if self.device.kind == "cpu" else int(self.device.spec.rsplit(":", 1)[-1])
 
 
-def isreal(self):
-    """True everywhere: clgrad has no complex numbers."""
-    return ew.cast(self, dt.bool_).logical_or(True)
-
-
-# clgrad has no lazy negation or conjugation bits and no complex numbers: the queries answer
-# False and the resolutions are the tensor itself, as PyTorch's are for real tensors
+# the device queries PyTorch's tensors answer
 QUERIES = [
     ("is_cpu", property(lambda self: self.device.kind == "cpu")),
     ("is_cuda", property(lambda self: False)), ("get_device", get_device),
-    ("is_neg", lambda self: False), ("resolve_neg", lambda self: self),
-    ("is_conj", lambda self: False), ("resolve_conj", lambda self: self),
-    ("isreal", isreal), ("adjoint", lambda self: self.transpose(-2, -1)),
 ]
+
+# PyTorch's second names for ops, numpy's: x.multiply(y) is x.mul(y), x.multiply_(y) x.mul_(y)
+SECOND_NAMES = {"absolute": "abs", "negative": "neg", "multiply": "mul", "divide": "div",
+                "subtract": "sub", "greater": "gt", "greater_equal": "ge", "less": "lt",
+                "less_equal": "le", "not_equal": "ne", "fix": "trunc", "clip": "clamp"}
 
 IN_PLACE = ("abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "relu", "neg",
             "reciprocal", "floor", "ceil", "round", "rsqrt", "sign", "square", "pow",
@@ -406,5 +402,6 @@ METHODS = [
     ("stride", stride),
     ("nbytes", property(lambda self: self.numel() * self.dtype.itemsize)),
     ("itemsize", property(lambda self: self.dtype.itemsize)),
-    ("mT", property(lambda self: self.transpose(-2, -1))),
-] + [(f"{name}_", _in_place(name)) for name in IN_PLACE] + QUERIES
+] + [(f"{name}_", _in_place(name)) for name in IN_PLACE] + QUERIES + [
+    (name + tail, _alias(first + tail)) for name, first in SECOND_NAMES.items()
+    for tail in ("", "_")]

@@ -9,7 +9,8 @@ import math
 from . import array_functions, host_functions, more_creation, products, shape_functions
 from . import copies, global_state, legacy_linalg, random_fills, type_functions
 from . import array_interop, functional_forms, histograms, layouts, numeric_gradient
-from . import autocast_state, control_flow, legacy_types, special_functions, symbolic_numbers
+from . import autocast_state, control_flow, legacy_types, real_tensors, special_functions
+from . import symbolic_numbers
 from . import strided_views, triangular, vmap_loop
 from .lu import lu_solve_deprecated, lu_unpack
 from .matrix_functions import matrix_exp
@@ -65,8 +66,14 @@ METHODS_AS_FUNCTIONS = (
     # bitwise.py
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
     "bitwise_right_shift", "logical_and", "logical_or", "logical_xor",
-    # queries of real, non-negated tensors (composite_methods.py)
-    "isreal", "adjoint", "get_device", "is_neg", "resolve_neg", "is_conj", "resolve_conj",
+    "get_device",
+    # numpy's names (composite_methods.SECOND_NAMES)
+    "absolute", "absolute_", "negative", "negative_", "multiply", "divide", "subtract",
+    "greater", "greater_equal", "less", "less_equal", "not_equal", "fix", "fix_", "clip",
+    "clip_",
+    # the complex-number API on real tensors (real_tensors.py)
+    "isreal", "adjoint", "is_neg", "resolve_neg", "is_conj", "resolve_conj", "conj",
+    "conj_physical", "conj_physical_", "is_complex", "angle",
     # linear algebra (lu.py, triangular.py, matrix_functions.py, qr.py, eigen.py, householder.py)
     "inverse", "det", "slogdet", "logdet", "matrix_power", "cholesky", "qr", "pinverse", "svd",
     "lu", "orgqr", "geqrf",
@@ -108,7 +115,8 @@ _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions
              **control_flow.FUNCTIONS, **vmap_loop.FUNCTIONS, "lu_unpack": lu_unpack,
              "lu_solve": lu_solve_deprecated, "matrix_exp": matrix_exp,
              **array_interop.FUNCTIONS, **functional_forms.FUNCTIONS, **histograms.FUNCTIONS,
-             **layouts.FUNCTIONS, **numeric_gradient.FUNCTIONS, **strided_views.FUNCTIONS}
+             **layouts.FUNCTIONS, **numeric_gradient.FUNCTIONS, **strided_views.FUNCTIONS,
+             **real_tensors.FUNCTIONS}
 globals().update(_COMPOSED)
 
 

@@ -337,7 +337,7 @@ METHODS = [
     ("round", _round),
     ("rsqrt", ew.rsqrt), ("sigmoid", ew.sigmoid), ("relu", ew.relu), ("sign", ew.sign),
     ("pow", ew.power), ("square", lambda self: ew.power(self, 2)),
-    ("clamp", ew.clamp), ("clip", ew.clamp),
+    ("clamp", ew.clamp),
     ("maximum", _binary("maximum", Op.MAX)), ("minimum", _binary("minimum", Op.MIN)),
     ("where", lambda self, condition, other: ew.where(condition, self, other)),
     # reductions
@@ -492,6 +492,6 @@ from . import householder, triangular  # noqa: E402
 for _module in (lu, triangular, matrix_functions, qr, eigen, legacy_linalg, incomplete_gamma,
                 householder):
     _install(_module.METHODS)
-from . import histograms, host_callables, layouts, strided_views  # noqa: E402
-for _module in (histograms, host_callables, layouts, strided_views):
+from . import histograms, host_callables, layouts, real_tensors, strided_views  # noqa: E402
+for _module in (histograms, host_callables, layouts, real_tensors, strided_views):
     _install(_module.METHODS)
