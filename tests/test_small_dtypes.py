@@ -1,6 +1,6 @@
-"""int8, uint8, int16 and bfloat16 against PyTorch: wrapping arithmetic, casts, promotion in
-mixed ops, reductions, products, movement, bfloat16's rounding and gradients, view(dtype),
-NumPy interop; cg.Size, iinfo and finfo."""
+"""int8, uint8, int16, bfloat16 and float16 against PyTorch: wrapping arithmetic, casts,
+promotion in mixed ops, reductions, products, movement, the 16-bit floats' rounding and
+gradients, view(dtype), NumPy interop; cg.Size, iinfo and finfo."""
 import numpy as np
 import pytest
 import torch
@@ -26,6 +26,13 @@ FLOATS = make((2, 16))
 # halfway between two bfloat16 values (ties go to the even one), past the largest, NaN, -0
 ROUNDING = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8), 3.3895314e38, 3.4e38,
                      np.inf, -np.inf, np.nan, -0.0, 1e-40, 0.1, 65504.0], np.float32)
+
+
+# float16: ties between two halves (to even), past the largest (65520 and up round to inf),
+# subnormals (multiples of 2^-24) and a tie between two, below half the least, NaN, -0
+HALF_ROUNDING = np.array([1 + 2 ** -11, 1 + 3 * 2 ** -11, -(1 + 2 ** -11), 65504.0, 65519.0,
+                          65520.0, -65520.0, np.inf, np.nan, -0.0, 2 ** -24, 2.5 * 2 ** -24,
+                          2 ** -26, 6.1e-5, 0.1, 1e-8], np.float32)
 
 
 def check_packed(fn, *arrays, **tolerances):
@@ -93,6 +100,36 @@ def test_bfloat16_rounds_to_nearest_even():
     assert uploaded.tolist()[1] == 1 + 2 ** -6
     assert repr(cg.tensor(ROUNDING[:3], dtype=cg.bfloat16)) == \
         "tensor([ 1.0000,  1.0156, -1.0000], dtype=clgrad.bfloat16)"
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_floats_round_each_result_in_the_kernel(dtype):
+    """Their values live in float registers: each op's result is rounded to the dtype in the
+    kernel, also where the next op reads it as float (x * 2 past 65504 is inf in float16, not
+    131008), as are a sum's and a product's; Python numbers stay whole (x * 0.1 is x times
+    0.1 rounded, as PyTorch's), while a fill takes the dtype's value."""
+    def rounded(x):
+        lib = library(x)
+        h = x.to(getattr(lib, dtype))
+        return (h.float(), (h * 2).float(), (h + 1e-4).float(), (h * 0.1).float(),
+                (h / 3).float(), (h.sqrt() - 1).float(), h.abs().sum().float().reshape(1),
+                (h.reshape(4, 4) @ h.reshape(4, 4).abs()).float().reshape(-1),
+                lib.full((2,), 0.1, dtype=h.dtype).float())
+    finite = np.nan_to_num(HALF_ROUNDING, nan=1.0, posinf=2.0, neginf=-2.0)
+    check(rounded, np.clip(finite, -60000, 60000) / 64, atol=0, rtol=0, grad=False)
+    check(lambda x: x.to(getattr(library(x), dtype)).float(), HALF_ROUNDING, atol=0, rtol=0,
+          grad=False)
+    uploaded = cg.tensor(HALF_ROUNDING, dtype=getattr(cg, dtype))
+    want = torch.tensor(HALF_ROUNDING).to(getattr(torch, dtype)).float().numpy()
+    np.testing.assert_array_equal(np.array(uploaded.tolist(), np.float32), want)
+
+
+def test_16_bit_float_means_divide_by_a_whole_count():
+    """A mean of 100,000 float16 values is their sum times 1 / 100,000 as a float, not as a
+    float16 (a subnormal there, 0.14% off). Sixteenths of [0, 1): sums exact in any order."""
+    values = np.floor(make((100000,), low=0.0, high=16.0)) / 16
+    check(lambda x: [x.half().mean().float(), x.bfloat16().mean().float()], values,
+          atol=0, rtol=0, grad=False)
 
 
 def test_bfloat16_graph_and_gradients():

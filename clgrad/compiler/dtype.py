@@ -101,15 +101,14 @@ def decode(stored: np.ndarray, dtype: DType) -> np.ndarray:
 
 
 def scalar(value, dtype: DType):
-    """A Python number as a value of dtype: integers wrap to its width, floats round to
-    bfloat16's, as a cast of the number in PyTorch."""
+    """A Python number as a constant of dtype: integers wrap to its width; floats are kept
+    whole, also for 16-bit floats, whose ops compute in float and round their results, and
+    which take a Python number as it is, as PyTorch's (x * 0.1 in float16 rounds x * 0.1,
+    not x * 0.0999755859375; a mean's 1 / n stays a float's). full() rounds its fill."""
     if dtype is bool_:
         return bool(value)
     if dtype.is_float:
-        value = float(value)
-        if dtype is bfloat16:
-            value = float(decode(round_bfloat16(np.float32(value).reshape(1)), dtype)[0])
-        return value
+        return float(value)
     value = int(value)
     if dtype.itemsize < 8:
         bits = 8 * dtype.itemsize
@@ -117,6 +116,15 @@ def scalar(value, dtype: DType):
         if dtype.is_signed and value >= 1 << (bits - 1):
             value -= 1 << bits
     return value
+
+
+def rounded(value: float, dtype: DType) -> float:
+    """A float rounded to dtype's nearest value, as PyTorch casts a number to a tensor's dtype
+    (past a 16-bit float's range: an infinity)."""
+    if dtype is bfloat16:
+        return float(decode(round_bfloat16(np.float32(value).reshape(1)), dtype)[0])
+    with np.errstate(over="ignore"):
+        return float(np.asarray(value, dtype=dtype.np))
 
 
 def register_bitcast(a: DType, b: DType) -> bool:

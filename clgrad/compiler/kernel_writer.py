@@ -87,6 +87,13 @@ class KernelWriter:
         self.emit(f"{self.r.ctype(dtype, vec)} {name} = {code};")
         return Value(name, dtype, vec)
 
+    def finished(self, value: Value) -> Value:
+        """A reduction's or product's value as its dtype holds it: 16-bit floats accumulate in
+        float registers (PyTorch's float accumulation) and are rounded once, here."""
+        if not (value.dtype.is_float and value.dtype.itemsize == 2):
+            return value
+        return self.tmp(self.r.narrow(value.code, value.dtype, value.vec), value.dtype, value.vec)
+
     def param(self, node: Node, output: bool) -> str:
         if node not in self.params:
             prefix = "out" if output else "in"

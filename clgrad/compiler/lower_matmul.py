@@ -155,7 +155,7 @@ class MatmulWriter(KernelWriter):
                                     else f"{acc} + {av_code}*{bv.code}")
                             self.emit(f"{acc} = {step};")
             for i, acc in enumerate(accs):
-                self.fused[mm] = Value(acc, mm.dtype, width > 1)
+                self.fused[mm] = self.finished(Value(acc, mm.dtype, width > 1))
                 self._store_outputs(batch_dims + (row_of(i), column(lane_expr)))
         if width > 1:
             with self.lanes_on() as lane:
@@ -438,7 +438,7 @@ class MatmulWriter(KernelWriter):
         r = sym.var("r", 0, rows - 1)
 
         def store(c: sym.Lin, lane: sym.Lin, sums: Value) -> None:
-            self.fused[mm] = sums
+            self.fused[mm] = self.finished(sums)
             at = (row0 + r, column(c, lane))
             self._store_outputs(batch_dims + (at[::-1] if self.transposed else at))
         with self.block(f"for ({self.index_type} r = 0; r < {rows}; r++)", rolled=True):

@@ -48,7 +48,7 @@ class ReduceWriter(KernelWriter):
         for red in spec.reductions:
             self._saw(red.op)
             keep_in = kept[1] if kept and red is spec.reductions[-1] else None
-            self.fused[red] = self._reduction(red, at, length, width, keep_in)
+            self.fused[red] = self.finished(self._reduction(red, at, length, width, keep_in))
         for node, _ in spec.outputs:
             if node.shape != shape:
                 self.store(node, row, self.value(node, Index(node.shape, flat=row_index)))

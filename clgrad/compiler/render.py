@@ -3,16 +3,19 @@
 Booleans live in registers as int: 0/1 in scalar code and 0/-1 masks in vector code, the
 forms that OpenCL's own comparisons produce, so comparisons and `select` need no fix-ups.
 The narrow integers (int8, uint8, int16) live in int registers too and are wrapped back to
-their width after each op that can leave it; bfloat16 lives in float registers, rounded to
-bfloat16 (to nearest, ties to even) after each op, as PyTorch rounds each op's result.
+their width after each op that can leave it; float16 and bfloat16 live in float registers,
+rounded to their type (to nearest, ties to even) after each op, as PyTorch rounds each op's
+result.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+from . import rounded
 from .dtype import DType, bfloat16, bool_, float16, float32, int32
 from .ops import Op
+from .rounded import SIXTEEN_BIT_FLOATS
 from .target import Target
 
 
@@ -80,24 +83,6 @@ def unaligned_typedefs(width: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-# Rounding a float to bfloat16 in its register: add half an ulp of bfloat16 (less when the kept
-# bits are even: ties go to even), then drop the low 16 bits. A NaN keeps its sign and gets the
-# quiet bit, so no NaN's kept bits read as an infinity.
-_BFLOAT16_ROUND = """#ifndef {guard}
-#define {guard}
-inline float{n} {name}(float{n} x) {{
-  uint{n} b = as_uint{n}(x);
-  uint{n} rounded = isnan(x) ? (b | 0x400000u) : (b + 0x7fffu + ((b >> 16) & 1u));
-  return as_float{n}(rounded & 0xffff0000u);
-}}
-#endif
-"""
-
-
-def _round_bfloat16(width: int) -> str:
-    return "clgrad_round_bf16" + ("" if width == 1 else f"_x{width}")
-
-
 # NaN as a value the compiler cannot see: PoCL folds exp/tanh/exp2/floor of a NaN literal to
 # garbage and drops the store, so a NaN constant must never reach its optimiser.
 # get_work_dim() (1 to 3) is unknown at build time; added to one less than the quiet NaN's bits
@@ -155,7 +140,7 @@ class Renderer:
         self.width = width
         self.target = target
         self.opaque: set[tuple[str, int]] = set()   # NaN, inf and 0 constants used, by size
-        self.bfloat16_widths: set[int] = set()      # vector widths that round to bfloat16
+        self.roundings: set[tuple[DType, int]] = set()  # (16-bit float, vector width) rounded
         self.sincos_types: set[str] = set()         # C types whose sin or cos is a sincos
         self.far_trig: set[tuple[str, str]] = set()     # (function, vector type) guarded
         self.tanh_types: set[str] = set()           # C types whose tanh is taken
@@ -166,10 +151,8 @@ class Renderer:
 
     def definitions(self) -> str:
         """Functions the kernel calls, defined before it (guarded: a program joins kernels)."""
-        rounding = "".join(_BFLOAT16_ROUND.format(n="" if width == 1 else width,
-                                                  name=_round_bfloat16(width),
-                                                  guard=_round_bfloat16(width).upper())
-                           for width in sorted(self.bfloat16_widths))
+        rounding = "".join(rounded.definition(dtype, width) for dtype, width in
+                           sorted(self.roundings, key=lambda pair: (pair[0].name, pair[1])))
         return rounding + "".join(_SINCOS.format(ctype=c) for c in sorted(self.sincos_types)) \
             + "".join(_FAR_TRIG_DEFINITION.format(name=name, ctype=ctype, n=self.width)
                       for name, ctype in sorted(self.far_trig)) \
@@ -218,7 +201,9 @@ class Renderer:
         if op is Op.BITCAST:
             return self.bitcast(a, out)
         code = self._unary(op, a)
-        return self.narrow(code, out, a.vec) if op in _LEAVE_RANGE or out == bfloat16 else code
+        if op in _LEAVE_RANGE or out in SIXTEEN_BIT_FLOATS:
+            return self.narrow(code, out, a.vec)
+        return code
 
     def _unary(self, op: Op, a: Value) -> str:
         if op is Op.DETACH:
@@ -301,17 +286,19 @@ class Renderer:
 
     def binary(self, op: Op, a: Value, b: Value) -> str:
         code = self._binary(op, a, b)
-        if op in _LEAVE_RANGE or (a.dtype == bfloat16 and op not in (Op.CMPLT, Op.CMPEQ)):
+        if op in _LEAVE_RANGE or (a.dtype in SIXTEEN_BIT_FLOATS
+                                  and op not in (Op.CMPLT, Op.CMPEQ)):
             return self.narrow(code, a.dtype, a.vec or b.vec)
         return code
 
     def narrow(self, code: str, dtype: DType, vec: bool) -> str:
         """A register value brought back to what dtype holds: a narrow integer wrapped to its
-        width (the int arithmetic under it cannot overflow), a float rounded to bfloat16."""
+        width (the int arithmetic under it cannot overflow), a float rounded to a 16-bit
+        float."""
         width = self.width if vec else 1
-        if dtype == bfloat16:
-            self.bfloat16_widths.add(width)
-            return f"{_round_bfloat16(width)}({code})"
+        if dtype in SIXTEEN_BIT_FLOATS:
+            self.roundings.add((dtype, width))
+            return f"{rounded.function(dtype, width)}({code})"
         if not dtype.is_narrow_int:
             return code
         if vec:
@@ -351,9 +338,9 @@ class Renderer:
     def cast(self, a: Value, out: DType) -> str:
         if a.dtype == out:
             return a.code
-        if out.is_narrow_int or out == bfloat16:
+        if out.is_narrow_int or out in SIXTEEN_BIT_FLOATS:
             # through the register type: a float is truncated to int, then wrapped (-1.0 is
-            # 255 as uint8, as in PyTorch)
+            # 255 as uint8, as in PyTorch), or rounded to a 16-bit float
             wide = self._cast(a, int32 if out.ctype == "int" else float32)
             return self.narrow(wide, out, a.vec)
         return self._cast(a, out)

@@ -10,8 +10,8 @@ from ..compiler.ops import Op
 from . import jit_protocol
 from .backward import record
 from .grad_mode import is_grad_enabled
-from .operands import (as_float, broadcast_shape, common_device, is_tensor, lift,
-                       numpy_operands, result_dtype)
+from .operands import (as_float, broadcast_shape, common_device, from_opmath, is_tensor,
+                       lift, numpy_operands, opmath, result_dtype)
 
 
 _NUMBERS = (int, float)     # Python numbers the fast path of _operands takes (bools take the other)
@@ -150,14 +150,16 @@ def sigmoid(x):
     t never overflows, so the gradient far below zero is 0 as PyTorch's, not 0 * inf. Each
     form reads x along one path: its gradient is one product, g * sigmoid'(x), so an
     infinite g stays infinite (t / (1 + t) reads t twice: inf - inf = NaN)."""
-    node = as_float(x.node)
+    given = as_float(x.node)
+    node = opmath(given)
     below = node < 0
     t = below.where(node, -node).exp()
     far = node < _SIGMOID_IS_EXP[8 if node.dtype.itemsize == 8 else 4]
     # 1 / t overflows far below and above zero, where this form is not taken: there it reads
     # 1, so that its gradient (0) is no 0 * inf
     negative = 1 / (1 + 1 / (below & ~far).where(t, 1))
-    return record("sigmoid", below.where(far.where(t, negative), 1 / (1 + t)), x.device, [x])
+    value = below.where(far.where(t, negative), 1 / (1 + t))
+    return record("sigmoid", from_opmath(value, given), x.device, [x])
 
 
 def rsqrt(x):

@@ -108,6 +108,19 @@ def as_float(node: Node) -> Node:
     return node if node.dtype.is_float else node.cast(dt.DEFAULT_FLOAT)
 
 
+def opmath(node: Node) -> Node:
+    """node in the type a function made of several ops computes in: float32 for a 16-bit
+    float, whose every op's result is rounded, where PyTorch's kernel of the function (a
+    softmax, a norm, an activation) rounds only what it returns (a float16 group_norm was 44
+    half-ulps off)."""
+    return node.cast(dt.float32) if node.dtype.is_float and node.dtype.itemsize == 2 else node
+
+
+def from_opmath(result: Node, node: Node) -> Node:
+    """result, computed in opmath(node)'s type, in node's."""
+    return result.cast(node.dtype) if result.dtype != node.dtype else result
+
+
 def normalize_dim(op: str, dim: int, ndim: int) -> int:
     rank = max(ndim, 1)
     if not -rank <= dim < rank:

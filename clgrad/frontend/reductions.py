@@ -9,7 +9,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
 from .backward import record
-from .operands import as_float, normalize_dim, normalize_dims
+from .operands import as_float, from_opmath, normalize_dim, normalize_dims, opmath
 from .type_info import finfo
 
 MaxResult = namedtuple("max", ["values", "indices"])
@@ -414,7 +414,8 @@ def logsumexp(x, dim, keepdim):
     """Over one dim or several, as PyTorch's (no dims: all of them, as sum's)."""
     # a 0-d tensor's dim is its one element (_as_1d)
     axes = normalize_dims("logsumexp", dim, x.ndim) or tuple(range(max(x.ndim, 1)))
-    out = logsumexp_node(_as_1d(as_float(x.node)), axes)
+    node = as_float(x.node)
+    out = from_opmath(logsumexp_node(_as_1d(opmath(node)), axes), node)
     out = out.reshape(()) if not x.ndim else _drop(out, axes, keepdim)
     return record("logsumexp", out, x.device, [x])
 
@@ -423,14 +424,16 @@ def softmax(x, dim):
     axis = _axis("softmax", dim, x.ndim)
     node = _as_1d(as_float(x.node))
     if node.numel:      # (an empty input's softmax is itself: no row has an element)
-        e = (node - _row_max(node, axis)).exp()
-        node = e * e.sum((axis,)).expand(node.shape).recip()
+        h = opmath(node)
+        e = (h - _row_max(h, axis)).exp()
+        node = from_opmath(e * e.sum((axis,)).expand(h.shape).recip(), node)
     return record("softmax", node.reshape(x.shape), x.device, [x])
 
 
 def log_softmax(x, dim):
     axis = _axis("log_softmax", dim, x.ndim)
-    out = log_softmax_node(_as_1d(as_float(x.node)), axis).reshape(x.shape)
+    node = _as_1d(as_float(x.node))
+    out = from_opmath(log_softmax_node(opmath(node), axis), node).reshape(x.shape)
     return record("log_softmax", out, x.device, [x])
 
 

@@ -15,7 +15,7 @@ import warnings
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..frontend.backward import record
-from ..frontend.operands import as_float, common_device, normalize_dim
+from ..frontend.operands import as_float, common_device, from_opmath, normalize_dim, opmath
 
 # ---- node helpers, shared with the losses -------------------------------------------------
 
@@ -89,7 +89,8 @@ def _pointwise(op: str, input, build, inplace: bool = False, float_only: bool = 
     if float_only:
         check_float(op, input)
     src = input._snapshot() if inplace else input
-    out = record(name or op, build(src.node), src.device, [src])
+    node = src.node
+    out = record(name or op, from_opmath(build(opmath(node)), node), src.device, [src])
     return input._assign(out, op + "_") if inplace else out
 
 

@@ -16,7 +16,7 @@ from ..frontend import linalg, movement
 from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
 from ..frontend.grad_mode import no_grad
-from ..frontend.operands import as_float, common_device
+from ..frontend.operands import as_float, common_device, from_opmath, opmath
 from ..frontend.reductions import log_softmax_node
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
@@ -64,7 +64,8 @@ def _implicit_dim(x, dim) -> int:
 
 
 def gelu(input, approximate: str = "none"):
-    x = as_float(input.node)
+    node = as_float(input.node)
+    x = opmath(node)
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))
         cdf = 0.5 * (1 + inner.tanh())
@@ -73,7 +74,7 @@ def gelu(input, approximate: str = "none"):
         cdf = 0.5 * ir.unary(Op.ERFC, x * (-1 / math.sqrt(2)))
     else:
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return record("gelu", x * cdf, input.device, [input])
+    return record("gelu", from_opmath(x * cdf, node), input.device, [input])
 
 
 # ---- linear, dropout, embedding, pad ------------------------------------------------------
@@ -167,9 +168,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
                            f"{', '.join(map(str, normalized_shape))}], got {list(input.shape)}")
     tensors = [t for t in (input, weight, bias) if t is not None]
     axes = tuple(range(input.ndim - k, input.ndim))
-    y, _, _ = standardize(as_float(input.node), axes, eps)
+    node = as_float(input.node)
+    y, _, _ = standardize(opmath(node), axes, eps)
     y = affine(y, weight, bias, (1,) * (input.ndim - k) + normalized_shape)
-    return record("layer_norm", y, common_device("layer_norm", tensors), tensors)
+    return record("layer_norm", from_opmath(y, node), common_device("layer_norm", tensors),
+                  tensors)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
@@ -184,7 +187,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     shape = (1, c) + (1,) * (input.ndim - 2)
     tensors = [t for t in (input, weight, bias) if t is not None]
     device = common_device("batch_norm", tensors)
-    x = as_float(input.node)
+    node = as_float(input.node)
+    x = opmath(node)
     if training:
         count = math.prod(input.shape[a] for a in axes)
         if count <= 1:
@@ -200,7 +204,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         inv = (running_var.node.cast(x.dtype).reshape(shape) + eps).sqrt().recip()
         y = (x - mean.expand(x.shape)) * inv.expand(x.shape)
     y = affine(y, weight, bias, shape)
-    return record("batch_norm", y, device, tensors)
+    return record("batch_norm", from_opmath(y, node), device, tensors)
 
 
 def _update_running(running_mean, running_var, mean, var, count, momentum) -> None:

@@ -12,7 +12,7 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend.backward import record
 from ..frontend.grad_mode import no_grad
-from ..frontend.operands import as_float, common_device
+from ..frontend.operands import as_float, common_device, from_opmath, opmath
 from .activation import check_float
 
 
@@ -69,11 +69,12 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
                                f"{list(t.shape)} and input of shape {list(input.shape)}")
     tensors = [t for t in (input, weight, bias) if t is not None]
     device = common_device("group_norm", tensors)
-    x = as_float(input.node)
+    node = as_float(input.node)
+    x = opmath(node)
     grouped = x.reshape((n, num_groups, math.prod(input.shape[1:]) // num_groups))
     y, _, _ = standardize(grouped, (2,), eps)
     y = affine(y.reshape(x.shape), weight, bias, (1, c) + (1,) * (input.ndim - 2))
-    return record("group_norm", y, device, tensors)
+    return record("group_norm", from_opmath(y, node), device, tensors)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
@@ -96,16 +97,16 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     tensors = [t for t in (input, weight) if t is not None]
     device = common_device("rms_norm", tensors)
     dtype = input.dtype if weight is None else dt.promote(input.dtype, weight.dtype)
-    x = input.node.cast(dtype)
+    x = opmath(input.node.cast(dtype))
     if eps is None:     # the epsilon of the type it is computed in: float16's is float32
-        eps = float(np.finfo(dt.promote(input.dtype, dt.float32).np).eps)
+        eps = float(np.finfo(x.dtype.np).eps)
     count = math.prod(shape)
     if input.numel():       # (an empty input's output is empty: no sums over no rows)
         axes = tuple(range(input.ndim - k, input.ndim))
         mean_square = (x * x).sum(axes) * (1 / count)
         x = x * (mean_square + eps).sqrt().recip().expand(x.shape)
     y = affine(x, weight, None, (1,) * (input.ndim - k) + shape)
-    return record("mul", y, device, tensors)
+    return record("mul", y.cast(dtype), device, tensors)
 
 
 def _spatial_count(input) -> int:
