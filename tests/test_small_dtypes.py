@@ -106,15 +106,18 @@ def test_bfloat16_rounds_to_nearest_even():
 def test_16_bit_floats_round_each_result_in_the_kernel(dtype):
     """Their values live in float registers: each op's result is rounded to the dtype in the
     kernel, also where the next op reads it as float (x * 2 past 65504 is inf in float16, not
-    131008), as are a sum's and a product's; Python numbers stay whole (x * 0.1 is x times
-    0.1 rounded, as PyTorch's), while a fill takes the dtype's value."""
+    131008), as are a sum's and a product's. Python numbers join as PyTorch's kernels take
+    them: whole in products and quotients (x * 0.1 is x times 0.1, rounded once), rounded to
+    the dtype elsewhere (x + 0.1, x == 0.1, where, clamp, a fill)."""
     def rounded(x):
         lib = library(x)
         h = x.to(getattr(lib, dtype))
         return (h.float(), (h * 2).float(), (h + 1e-4).float(), (h * 0.1).float(),
                 (h / 3).float(), (h.sqrt() - 1).float(), h.abs().sum().float().reshape(1),
                 (h.reshape(4, 4) @ h.reshape(4, 4).abs()).float().reshape(-1),
-                lib.full((2,), 0.1, dtype=h.dtype).float())
+                lib.full((2,), 0.1, dtype=h.dtype).float(), (0.1 * h).float(), h == 0.1,
+                (h + 0.1).float(), lib.where(h > 0.2, h, 0.1).float(),
+                h.clamp(max=0.1).float())
     finite = np.nan_to_num(HALF_ROUNDING, nan=1.0, posinf=2.0, neginf=-2.0)
     check(rounded, np.clip(finite, -60000, 60000) / 64, atol=0, rtol=0, grad=False)
     check(lambda x: x.to(getattr(library(x), dtype)).float(), HALF_ROUNDING, atol=0, rtol=0,

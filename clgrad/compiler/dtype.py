@@ -101,14 +101,12 @@ def decode(stored: np.ndarray, dtype: DType) -> np.ndarray:
 
 
 def scalar(value, dtype: DType):
-    """A Python number as a constant of dtype: integers wrap to its width; floats are kept
-    whole, also for 16-bit floats, whose ops compute in float and round their results, and
-    which take a Python number as it is, as PyTorch's (x * 0.1 in float16 rounds x * 0.1,
-    not x * 0.0999755859375; a mean's 1 / n stays a float's). full() rounds its fill."""
+    """A Python number as a value of dtype: integers wrap to its width, floats round to a
+    16-bit float's, as a cast of the number in PyTorch (x + 0.1, x < 0.1, a fill of 0.1)."""
     if dtype is bool_:
         return bool(value)
     if dtype.is_float:
-        return float(value)
+        return rounded(float(value), dtype) if dtype.itemsize == 2 else float(value)
     value = int(value)
     if dtype.itemsize < 8:
         bits = 8 * dtype.itemsize

@@ -148,10 +148,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
     if dtype is None:
         dtype = dt.bool_ if isinstance(fill_value, bool) else \
             dt.int64 if isinstance(fill_value, int) else dt.DEFAULT_FLOAT
-    dtype = _resolve_dtype(dtype)
-    if dtype.is_float and not isinstance(fill_value, bool):   # a tensor holds its dtype's values
-        fill_value = dt.rounded(float(fill_value), dtype)
-    t = Tensor(ir.const(fill_value, dtype, shape), get_device(device))
+    t = Tensor(ir.const(fill_value, _resolve_dtype(dtype), shape), get_device(device))
     return t.requires_grad_() if requires_grad else t
 
 
