@@ -52,19 +52,16 @@ def binary(name: str, op: Op, a, b, *, float_only=False):
     """a op b with broadcasting and PyTorch promotion; a or b may be a Python number. name
     names the op in messages and its grad_fn (grad_fn_names)."""
     tensors, device, na, nb = operands(name, a, b, float_only)
-    if na.dtype.is_float and na.dtype.itemsize == 2 and (
+    if op in (Op.MUL, Op.DIV) and na.dtype.is_float and na.dtype.itemsize == 2 and (
             type(b) in _NUMBERS or (op is Op.MUL and type(a) in _NUMBERS)):
         return record(name, _by_whole_number(op, a, b, na, nb), device, tensors)
     return record(name, ir.binary(op, na, nb), device, tensors)
 
 
 def _by_whole_number(op: Op, a, b, na: ir.Node, nb: ir.Node) -> ir.Node:
-    """A 16-bit float tensor and a Python number, combined as PyTorch's kernels do: times or
-    divided by the number as it is, in float (x * 0.1 is x times 0.1, rounded once), and
-    plus, minus or compared with the number rounded to the tensor's dtype, as the constant
-    is."""
-    if op not in (Op.MUL, Op.DIV):
-        return ir.binary(op, na, nb)
+    """A 16-bit float tensor times or divided by a Python number as PyTorch's kernels take
+    it: whole, in float (x * 0.1 is x times 0.1, rounded once); its other ops take the
+    number rounded to the tensor's dtype, as the constant is (dtype.scalar)."""
     wide = [ir.const(given, dt.float32, node.shape) if type(given) in _NUMBERS else
             node.cast(dt.float32) for node, given in ((na, a), (nb, b))]
     return ir.binary(op, *wide).cast(na.dtype)
