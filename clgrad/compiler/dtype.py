@@ -26,6 +26,11 @@ class DType:
         return self.kind == "i" and self.itemsize < _REGISTER_SIZE[self.ctype]
 
     @property
+    def is_16_bit_float(self) -> bool:
+        """float16 or bfloat16: held in float registers, rounded to the dtype after each op."""
+        return self.kind == "f" and self.itemsize == 2
+
+    @property
     def register_size(self) -> int:
         return _REGISTER_SIZE[self.ctype]
 
@@ -106,7 +111,7 @@ def scalar(value, dtype: DType):
     if dtype is bool_:
         return bool(value)
     if dtype.is_float:
-        return rounded(float(value), dtype) if dtype.itemsize == 2 else float(value)
+        return rounded(float(value), dtype) if dtype.is_16_bit_float else float(value)
     value = int(value)
     if dtype.itemsize < 8:
         bits = 8 * dtype.itemsize

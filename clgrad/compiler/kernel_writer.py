@@ -90,7 +90,7 @@ class KernelWriter:
     def finished(self, value: Value) -> Value:
         """A reduction's or product's value as its dtype holds it: 16-bit floats accumulate in
         float registers (PyTorch's float accumulation) and are rounded once, here."""
-        if not (value.dtype.is_float and value.dtype.itemsize == 2):
+        if not value.dtype.is_16_bit_float:
             return value
         return self.tmp(self.r.narrow(value.code, value.dtype, value.vec), value.dtype, value.vec)
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from . import rounded
 from .dtype import DType, bfloat16, bool_, float16, float32, int32
 from .ops import Op
-from .rounded import SIXTEEN_BIT_FLOATS
 from .target import Target
 
 
@@ -201,7 +200,7 @@ class Renderer:
         if op is Op.BITCAST:
             return self.bitcast(a, out)
         code = self._unary(op, a)
-        if op in _LEAVE_RANGE or out in SIXTEEN_BIT_FLOATS:
+        if op in _LEAVE_RANGE or out.is_16_bit_float:
             return self.narrow(code, out, a.vec)
         return code
 
@@ -286,8 +285,7 @@ class Renderer:
 
     def binary(self, op: Op, a: Value, b: Value) -> str:
         code = self._binary(op, a, b)
-        if op in _LEAVE_RANGE or (a.dtype in SIXTEEN_BIT_FLOATS
-                                  and op not in (Op.CMPLT, Op.CMPEQ)):
+        if op in _LEAVE_RANGE or (a.dtype.is_16_bit_float and op not in (Op.CMPLT, Op.CMPEQ)):
             return self.narrow(code, a.dtype, a.vec or b.vec)
         return code
 
@@ -296,7 +294,7 @@ class Renderer:
         width (the int arithmetic under it cannot overflow), a float rounded to a 16-bit
         float."""
         width = self.width if vec else 1
-        if dtype in SIXTEEN_BIT_FLOATS:
+        if dtype.is_16_bit_float:
             self.roundings.add((dtype, width))
             return f"{rounded.function(dtype, width)}({code})"
         if not dtype.is_narrow_int:
@@ -338,7 +336,7 @@ class Renderer:
     def cast(self, a: Value, out: DType) -> str:
         if a.dtype == out:
             return a.code
-        if out.is_narrow_int or out in SIXTEEN_BIT_FLOATS:
+        if out.is_narrow_int or out.is_16_bit_float:
             # through the register type: a float is truncated to int, then wrapped (-1.0 is
             # 255 as uint8, as in PyTorch), or rounded to a 16-bit float
             wide = self._cast(a, int32 if out.ctype == "int" else float32)

@@ -33,8 +33,8 @@ inline float{n} {name}(float{n} x) {{
 #endif
 """
 
+# the 16-bit floats (DType.is_16_bit_float): their functions' names and definitions
 _DEFINITIONS = {bfloat16: ("clgrad_round_bf16", _BFLOAT16), float16: ("clgrad_round_f16", _FLOAT16)}
-SIXTEEN_BIT_FLOATS = frozenset(_DEFINITIONS)
 
 
 def function(dtype: DType, width: int) -> str:

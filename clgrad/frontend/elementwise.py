@@ -52,7 +52,7 @@ def binary(name: str, op: Op, a, b, *, float_only=False):
     """a op b with broadcasting and PyTorch promotion; a or b may be a Python number. name
     names the op in messages and its grad_fn (grad_fn_names)."""
     tensors, device, na, nb = operands(name, a, b, float_only)
-    if op in (Op.MUL, Op.DIV) and na.dtype.is_float and na.dtype.itemsize == 2 and (
+    if op in (Op.MUL, Op.DIV) and na.dtype.is_16_bit_float and (
             type(b) in _NUMBERS or (op is Op.MUL and type(a) in _NUMBERS)):
         return record(name, _by_whole_number(op, a, b, na, nb), device, tensors)
     return record(name, ir.binary(op, na, nb), device, tensors)
@@ -282,7 +282,7 @@ def floor_divide(a, b):
     tensors, device, na, nb = operands("floor_divide", a, b)
     _check_divisor("floor_divide", a, b, na.dtype)
     if na.dtype.is_float:      # (16-bit floats in float32, as PyTorch's CPU kernels)
-        x, y = (n.detach().cast(dt.promote(n.dtype, dt.float32)) for n in (na, nb))
+        x, y = opmath(na.detach()), opmath(nb.detach())
         mod = x % y
         div = (x - mod) / y
         div = (mod.ne(0) & _signs_differ(y, mod)).where(div - 1, div)

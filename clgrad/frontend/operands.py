@@ -113,12 +113,12 @@ def opmath(node: Node) -> Node:
     float, whose every op's result is rounded, where PyTorch's kernel of the function (a
     softmax, a norm, an activation) rounds only what it returns (a float16 group_norm was 44
     half-ulps off)."""
-    return node.cast(dt.float32) if node.dtype.is_float and node.dtype.itemsize == 2 else node
+    return node.cast(dt.float32) if node.dtype.is_16_bit_float else node
 
 
 def from_opmath(result: Node, node: Node) -> Node:
     """result, computed in opmath(node)'s type, in node's."""
-    return result.cast(node.dtype) if result.dtype != node.dtype else result
+    return result.cast(node.dtype)
 
 
 def normalize_dim(op: str, dim: int, ndim: int) -> int:
