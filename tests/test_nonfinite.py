@@ -406,3 +406,15 @@ def test_var_of_everything_without_degrees_of_freedom():
     # a 0-d tensor's var(dim) takes var()'s rule (fuzz seeds 10706, 11470)
     check(lambda t: t.var(0), np.array(nan, np.float32))
     check(lambda t: t.var(0), np.array(1.5, np.float32))
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_running_extreme_gradient_keeps_each_sum_to_its_own_terms(op):
+    # each element's gradient is the sum of g over the places that read it (PyTorch's
+    # scatter_add); taken as a difference of suffix sums, a later inf made it NaN and a later
+    # 1e8 wiped out a 1e-3
+    x = np.array([[3.0, 1.0, 2.0, 5.0, 4.0, 7.0, 0.5, 9.0],
+                  [-1.0, inf, 2.0, nan, 0.0, -inf, 1.0, 2.0]], np.float32)
+    g = np.array([[1e-3, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 1e8],
+                  [1.0, 2.0, inf, 4.0, 5.0, 6.0, -inf, 1.0]], np.float32)
+    check(lambda t, h: getattr(t, op)(1).values * h, x, g)

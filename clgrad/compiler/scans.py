@@ -1,6 +1,7 @@
 """Scans in IR: reversed scans, where a running max or min was found, and the gradient rule of
-each SCAN combine. Everything here is built from SCAN nodes and elementwise or movement ops,
-so a gradient of a scan over n elements costs a few O(n) scans, never an n x n sum."""
+each SCAN combine. Everything here is built from SCAN, GATHER and SCATTER nodes and
+elementwise or movement ops, so a gradient of a scan over n elements costs a few O(n) passes,
+never an n x n sum."""
 from __future__ import annotations
 
 import numpy as np
@@ -56,37 +57,39 @@ def extreme_positions(x: Node, running: Node, axis: int) -> Node:
     return ir.scan(hit.where(positions(x, axis), 0), axis, "max")
 
 
-def _shift_back(x: Node, axis: int, fill) -> Node:
-    """out[i] = x[i + 1] along axis, and fill at the last position."""
-    bounds = tuple((1, n) if a == axis else (0, n) for a, n in enumerate(x.shape))
-    pads = tuple((0, 1) if a == axis else (0, 0) for a in range(len(x.shape)))
-    return x.shrink(bounds).pad(pads, fill)
-
-
 def along(x: Node, axis: int, at: Node) -> Node:
     """x[..., at[..., i, ...], ...] along axis: each row of x read at run-time positions (a
     gather of the rows laid out one after another)."""
-    order = tuple(a for a in range(len(x.shape)) if a != axis) + (axis,)
-    rows_x, rows_at = x.permute(order), at.permute(order)
-    length = x.shape[axis]
-    offsets = ir.iota(rows_x.numel // length, dt.int64) * length
-    offsets = offsets.reshape(rows_at.shape[:-1] + (1,)).expand(rows_at.shape)
-    flat = (rows_at + offsets).reshape((rows_at.numel,))
+    order, rows_at, flat = _row_positions(at, axis)
+    rows_x = x.permute(order)
     picked = ir.gather(rows_x.reshape((rows_x.numel, 1)), flat).reshape(rows_at.shape)
-    return picked.permute(tuple(sorted(range(len(order)), key=order.__getitem__)))
+    return _unpermuted(picked, order)
 
 
-def segment_sums(g: Node, found: Node, axis: int) -> Node:
-    """The gradient of a read at positions `found` (non-decreasing along axis, each run of
-    equal positions starting at the position itself): each run's sum of g, placed at its
-    start, zeros elsewhere. A run [j, e] sums to T[j] - T[e + 1], T the reversed cumsum."""
-    at = positions(g, axis)
-    n = g.shape[axis]
-    starts = found.eq(at)
-    next_start = _shift_back(reverse_scan(starts.where(at, n), axis, "min"), axis, n)
-    after = reverse_scan(g, axis, "add")
-    padded = after.pad(tuple((0, 1) if a == axis else (0, 0) for a in range(len(g.shape))))
-    return starts.where(after - along(padded, axis, next_start), 0)
+def added_along(g: Node, axis: int, at: Node) -> Node:
+    """along's inverse, PyTorch's scatter_add of g's rows: out[..., at[..., i, ...], ...]
+    sums g[..., i, ...] along axis, zeros where no position lands. The gradient of a read at
+    run-time positions: each sum holds its own terms only (an inf or a large term elsewhere in
+    the row does not reach it)."""
+    order, rows_at, flat = _row_positions(at, axis)
+    rows_g = g.permute(order)
+    added = ir.scatter(flat, rows_g.reshape((rows_g.numel, 1)), rows_g.numel, "add")
+    return _unpermuted(added.reshape(rows_g.shape), order)
+
+
+def _row_positions(at: Node, axis: int) -> tuple[tuple, Node, Node]:
+    """The permutation that makes axis last, at permuted so, and its positions as flat indices
+    into the rows laid out one after another."""
+    order = tuple(a for a in range(len(at.shape)) if a != axis) + (axis,)
+    rows_at = at.permute(order)
+    length = at.shape[axis]
+    offsets = ir.iota(rows_at.numel // max(length, 1), dt.int64) * length
+    offsets = offsets.reshape(rows_at.shape[:-1] + (1,)).expand(rows_at.shape)
+    return order, rows_at, (rows_at + offsets).reshape((rows_at.numel,))
+
+
+def _unpermuted(x: Node, order: tuple) -> Node:
+    return x.permute(tuple(sorted(range(len(order)), key=order.__getitem__)))
 
 
 def _cumprod_rule(x: Node, out: Node, g: Node, axis: int) -> Node:
@@ -127,4 +130,4 @@ def scan_rule(node: Node, g: Node):
         return (_cumprod_rule(x, node, g, axis),)
     if combine == "logaddexp":
         return (_logcumsumexp_rule(x, node, g, axis),)
-    return (segment_sums(g, extreme_positions(x, node, axis), axis),)
+    return (added_along(g, axis, extreme_positions(x, node, axis)),)
