@@ -418,3 +418,9 @@ def test_running_extreme_gradient_keeps_each_sum_to_its_own_terms(op):
     g = np.array([[1e-3, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 1e8],
                   [1.0, 2.0, inf, 4.0, 5.0, 6.0, -inf, 1.0]], np.float32)
     check(lambda t, h: getattr(t, op)(1).values * h, x, g)
+
+
+def test_layer_norm_over_an_empty_shape():
+    x = np.zeros((4, 3, 0, 5), np.float32)
+    check(lambda t: F(t).layer_norm(t, (0, 5)), x)
+    check(lambda t: F(t).group_norm(t.reshape(4, 3, 0), 3), x)

@@ -21,9 +21,10 @@ def standardize(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node
     axes kept as size 1)."""
     x = _own_layout(x)
     count = math.prod(x.shape[a] for a in axes)
-    mean = x.sum(axes) * (1 / count)
+    share = 1 / count if count else math.nan     # the mean of nothing is NaN (x is empty)
+    mean = x.sum(axes) * share
     centered = x - mean.expand(x.shape)
-    var = (centered * centered).sum(axes) * (1 / count)
+    var = (centered * centered).sum(axes) * share
     return centered * (var + eps).sqrt().recip().expand(x.shape), mean, var
 
 
