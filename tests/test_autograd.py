@@ -402,3 +402,31 @@ def test_equal_leaves_made_alike_are_variables_of_their_own(make):
     (x * y).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
     np.testing.assert_array_equal(y.grad.numpy(), [3.0, 3.0])
+
+
+SLOPED = {      # ops whose gradient comes from a PyTorch formula (ir.sloped), not their value
+    "log1p": lambda fw, t: t.log1p(), "expm1": lambda fw, t: t.expm1(),
+    "digamma": lambda fw, t: t.digamma(), "nan_to_num": lambda fw, t: t.nan_to_num() * t,
+    "silu": lambda fw, t: fw.nn.functional.silu(t), "mish": lambda fw, t: fw.nn.functional.mish(t),
+    "logsigmoid": lambda fw, t: fw.nn.functional.logsigmoid(t),
+    "softplus": lambda fw, t: fw.nn.functional.softplus(t),
+    "glu": lambda fw, t: fw.nn.functional.glu(t, 0),
+    "logcumsumexp": lambda fw, t: (t * t).reshape(4, 1).logcumsumexp(1),
+    "remainder": lambda fw, t: (t % 0.75) * t,
+    "kl_div": lambda fw, t: fw.nn.functional.kl_div(t, t.softmax(0), reduction="sum"),
+}
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch gives the reference derivatives")
+@pytest.mark.parametrize("name", SLOPED)
+def test_second_derivative_through_a_derivative_formula(name):
+    """The formula's own dependence on x is differentiated at the second order."""
+    x = np.array([-2.5, -0.5, 0.3, 2.0], np.float32)
+    results = []
+    for fw in (cg, torch):
+        t = fw.tensor(x, requires_grad=True)
+        (g,) = fw.autograd.grad(SLOPED[name](fw, t).sum(), t, create_graph=True)
+        (h,) = fw.autograd.grad((g * g).sum(), t)
+        results.append((g.detach().numpy(), h.numpy()))
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-3, atol=1e-5)

@@ -78,7 +78,7 @@ def every_op_graph():
     roots += [ir.binary(op, i, i) for op in (Op.XOR, Op.SHL, Op.SHR)]
     roots += [ir.where(both, x, ir.const(-math.inf, float32, (2, 3))), either,
               ir.cast(x, int64), ir.cast(i, bool_), ir.cast(eq, float16), ir.detach(x),
-              ir.bitcast(x, int32),
+              ir.bitcast(x, int32), ir.sloped(x, y),
               ir.window(x, 1, 2, 1, 1)]
     roots += [ir.reduce(Op.SUM, x, (0, 1)), ir.reduce(Op.RMAX, i, (0,)),
               ir.reduce(Op.PROD, y, (1,)), ir.gather(x, ir.reshape(ir.iota(2, int32), (2, 1))),

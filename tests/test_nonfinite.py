@@ -408,6 +408,57 @@ def test_var_of_everything_without_degrees_of_freedom():
     check(lambda t: t.var(0), np.array(1.5, np.float32))
 
 
+def test_log1p_and_expm1_gradients_at_the_extremes():
+    # PyTorch's formulas, 1 / (1 + x) and exp(x): finite below -1 (where the value is NaN),
+    # inf at -1, 0 at inf; log1p of 3e38 is finite (x / (u - 1) before the product)
+    x = np.array([-inf, -2.5, -1.0, -0.5, -1e-7, 0.0, 1e-7, 0.5, 80.0, 100.0, 3e38, inf, nan],
+                 np.float32)
+    check(lambda t: t.log1p(), x)
+    check(lambda t: t.expm1(), x)
+
+
+def test_fmod_and_remainder_at_infinities():
+    # fmod is C's: fmod(1, -inf) is 1 (it was computed from the remainder: NaN), fmod(1, -3e38)
+    # 1 (was 0); the divisor's gradient is -trunc(a / b) for fmod and -(a // b), Python's
+    # floor division, for the remainder: -9 for 1 % 0.1 (a / b rounds up to 10), NaN where a
+    # is infinite
+    a = np.array([1.0, 1.0, -1.0, inf, -inf, 5.5, -5.5, 1.0, -7.0, nan, 0.0], np.float32)
+    b = np.array([-inf, -3e38, inf, 2.0, 0.75, 2.0, 2.0, 0.1, -inf, 1.5, -2.0], np.float32)
+    check(lambda x, y: [x.fmod(y), x % y], a, b)
+
+
+def test_digamma_gradient_is_trigamma_at_the_poles():
+    # PyTorch's ψ'(x): inf at 0, large near (not at) the negative integers in float32, NaN at
+    # -inf (the series' own derivative was 0 there)
+    x = np.array([-inf, -2.0, -1.0, -0.5, -0.0, 0.0, 0.25, 1.0, 7.5, 1e4, inf, nan], np.float32)
+    check(lambda t: t.digamma(), x, rtol=1e-3)
+
+
+def test_smooth_l1_and_huber_gradients_of_nan_are_nan():
+    x = np.array([nan, inf, -inf, 0.5, -3.0, 1.0, nan], np.float32)
+    y = np.array([0.0, 1.0, inf, nan, 0.0, 1.0, nan], np.float32)
+    for name in ("smooth_l1_loss", "huber_loss"):
+        check(lambda s, t: getattr(F(s), name)(s, t, reduction="none"), x, y)
+
+
+def test_kl_div_target_gradient_where_the_target_is_zero():
+    # PyTorch's target gradient is xlogy(t != 0, t) + t / t - x: NaN where t is 0
+    x = np.array([[-1.0, -2.0, 0.0], [inf, -0.5, -1.5]], np.float32)
+    t = np.array([[0.0, 0.25, 0.75], [0.0, 1.0, 0.0]], np.float32)
+    for reduction in ("none", "sum", "batchmean"):
+        check(lambda s, u: F(s).kl_div(s, u, reduction=reduction), x, t)
+
+
+def test_nan_to_num_gradient_is_zero_times_what_flows_in():
+    # PyTorch's g * isfinite(x): an inf or NaN g at a replaced element gives NaN
+    x = np.array([nan, inf, -inf, 1.5, -2.0], np.float32)
+    check(lambda t: t.nan_to_num().log().exp() * 0 + t.nan_to_num(1.0, 2.0, -2.0), x)
+    inputs = np.array([[[0.5, -1.0, 2.0, 0.25, nan]], [[1.5, 0.0, -2.0, 1.0, 1.0]]], np.float32)
+    check(lambda t, u: F(u).batch_norm(u.transpose(1, 2), None, None,
+                                       weight=t.nan_to_num(0.0, 2.0, -2.0), training=True),
+          x, inputs)
+
+
 @pytest.mark.parametrize("op", ["cummax", "cummin"])
 def test_running_extreme_gradient_keeps_each_sum_to_its_own_terms(op):
     # each element's gradient is the sum of g over the places that read it (PyTorch's

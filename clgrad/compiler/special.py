@@ -29,3 +29,19 @@ def digamma(x: Node) -> Node:
     at_pole = x.eq(0).where(ir.binary(Op.COPYSIGN, x.const_like(math.inf), -x),
                             x.const_like(math.nan))
     return pole.where(at_pole, series - shift - reflected)
+
+
+def trigamma(x: Node) -> Node:
+    """ψ'(x): reflected below 0.5, six steps of ψ'(x) = ψ'(x + 1) + 1/x², then the asymptotic
+    series."""
+    reflect = x < 0.5
+    sin = (reflect.where(x, 0.5) * math.pi).sin()  # (not 0 where not taken: its gradient)
+    result = reflect.where(-(math.pi ** 2) / (sin * sin), 0)
+    y = reflect.where(1 - x, x)
+    for _ in range(6):
+        result = result + (y * y).recip()
+        y = y + 1
+    iyy = (y * y).recip()
+    series = (1 + (2 * y).recip() + iyy * (1 / 6 - iyy * (1 / 30 - iyy * (1 / 42)))) / y
+    total = result + series
+    return reflect.where(-total, total)

@@ -10,8 +10,8 @@ import numpy as np
 from ..compiler import dtype as dt
 from . import creation, inplace, joining
 from . import elementwise as ew
-from .backward import record
-from .operands import normalize_dim
+from .backward import record, sloped
+from .operands import as_float, from_opmath, normalize_dim, opmath
 from .type_info import finfo
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -50,12 +50,17 @@ def isfinite(self):
 
 
 def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
+    """NaN, inf and -inf replaced; the gradient is PyTorch's, g where x is finite, g * 0 (NaN
+    where g is inf or NaN) elsewhere."""
     if not self.dtype.is_float:
         return self.clone()
     largest = finfo(self.dtype).max
-    out = ew.where(self != self, nan, self)
-    out = ew.where(out == math.inf, largest if posinf is None else posinf, out)
-    return ew.where(out == -math.inf, -largest if neginf is None else neginf, out)
+    x = self.node
+    out = x.ne(x).where(nan, x)
+    out = out.eq(math.inf).where(largest if posinf is None else posinf, out)
+    out = out.eq(-math.inf).where(-largest if neginf is None else neginf, out)
+    finite = (x.eq(x) & (x.abs() < math.inf)).cast(x.dtype)
+    return record("nan_to_num", out, self.device, [self], derivation=sloped(x, finite))
 
 
 def trunc(self):
@@ -64,12 +69,6 @@ def trunc(self):
 
 def frac(self):
     return self - trunc(self)
-
-
-def fmod(self, other):
-    """The remainder of truncated division: the sign of the dividend, as C's fmod."""
-    r = self % other
-    return ew.where((r != 0) & ((r < 0) != (self < 0)), r - other, r)
 
 
 def log2(self):
@@ -85,21 +84,28 @@ def exp2(self):
 
 
 def log1p(self):
-    """log(1 + x), accurate near 0: log(u) * x / (u - 1) with u = 1 + x corrects u's rounding
-    (the branch not taken divides by 1, so its gradient stays finite)."""
-    x = self if self.dtype.is_float else self.float()
+    """log(1 + x), accurate near 0: log(u) * (x / (u - 1)) with u = 1 + x corrects u's
+    rounding (the branch not taken divides by 1). The gradient is PyTorch's, 1 / (1 + x)."""
+    node = as_float(self.node)
+    x = opmath(node)
     u = x + 1
-    exact = (u == 1) | (u == math.inf)         # log1p(x) is x itself there
-    return ew.where(exact, x, u.log() * x / ew.where(exact, 1.0, u - 1))
+    exact = u.eq(1) | u.eq(math.inf)        # log1p(x) is x itself there
+    value = exact.where(x, u.log() * (x / exact.where(1.0, u - 1)))
+    return record("log1p", from_opmath(value, node), self.device, [self],
+                  derivation=from_opmath(u.log(), node))
 
 
 def expm1(self):
-    """exp(x) - 1, accurate near 0: (u - 1) * x / log(u) with u = exp(x) (Kahan)."""
-    x = self if self.dtype.is_float else self.float()
+    """exp(x) - 1, accurate near 0: (u - 1) * (x / log(u)) with u = exp(x) (Kahan). The
+    gradient is PyTorch's, exp(x)."""
+    node = as_float(self.node)
+    x = opmath(node)
     u = x.exp()
-    plain = (u == 1) | (u == math.inf) | (u - 1 == -1)
-    corrected = (u - 1) * (x / ew.where(plain, 1.0, u.log()))     # x / log(u) is near 1
-    return ew.where(u == 1, x, ew.where(plain, u - 1, corrected))
+    plain = u.eq(1) | u.eq(math.inf) | (u - 1).eq(-1)
+    corrected = (u - 1) * (x / plain.where(1.0, u.log()))     # x / log(u) is near 1
+    value = u.eq(1).where(x, plain.where(u - 1, corrected))
+    return record("expm1", from_opmath(value, node), self.device, [self],
+                  derivation=from_opmath(u, node))
 
 
 def lerp(self, end, weight):
@@ -385,7 +391,7 @@ METHODS = [
     ("clamp_max", lambda self, max: self.clamp(max=max)),
     ("isnan", lambda self: self != self), ("isinf", isinf), ("isfinite", isfinite),
     ("isposinf", lambda self: self == math.inf), ("isneginf", lambda self: self == -math.inf),
-    ("nan_to_num", nan_to_num), ("trunc", trunc), ("frac", frac), ("fmod", fmod),
+    ("nan_to_num", nan_to_num), ("trunc", trunc), ("frac", frac), ("fmod", ew.fmod),
     ("log2", log2), ("log10", log10), ("exp2", exp2), ("log1p", log1p), ("expm1", expm1),
     ("lerp", lerp), ("addcmul", addcmul), ("addcdiv", addcdiv), ("masked_fill", masked_fill),
     ("narrow", narrow), ("split", split), ("chunk", chunk), ("unbind", unbind),

@@ -251,8 +251,8 @@ def _check_divisor(name: str, a, b, dtype: dt.DType) -> None:
     the device, once per buffer: a divisor read before is not read again). In a jitted step,
     whose replays get new values, it is not read: the kernels divide by 1 where the divisor
     is 0 (render.py), so a zero there gives a defined value, never a trap."""
-    if dtype.is_float or dtype == dt.bool_:
-        return
+    if dtype.is_float or dtype == dt.bool_ or is_tensor(a) and a.numel() == 0:
+        return      # (an empty result divides nothing)
     if not is_tensor(b):
         zero = b == 0
     elif b.node.op is Op.CONST:
@@ -274,28 +274,34 @@ def _check_divisor(name: str, a, b, dtype: dt.DType) -> None:
 
 
 def floor_divide(a, b):
-    """Python's // : rounds toward negative infinity. Floats take PyTorch's steps (Python's
-    for floats): the quotient of a - fmod(a, b), which is exact, stepped down where the
-    remainder's sign is not b's, then rounded to the nearest integer; not floor(a / b), which
-    gives 10 for 1 // 0.1 (a / b rounds up to 10; Python and PyTorch give 9), ±inf for
-    ±inf // 2 (NaN) and -0.0 for -5 // inf (-1). The gradient is 0."""
+    """Python's // : rounds toward negative infinity (_floor_quotient for floats). The
+    gradient is 0."""
     tensors, device, na, nb = operands("floor_divide", a, b)
     _check_divisor("floor_divide", a, b, na.dtype)
-    if na.dtype.is_float:      # (16-bit floats in float32, as PyTorch's CPU kernels)
-        x, y = opmath(na.detach()), opmath(nb.detach())
-        mod = x % y
-        div = (x - mod) / y
-        div = (mod.ne(0) & _signs_differ(y, mod)).where(div - 1, div)
-        floor = div.floor()
-        nearest = (div - floor > 0.5).where(floor + 1, floor)
-        quotient = x / y
-        node = div.ne(0).where(nearest, ir.binary(Op.COPYSIGN, x.const_like(0), quotient))
-        node = with_zero_gradient(y.eq(0).where(quotient, node).cast(na.dtype), na, nb)
+    if na.dtype.is_float:
+        node = with_zero_gradient(_floor_quotient(na, nb), na, nb)
     else:       # C truncates; step down where the signs differ and it did not divide evenly
         q = na / nb
         adjust = (q * nb).ne(na) & _signs_differ(na, nb)
         node = q - adjust.cast(na.dtype)
     return record("floor_divide", node, device, tensors)
+
+
+def _floor_quotient(a: ir.Node, b: ir.Node) -> ir.Node:
+    """a // b of floats, read detached, by PyTorch's steps (Python's for floats): the quotient
+    of a - fmod(a, b), which is exact, stepped down where the remainder's sign is not b's, then
+    rounded to the nearest integer; not floor(a / b), which gives 10 for 1 // 0.1 (a / b
+    rounds up to 10; Python and PyTorch give 9), ±inf for ±inf // 2 (NaN) and -0.0 for
+    -5 // inf (-1). 16-bit floats compute in float32, as PyTorch's CPU kernels."""
+    x, y = opmath(a.detach()), opmath(b.detach())
+    mod = x % y
+    div = (x - mod) / y
+    div = (mod.ne(0) & _signs_differ(y, mod)).where(div - 1, div)
+    floor = div.floor()
+    nearest = (div - floor > 0.5).where(floor + 1, floor)
+    quotient = x / y
+    node = div.ne(0).where(nearest, ir.binary(Op.COPYSIGN, x.const_like(0), quotient))
+    return y.eq(0).where(quotient, node).cast(a.dtype)
 
 
 def divide(a, b, rounding_mode: str | None = None):
@@ -318,12 +324,25 @@ def divide(a, b, rounding_mode: str | None = None):
 
 
 def remainder(a, b):
-    """Python's % : the result takes the sign of the divisor."""
+    """Python's % : the result takes the sign of the divisor. Its gradient is PyTorch's:
+    -a // b to b (Python's floor division, not fmod's rule's truncated a / b corrected)."""
     tensors, device, na, nb = operands("remainder", a, b)
     _check_divisor("remainder", a, b, na.dtype)
     r = na % nb
     fix = _signs_differ(r, nb) & r.ne(0)
-    return record("remainder", fix.where(r + nb, r), device, tensors)
+    node = fix.where(r + nb, r)
+    if not na.dtype.is_float:
+        return record("remainder", node, device, tensors)
+    return record("remainder", node, device, tensors,
+                  derivation=na - _floor_quotient(na, nb) * nb)
+
+
+def fmod(self, other):
+    """C's fmod: the remainder of truncated division, with the dividend's sign; exact. (The
+    Tensor method and, self renamed input, torch.fmod.)"""
+    tensors, device, na, nb = operands("fmod", self, other)
+    _check_divisor("fmod", self, other, na.dtype)
+    return record("fmod", na % nb, device, tensors)
 
 
 def logical_not(x):

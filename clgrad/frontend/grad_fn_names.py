@@ -20,6 +20,7 @@ GRAD_FN_NAMES = {
     "pow_tensor": "PowBackward1",           # t ** tensor
     "rpow": "PowBackward2",                 # number ** t
     "clamp": "ClampBackward1",
+    "log1p": "Log1PBackward0",
     # comparisons and logic
     "logical_not": "NotBackward0",
     # reductions: "_dim" is the overload given a dim

@@ -12,7 +12,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir, special
 from ..compiler.ops import Op
 from . import elementwise as ew
-from .backward import record
+from .backward import record, sloped
 from .composite_methods import _in_place
 from .operands import as_float, is_tensor
 
@@ -78,7 +78,10 @@ def positive(self):
 
 
 def digamma(self):
-    return record("digamma", special.digamma(as_float(self.node)), self.device, [self])
+    """ψ(x), its gradient PyTorch's ψ'(x) (the series' own derivative is 0 at the poles)."""
+    x = as_float(self.node)
+    return record("digamma", special.digamma(x), self.device, [self],
+                  derivation=sloped(x, special.trigamma(x)))
 
 
 # Giles' single-precision erfinv ("Approximating the erfinv function", 2010): polynomials in

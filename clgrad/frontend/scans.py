@@ -8,7 +8,7 @@ from collections import namedtuple
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.scans import extreme_positions, split_scan
-from .backward import record
+from .backward import record, sloped
 from .operands import normalize_dim
 from .reductions import _compared
 
@@ -49,8 +49,11 @@ def logcumsumexp(self, dim: int):
     if not self.dtype.is_float:
         raise NotImplementedError(f"logcumsumexp: not implemented for {self.dtype.name} "
                                   f"input of shape {tuple(self.shape)}")
-    out, _ = _scanned("logcumsumexp", self, dim, self.node, "logaddexp")
-    return record("logcumsumexp", out, self.device, [self])
+    out, axis = _scanned("logcumsumexp", self, dim, self.node, "logaddexp")
+    # rows of one element: PyTorch's gradient exp(x - out) is NaN at ±inf (a 0-d tensor's is g)
+    x = self.node
+    derivation = sloped(x, (x - x).exp()) if self.ndim and self.shape[axis] == 1 else None
+    return record("logcumsumexp", out, self.device, [self], derivation=derivation)
 
 
 def _running_extreme(op: str, combine: str, result):

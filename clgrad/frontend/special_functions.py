@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..compiler import ir
+from ..compiler import ir, special
 from ..compiler.ir import Node
 from .backward import record
 from .composite_methods import _in_place
@@ -64,22 +64,6 @@ def _power(x: Node, k: int) -> Node:
     return result
 
 
-def _trigamma(x: Node) -> Node:
-    """ψ'(x): reflected below 0.5, six steps of ψ'(x) = ψ'(x + 1) + 1/x², then the asymptotic
-    series."""
-    reflect = x < 0.5
-    sin = (reflect.where(x, 0.5) * math.pi).sin()  # (not 0 where not taken: its gradient)
-    result = reflect.where(-(math.pi ** 2) / (sin * sin), 0)
-    y = reflect.where(1 - x, x)
-    for _ in range(6):
-        result = result + (y * y).recip()
-        y = y + 1
-    iyy = (y * y).recip()
-    series = (1 + (2 * y).recip() + iyy * (1 / 6 - iyy * (1 / 30 - iyy * (1 / 42)))) / y
-    total = result + series
-    return reflect.where(-total, total)
-
-
 # (2k)! / B_2k: the Euler-Maclaurin tail's coefficients of the Hurwitz zeta function
 _ZETA_TAIL = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
               7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
@@ -121,7 +105,7 @@ def polygamma(self, n: int):
         return self.digamma()
     x = as_float(self.node)
     if n == 1:
-        node = _trigamma(x)
+        node = special.trigamma(x)
     else:
         node = _zeta(n + 1, x) * ((1 if n % 2 else -1) * float(math.factorial(n)))
     return record("polygamma", node, self.device, [self])

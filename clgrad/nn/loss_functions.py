@@ -14,7 +14,7 @@ import warnings
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
-from ..frontend.backward import record
+from ..frontend.backward import record, sloped
 from ..frontend.jit_protocol import in_jit
 from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
                                  result_dtype)
@@ -134,10 +134,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
         return l1_loss(input, target, reduction=reduction)
     x, t, device = _pair("smooth_l1_loss", input, target)
     d = x - t
-    z = d.abs()
-    small = z < beta
-    ds = small.where(d, 0)          # the square never reads a large (or infinite) difference
-    loss = small.where(0.5 * ds * ds / beta, z - 0.5 * beta)
+    large = (d < -beta) | (d > beta)
+    ds = large.where(0, d)          # the square never reads a large (or infinite) difference
+    loss = large.where(d.abs() - 0.5 * beta, 0.5 * ds * ds / beta)     # NaN: NaN, gradient too
     check_reduction(reduction)
     return record("smooth_l1_loss", reduce_loss(loss, reduction), device, [input, target])
 
@@ -148,10 +147,9 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
                            f"{delta}")
     x, t, device = _pair("huber_loss", input, target)
     d = x - t
-    z = d.abs()
-    small = z < delta
-    ds = small.where(d, 0)
-    loss = small.where(0.5 * ds * ds, delta * (z - 0.5 * delta))
+    large = (d < -delta) | (d > delta)
+    ds = large.where(0, d)
+    loss = large.where(delta * (d.abs() - 0.5 * delta), 0.5 * ds * ds)
     if weight is not None:
         return _weighted_reduce("huber_loss", loss, input, target, weight, reduction, device,
                                 False)
@@ -227,18 +225,23 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     x, t, device = _pair("kl_div", input, target, warn=False)
     if log_target:
         loss, name = t.exp() * (t - x), "mul"
+        derivation = loss
     else:
         zero = t.eq(0)
         xlogy = zero.where(0, t * zero.where(1, t).log())     # 0 log 0 = 0, NaN stays NaN
         loss, name = xlogy - t * x, "sub"
+        # PyTorch's target gradient is xlogy(t != 0, t) + t / t - x: NaN at t = 0
+        derivation = sloped(t, zero.where(0, t.log()) + t / t) - t * x
     tensors = [input, target]
     if reduction == "batchmean":
         total = reduce_loss(loss, "sum")
         if input.ndim:
-            return record("div", total / input.shape[0], device, tensors)
-        return record("sum", total, device, tensors)
+            return record("div", total / input.shape[0], device, tensors,
+                          derivation=reduce_loss(derivation, "sum") / input.shape[0])
+        return record("sum", total, device, tensors, derivation=reduce_loss(derivation, "sum"))
     name = {"none": name, "mean": "mean", "sum": "sum"}[reduction]
-    return record(name, reduce_loss(loss, reduction), device, tensors)
+    return record(name, reduce_loss(loss, reduction), device, tensors,
+                  derivation=reduce_loss(derivation, reduction))
 
 
 def _clamp_min0(v: ir.Node) -> ir.Node:
