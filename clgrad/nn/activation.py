@@ -14,7 +14,7 @@ import warnings
 
 from ..compiler import dtype as dt
 from ..compiler import ir
-from ..frontend.backward import record
+from ..frontend.backward import record, sloped
 from ..frontend.operands import as_float, common_device, from_opmath, normalize_dim, opmath
 
 # ---- node helpers, shared with the losses -------------------------------------------------
@@ -83,21 +83,35 @@ def check_float(op: str, input) -> None:
 
 
 def _pointwise(op: str, input, build, inplace: bool = False, float_only: bool = True,
-               name: str | None = None):
+               name: str | None = None, slope=None):
     """build(input's node) recorded as op (grad_fn name `name or op`); inplace writes the
-    result into input, as PyTorch's `op_` does."""
+    result into input, as PyTorch's `op_` does. slope(x), when given, is PyTorch's derivative
+    formula: the gradient is g * slope(x), one product, where the derivative of a value
+    built of several terms would multiply g into each (an infinite g then meets terms of
+    both signs: NaN, where PyTorch's is ±inf)."""
     if float_only:
         check_float(op, input)
     src = input._snapshot() if inplace else input
     node = src.node
-    out = record(name or op, from_opmath(build(opmath(node)), node), src.device, [src])
+    x = opmath(node)
+    derivation = None if slope is None else from_opmath(sloped(x, slope(x)), node)
+    out = record(name or op, from_opmath(build(x), node), src.device, [src],
+                 derivation=derivation)
     return input._assign(out, op + "_") if inplace else out
+
+
+def _plain_sigmoid(x: ir.Node) -> ir.Node:
+    """1 / (1 + exp(-x)), as PyTorch's backward formulas take it: exactly 0 and 1 far out."""
+    return (1 + (-x).exp()).recip()
 
 
 # ---- activations --------------------------------------------------------------------------
 
 def silu(input, inplace: bool = False):
-    return _pointwise("silu", input, lambda x: x * sigmoid_node(x), inplace)
+    def slope(x):
+        s = _plain_sigmoid(x)
+        return s * (1 + x * (1 - s))
+    return _pointwise("silu", input, lambda x: x * sigmoid_node(x), inplace, slope=slope)
 
 
 def mish(input, inplace: bool = False):
@@ -108,7 +122,11 @@ def mish(input, inplace: bool = False):
         sp = softplus_node(x)
         capped = (ge(sp, 20) & (sp < float("inf"))).where(sp.const_like(20), sp)
         return x * capped.tanh()
-    return _pointwise("mish", input, build, inplace)
+
+    def slope(x):
+        t = softplus_node(x).tanh()
+        return t + x * _plain_sigmoid(x) * (1 - t * t)
+    return _pointwise("mish", input, build, inplace, slope=slope)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
@@ -164,7 +182,10 @@ def hardswish(input, inplace: bool = False):
         # branch reads 0 outside (-3, 3), so an infinite x does not reach its gradient
         xm = ((x > -3) & (x < 3)).where(x, 0)
         return le(x, -3).where(x * 0, (x < 3).where(xm * (xm + 3) / 6, x))
-    return _pointwise("hardswish", input, build, inplace)
+
+    def slope(x):
+        return le(x, -3).where(0, (x < 3).where(x / 3 + 0.5, 1))
+    return _pointwise("hardswish", input, build, inplace, slope=slope)
 
 
 def hardsigmoid(input, inplace: bool = False):
@@ -179,7 +200,12 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
     def build(x):
         bx = x * beta
         return (bx > threshold).where(x, softplus_node(bx) / beta)
-    return _pointwise("softplus", input, build)
+
+    def slope(x):
+        bx = x * beta
+        z = bx.exp()
+        return (bx > threshold).where(1, z / (z + 1))
+    return _pointwise("softplus", input, build, slope=slope)
 
 
 def softsign(input):
@@ -188,7 +214,13 @@ def softsign(input):
 
 
 def logsigmoid(input):
-    return _pointwise("logsigmoid", input, lambda x: -softplus_node(-x), name="log_sigmoid")
+    def slope(x):
+        negative = x < 0
+        z = (-x.abs()).exp()
+        sign = negative.where(x.const_like(1), x.const_like(-1))
+        return negative.cast(x.dtype) - sign * (z / (1 + z))
+    return _pointwise("logsigmoid", input, lambda x: -softplus_node(-x), name="log_sigmoid",
+                      slope=slope)
 
 
 def tanhshrink(input):
@@ -260,7 +292,10 @@ def glu(input, dim: int = -1):
     def half(k):
         return x.shrink(tuple((k * size // 2, (k + 1) * size // 2) if a == axis else (0, n)
                               for a, n in enumerate(x.shape)))
-    return record("glu", half(0) * sigmoid_node(half(1)), input.device, [input])
+    a, b = half(0), half(1)
+    s = _plain_sigmoid(b)
+    derivation = sloped(a, s) + sloped(b, a * s * (1 - s))     # PyTorch's formulas
+    return record("glu", a * sigmoid_node(b), input.device, [input], derivation=derivation)
 
 
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
