@@ -8,6 +8,7 @@ import math
 
 import torch
 
+import fuzz_nn
 from fuzz_gen import MARGIN, MAX_NUMEL, Builder, Value
 
 # unary ops on floats: template, and where the op jumps (its output or its gradient)
@@ -17,9 +18,16 @@ UNARY = {
     "{x}.sin()": None, "{x}.cos()": None, "{x}.tanh()": None, "{x}.sigmoid()": None,
     "{x}.relu()": "zero", "{x}.sign()": "zero", "{x}.floor()": "integer",
     "{x}.ceil()": "integer", "{x}.round()": "half", "{x}.reciprocal()": "nonzero",
+    "{x}.erf()": None, "{x}.erfc()": None, "{x}.expm1()": None, "{x}.atan()": None,
+    "{x}.sinh()": None, "{x}.cosh()": None, "{x}.asinh()": None, "{x}.exp2()": None,
+    "{x}.square()": None, "{x}.sinc()": None, "{x}.trunc()": "integer",
+    "{x}.frac()": "integer", "{x}.log1p()": "positive", "{x}.log2()": "positive",
+    "{x}.log10()": "positive", "{x}.lgamma()": "positive", "{x}.digamma()": "positive",
 }
-INT_UNARY = ("-{x}", "{x}.abs()", "{x}.sign()", "{x}.neg()")
+INT_UNARY = ("-{x}", "{x}.abs()", "{x}.sign()", "{x}.neg()", "{x}.square()")
 ARITHMETIC = ("+", "-", "*", "/", "**")
+# a op b whose value jumps where a / b is an integer
+REMAINDERS = ("%", "//", "fw.fmod", "fw.remainder", "fw.floor_divide")
 COMPARISONS = ("<", ">", "<=", ">=", "==", "!=")
 CASTS = {"float": ".float()", "int32": ".int()", "int64": ".long()", "bool": ".bool()"}
 
@@ -64,7 +72,11 @@ def clamp(b: Builder) -> str | None:
 
 def binary(b: Builder) -> str | None:
     a = b.operand(("float", "int"))
-    op = b.ch.pick(ARITHMETIC + ("maximum", "minimum"))
+    op = b.ch.pick(ARITHMETIC + ("maximum", "minimum") + REMAINDERS + ("fw.atan2",))
+    if op in REMAINDERS:
+        return _remainder(b, a, op)
+    if op == "fw.atan2":
+        return _atan2(b, a)
     if b.ch.chance(30) and op not in ("maximum", "minimum"):
         return _with_scalar(b, a, op)
     other = b.partner(a, ("float", "int") if b.ch.chance(30) else (a.kind,))
@@ -80,6 +92,41 @@ def binary(b: Builder) -> str | None:
             return None
         return f"fw.{op}({a.name}, {other.name})"
     return None if a is None or other is None else f"{a.name} {op} {other.name}"
+
+
+def _remainder(b: Builder, a: Value, op: str) -> str | None:
+    """a % b, a // b, fmod or remainder: b clear of 0, a / b clear of the integers."""
+    if b.ch.chance(30):
+        divisor = b.ch.pick(("2.0", "0.75", "-1.5", "3", "-2") if a.kind == "float"
+                            else ("2", "-3", "5", "1.5"))
+        other = torch.tensor(float(divisor))
+    else:
+        value = b.partner(a, ("float", "int") if b.ch.chance(30) else (a.kind,))
+        value = value if b.edges or bool((value.t.abs() >= 0.1).all()) else b.positive(value)
+        if value is None:
+            return None
+        divisor, other = value.name, value.t
+    if not b.edges:
+        if bool((other == 0).any()):
+            return None
+        quotient = a.t.double() / other.double()
+        if not b.clear(quotient - quotient.round(), max(float(quotient.abs().max()), 1.0)):
+            return None
+    if op in ("%", "//"):
+        return f"{a.name} {op} {divisor}"
+    return f"{op}({a.name}, {divisor})"
+
+
+def _atan2(b: Builder, y: Value) -> str | None:
+    """atan2(y, x): clear of the origin, and of y = 0 where x < 0 (it jumps from pi to -pi)."""
+    if y.kind != "float":
+        return None
+    x = b.partner(y)
+    ys, xs = torch.broadcast_tensors(y.t.double(), x.t.double())
+    distance = torch.where(xs < 0, ys, torch.hypot(ys, xs))
+    if not (b.edges or _clear_of_zero(distance, max(y.scale, x.scale))):
+        return None
+    return f"fw.atan2({y.name}, {x.name})"
 
 
 def _with_scalar(b: Builder, a: Value, op: str) -> str | None:
@@ -469,7 +516,63 @@ def conv(b: Builder) -> str | None:
             f"padding={padding}{extra}, dilation={dilation}, groups={groups})")
 
 
+def scan(b: Builder) -> str | None:
+    """Running sums and products along a dim, and the ops that move elements within one:
+    flip, roll, tril/triu, gather, sort and topk (whose rows must hold no near ties), diff."""
+    x = b.operand(("float", "int") if b.ch.chance(20) else ("float",), min_ndim=1)
+    ndim = x.t.dim()
+    d = b.dim(ndim)
+    length = x.shape[d]
+    form = b.ch.pick(("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "flip", "roll",
+                      "tril", "triu", "gather", "sort", "topk", "diff"))
+    if form == "cumprod" and length > 24 and not b.edges:
+        return None     # a product of many elements under- or overflows
+    if form in ("logcumsumexp", "cummax", "cummin") and x.kind != "float":
+        return None
+    if form in ("cummax", "cummin", "sort", "topk") \
+            and not _distinct_along(b, x, d, ties=form.startswith("cum")):
+        return None
+    if form in ("cumsum", "cumprod", "logcumsumexp"):
+        return f"{x.name}.{form}({d})"
+    if form in ("cummax", "cummin"):
+        return f"{x.name}.{form}({d}).{b.ch.pick(('values', 'indices'))}"
+    if form == "flip":
+        return f"{x.name}.flip({d})"
+    if form == "roll":
+        return f"{x.name}.roll({b.ch.integer(-3, 5)}, {d})"
+    if form in ("tril", "triu"):
+        return f"{x.name}.{form}({b.ch.integer(-2, 2)})" if ndim >= 2 else None
+    if form == "sort":
+        return f"{x.name}.sort({d}, descending={b.ch.chance(50)}).values"
+    if form == "topk":
+        k = b.ch.integer(0, length) if length else 0
+        return f"{x.name}.topk({k}, {d}, largest={b.ch.chance(50)}).values"
+    if form == "diff":
+        return f"{x.name}.diff(dim={d})"
+    # gather: an index of x's shape but for a few picks along d
+    shape = list(x.shape)
+    shape[d] = b.ch.integer(1, 4) if length else 0
+    picks = [b.ch.integer(0, length - 1) for _ in range(math.prod(shape))] if length else []
+    index = f"fw.tensor({picks!r}, dtype=fw.int64).reshape({tuple(shape)!r})"
+    return f"{x.name}.gather({d}, {index})"
+
+
+def _distinct_along(b: Builder, x: Value, d: int, ties: bool) -> bool:
+    """Whether the elements of each row along d are apart by a clear margin, or (where ties
+    is true: cummax's rule for them is PyTorch's, sort's and topk's order of equals is not)
+    tied exactly. With edges, only whether no two are equal (two infinities, two NaNs)."""
+    if ties and b.edges or x.kind != "float" or x.t.numel() == 0 or x.shape[d] < 2:
+        return True
+    ordered = x.t.double().movedim(d, -1).sort(-1).values
+    low, high = ordered[..., :-1], ordered[..., 1:]
+    if b.edges:
+        return not bool(((low == high) | (low.isnan() & high.isnan())).any())
+    gaps = high - low
+    return b.clear(gaps, x.scale) and (ties or bool((gaps != 0).all()))
+
+
 # op family -> weight
 FAMILIES = {unary: 10, binary: 10, reduce_: 8, reshape: 3, permute: 4, matmul: 4, where: 3,
             compare: 3, cast: 3, clamp: 2, slice_: 4, index: 3, join: 3, expand: 2, logical: 1,
-            scatter: 2, conv: 2}
+            scatter: 2, conv: 2, scan: 4, fuzz_nn.activation: 4, fuzz_nn.normalization: 3,
+            fuzz_nn.loss: 3}
