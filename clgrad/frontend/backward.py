@@ -118,7 +118,7 @@ class GradFn(BackwardNode):
             raise RuntimeError(_FREED)
         grad = grads[0]
         nodes = self._derive(grad.node)
-        self._check_versions(nodes)
+        self._check_versions(nodes, grad.node)
         results = []
         for t, node in zip(self.inputs, nodes):
             if node is None:
@@ -144,11 +144,19 @@ class GradFn(BackwardNode):
         found = iter(derived.derive(self.output, wrt, grad, [n for n, k in pairs if not k]))
         return [next(found) if k else None for k in needed]
 
-    def _check_versions(self, grad_nodes) -> None:
+    def _check_versions(self, grad_nodes, incoming: Node) -> None:
+        """Raises when an input this op's gradient reads has changed in place since. What the
+        incoming gradient read is its own ops' concern: a sigmoid_ on a view of t reads the
+        view (a slice of t) in the gradient it passes to the slice, which reads nothing. (That
+        graph is walked whole, as the rule's views of it fold into views of its sources.) An
+        input read by both passes unrefused; its node holds the value before the change, so
+        the gradient is still right."""
         changed = [i for i, t in enumerate(self.inputs) if t._version != self.versions[i]]
         if not changed:
             return
-        used = set(ir.toposort([n for n in grad_nodes if n is not None]))
+        upstream = set(ir.toposort([incoming]))
+        used = set(ir.toposort([n for n in grad_nodes if n is not None],
+                               stop=upstream.__contains__)) - upstream
         for i in changed:
             if self.input_nodes[i] in used:
                 t = self.inputs[i]
