@@ -571,8 +571,33 @@ def _distinct_along(b: Builder, x: Value, d: int, ties: bool) -> bool:
     return b.clear(gaps, x.scale) and (ties or bool((gaps != 0).all()))
 
 
+# in-place ops: template of the call on t (a float), and where its value or gradient jumps
+IN_PLACE = {"add_({n})": None, "sub_({n})": None, "mul_({n})": None, "div_({n})": None,
+            "clamp_(-0.5, 0.75)": (-0.5, 0.75), "relu_()": (0.0,), "sigmoid_()": None,
+            "tanh_()": None, "neg_()": None, "abs_()": (0.0,), "pow_(2)": None,
+            "masked_fill_({v} > 0.25, -1.0)": (0.25,), "exp_()": None}
+
+
+def in_place(b: Builder) -> str | None:
+    """An in-place op on a copy of a value, or on a view of that copy (a slice, a transpose,
+    a row picked by an integer), the copy then read whole: PyTorch's version counters and
+    CopySlices, which clgrad's in-place writes into a base must reproduce."""
+    x = b.operand(("float",), min_ndim=1)
+    call = b.ch.pick(list(IN_PLACE))
+    for point in IN_PLACE[call] or ():
+        if not b.clear(x.t - point, max(x.scale, 1.0)):
+            return None
+    number = b.scalar("float").replace("1e-3", "4.0")      # (no quotient past MAX_MAGNITUDE)
+    if b.ch.chance(30):
+        return f"{x.name}.clone().{call.format(n=number, v=x.name)}"
+    view = b.ch.pick(("[1:]", "[::2]", "[0]", ".transpose(0, -1)", "[..., :1]", "[-1:]"))
+    if not x.shape[0] and view == "[0]":
+        return None
+    return f"(lambda t: (t{view}.{call.format(n=number, v='t' + view)}, t)[1])({x.name}.clone())"
+
+
 # op family -> weight
 FAMILIES = {unary: 10, binary: 10, reduce_: 8, reshape: 3, permute: 4, matmul: 4, where: 3,
             compare: 3, cast: 3, clamp: 2, slice_: 4, index: 3, join: 3, expand: 2, logical: 1,
             scatter: 2, conv: 2, scan: 4, fuzz_nn.activation: 4, fuzz_nn.normalization: 3,
-            fuzz_nn.loss: 3}
+            fuzz_nn.loss: 3, in_place: 3}
