@@ -76,7 +76,7 @@ class IncompleteGammaBackward(GradFn):
         a, x = self.inputs
         density = ((a - 1) * x.log() - x - a.lgamma()).exp()
         grad = (grads[0] * (density * self.sign)).sum_to_size(x.shape).to(x.dtype)
-        self._check_versions([grad.node])
+        self._check_versions([grad.node], grads[0].node)
         return [None, grad]
 
 
