@@ -247,9 +247,9 @@ def record(op: str, node: Node, device, inputs, derivation: Node | None = None):
     """The tensor holding node, the result of op (grad_fn_names names its grad_fn), with a grad_fn
     when autograd should see this op. derivation, when given, is what the gradients are
     derived from instead of node: a graph of the same inputs and shape whose derivative is the
-    op's (PyTorch's formula), where the graph that computes the value accurately has another
-    (log1p's correction of rounding) or none (a quotient read detached). It is never
-    computed, only differentiated."""
+    op's (PyTorch's formula, often through ir.sloped), where the graph that computes the
+    value accurately has another (log1p's correction of rounding) or none (a quotient read
+    detached). It is never computed, only differentiated."""
     if jit_protocol.capturing():
         jit_protocol.reading(inputs)
     for t in inputs:                # (a loop, not any(): this runs for every op recorded)
@@ -265,12 +265,6 @@ def record(op: str, node: Node, device, inputs, derivation: Node | None = None):
     derived_from = node if derivation is None else derivation
     out.grad_fn = GradFn(grad_fn_name(op), list(inputs), derived_from)
     return out
-
-
-def sloped(x: Node, slope: Node) -> Node:
-    """A derivation for record whose derivative with respect to x is slope, elementwise (a
-    PyTorch formula); slope's own dependence on x counts from the second derivative on."""
-    return ir.sloped(x, slope)
 
 
 def _graph_order(roots) -> list:

@@ -8,9 +8,10 @@ import math
 import numpy as np
 
 from ..compiler import dtype as dt
+from ..compiler import ir
 from . import creation, inplace, joining
 from . import elementwise as ew
-from .backward import record, sloped
+from .backward import record
 from .operands import as_float, from_opmath, normalize_dim, opmath
 from .type_info import finfo
 
@@ -60,7 +61,7 @@ def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: floa
     out = out.eq(math.inf).where(largest if posinf is None else posinf, out)
     out = out.eq(-math.inf).where(-largest if neginf is None else neginf, out)
     finite = (x.eq(x) & (x.abs() < math.inf)).cast(x.dtype)
-    return record("nan_to_num", out, self.device, [self], derivation=sloped(x, finite))
+    return record("nan_to_num", out, self.device, [self], derivation=ir.sloped(x, finite))
 
 
 def trunc(self):

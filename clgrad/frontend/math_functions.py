@@ -12,7 +12,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir, special
 from ..compiler.ops import Op
 from . import elementwise as ew
-from .backward import record, sloped
+from .backward import record
 from .composite_methods import _in_place
 from .operands import as_float, is_tensor
 
@@ -81,7 +81,7 @@ def digamma(self):
     """ψ(x), its gradient PyTorch's ψ'(x) (the series' own derivative is 0 at the poles)."""
     x = as_float(self.node)
     return record("digamma", special.digamma(x), self.device, [self],
-                  derivation=sloped(x, special.trigamma(x)))
+                  derivation=ir.sloped(x, special.trigamma(x)))
 
 
 # Giles' single-precision erfinv ("Approximating the erfinv function", 2010): polynomials in

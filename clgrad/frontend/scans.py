@@ -8,7 +8,7 @@ from collections import namedtuple
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.scans import extreme_positions, split_scan
-from .backward import record, sloped
+from .backward import record
 from .operands import normalize_dim
 from .reductions import _compared
 
@@ -52,7 +52,7 @@ def logcumsumexp(self, dim: int):
     out, axis = _scanned("logcumsumexp", self, dim, self.node, "logaddexp")
     # rows of one element: PyTorch's gradient exp(x - out) is NaN at ±inf (a 0-d tensor's is g)
     x = self.node
-    derivation = sloped(x, (x - x).exp()) if self.ndim and self.shape[axis] == 1 else None
+    derivation = ir.sloped(x, (x - x).exp()) if self.ndim and self.shape[axis] == 1 else None
     return record("logcumsumexp", out, self.device, [self], derivation=derivation)
 
 

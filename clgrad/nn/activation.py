@@ -14,7 +14,7 @@ import warnings
 
 from ..compiler import dtype as dt
 from ..compiler import ir
-from ..frontend.backward import record, sloped
+from ..frontend.backward import record
 from ..frontend.operands import as_float, common_device, from_opmath, normalize_dim, opmath
 
 # ---- node helpers, shared with the losses -------------------------------------------------
@@ -94,7 +94,7 @@ def _pointwise(op: str, input, build, inplace: bool = False, float_only: bool = 
     src = input._snapshot() if inplace else input
     node = src.node
     x = opmath(node)
-    derivation = None if slope is None else from_opmath(sloped(x, slope(x)), node)
+    derivation = None if slope is None else from_opmath(ir.sloped(x, slope(x)), node)
     out = record(name or op, from_opmath(build(x), node), src.device, [src],
                  derivation=derivation)
     return input._assign(out, op + "_") if inplace else out
@@ -294,7 +294,7 @@ def glu(input, dim: int = -1):
                               for a, n in enumerate(x.shape)))
     a, b = half(0), half(1)
     s = _plain_sigmoid(b)
-    derivation = sloped(a, s) + sloped(b, a * s * (1 - s))     # PyTorch's formulas
+    derivation = ir.sloped(a, s) + ir.sloped(b, a * s * (1 - s))     # PyTorch's formulas
     return record("glu", a * sigmoid_node(b), input.device, [input], derivation=derivation)
 
 

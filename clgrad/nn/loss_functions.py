@@ -14,7 +14,7 @@ import warnings
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
-from ..frontend.backward import record, sloped
+from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
 from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
                                  result_dtype)
@@ -231,7 +231,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
         xlogy = zero.where(0, t * zero.where(1, t).log())     # 0 log 0 = 0, NaN stays NaN
         loss, name = xlogy - t * x, "sub"
         # PyTorch's target gradient is xlogy(t != 0, t) + t / t - x: NaN at t = 0
-        derivation = sloped(t, zero.where(0, t.log()) + t / t) - t * x
+        derivation = ir.sloped(t, zero.where(0, t.log()) + t / t) - t * x
     tensors = [input, target]
     if reduction == "batchmean":
         total = reduce_loss(loss, "sum")
