@@ -30,8 +30,9 @@ def _in_place(name: str):
         before = inplace.snapshot(self)
         result = getattr(before, name)(*args, **kwargs)
         if name in _COMPARISONS and self.dtype.is_float:
-            value = ew.with_zero_gradient(result.node.cast(self.dtype), before.node)
-            result = record(name, value, self.device, [before])
+            value = result.node.cast(self.dtype)
+            result = record(name, value, self.device, [before],
+                            derivation=ew.zero_gradient(value, before.node))
         return inplace.computed_result(self, result, f"{name}_")
     return method
 

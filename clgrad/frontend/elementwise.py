@@ -190,11 +190,11 @@ def sign(x):
     return record("sign", (node < zero).where(node.const_like(-1), above), x.device, [x])
 
 
-def with_zero_gradient(value, *nodes):
-    """value, with nodes joined to it through floor, whose gradient rule gives 0 whatever
-    flows in: where a node reaches value only through comparisons or detached, its gradient
-    is then zeros (PyTorch's formula) rather than none. value - (+0) is value exactly, -0.0
-    included; floor(x) * 0 is NaN at ±inf and NaN, where a plain 0 stands instead."""
+def zero_gradient(value, *nodes):
+    """A derivation for record (backward.record) of value, whose gradient to each of nodes is
+    zeros (PyTorch's formula) rather than none, whatever flows in: value (detached or made of
+    comparisons) with the nodes joined through floor, whose rule gives 0. The kernels compute
+    value alone. floor(x) * 0 is NaN at ±inf and NaN, where a plain 0 stands instead."""
     for node in nodes:
         zero = (node - node).eq(0).where((node.floor() * 0).abs(), node.const_like(0))
         value = value - zero.cast(value.dtype)
@@ -279,12 +279,13 @@ def floor_divide(a, b):
     tensors, device, na, nb = operands("floor_divide", a, b)
     _check_divisor("floor_divide", a, b, na.dtype)
     if na.dtype.is_float:
-        node = with_zero_gradient(_floor_quotient(na, nb), na, nb)
-    else:       # C truncates; step down where the signs differ and it did not divide evenly
-        q = na / nb
-        adjust = (q * nb).ne(na) & _signs_differ(na, nb)
-        node = q - adjust.cast(na.dtype)
-    return record("floor_divide", node, device, tensors)
+        node = _floor_quotient(na, nb)
+        return record("floor_divide", node, device, tensors,
+                      derivation=zero_gradient(node, na, nb))
+    # C truncates; step down where the signs differ and it did not divide evenly
+    q = na / nb
+    adjust = (q * nb).ne(na) & _signs_differ(na, nb)
+    return record("floor_divide", q - adjust.cast(na.dtype), device, tensors)
 
 
 def _floor_quotient(a: ir.Node, b: ir.Node) -> ir.Node:
@@ -318,7 +319,8 @@ def divide(a, b, rounding_mode: str | None = None):
     if na.dtype.is_float:       # gradient 0, also where a / b's is NaN (a = ±inf, NaN)
         quotient = na.detach() / nb.detach()
         quotient = (quotient < 0).where(quotient.ceil(), quotient.floor())
-        return record("div", with_zero_gradient(quotient, na, nb), device, tensors)
+        return record("div", quotient, device, tensors,
+                      derivation=zero_gradient(quotient, na, nb))
     _check_divisor("div", a, b, na.dtype)
     return record("div", na / nb, device, tensors)     # C's integer division truncates
 
@@ -330,11 +332,8 @@ def remainder(a, b):
     _check_divisor("remainder", a, b, na.dtype)
     r = na % nb
     fix = _signs_differ(r, nb) & r.ne(0)
-    node = fix.where(r + nb, r)
-    if not na.dtype.is_float:
-        return record("remainder", node, device, tensors)
-    return record("remainder", node, device, tensors,
-                  derivation=na - _floor_quotient(na, nb) * nb)
+    derivation = na - _floor_quotient(na, nb) * nb if na.dtype.is_float else None
+    return record("remainder", fix.where(r + nb, r), device, tensors, derivation=derivation)
 
 
 def fmod(self, other):

@@ -18,7 +18,8 @@ def angle(self):
     integers give floats. Its gradient is 0, PyTorch's for real tensors."""
     x = as_float(self.node)
     argument = x.ne(x).where(x.detach(), (x < 0).where(math.pi, x.const_like(0)))
-    return record("angle", ew.with_zero_gradient(argument, x), self.device, [self])
+    return record("angle", argument, self.device, [self],
+                  derivation=ew.zero_gradient(argument, x))
 
 
 def isreal(self):
