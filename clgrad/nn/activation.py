@@ -115,18 +115,17 @@ def silu(input, inplace: bool = False):
 
 
 def mish(input, inplace: bool = False):
-    def build(x):
+    def tanh_softplus(x):
         # tanh is 1 in float32 above 9 (float64: 19); read no further, as a device whose tanh
         # is an ulp short of 1 at 1e4 would give a gradient of x * (1 - tanh^2), not 0 (inf
         # still reads inf: its gradient is NaN, as PyTorch's)
         sp = softplus_node(x)
-        capped = (ge(sp, 20) & (sp < float("inf"))).where(sp.const_like(20), sp)
-        return x * capped.tanh()
+        return (ge(sp, 20) & (sp < float("inf"))).where(sp.const_like(20), sp).tanh()
 
     def slope(x):
-        t = softplus_node(x).tanh()
+        t = tanh_softplus(x)
         return t + x * _plain_sigmoid(x) * (1 - t * t)
-    return _pointwise("mish", input, build, inplace, slope=slope)
+    return _pointwise("mish", input, lambda x: x * tanh_softplus(x), inplace, slope=slope)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
