@@ -430,3 +430,37 @@ def test_second_derivative_through_a_derivative_formula(name):
         results.append((g.detach().numpy(), h.numpy()))
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-3, atol=1e-5)
+
+
+
+@pytest.mark.parametrize("op", ["heaviside", "floor_divide", "heaviside_", "floor_divide_"])
+def test_ops_without_a_derivative_refuse_in_backward(op):
+    """PyTorch records heaviside and floor_divide with a NotImplemented grad_fn: the result
+    requires grad, and backward through it raises naming the op, in place too (where leaving
+    the op outside autograd passed the incoming gradient on unchanged)."""
+    results = {}
+    for lib in (cg, torch):
+        x = lib.tensor([-1.5, 0.0, 2.5], requires_grad=True)
+        y = lib.tensor([0.5, 0.5, 0.5])
+        if op.endswith("_"):
+            out = x * 1
+            getattr(out, op)(y)
+        else:
+            out = getattr(lib, op)(x, y)
+        with pytest.raises(RuntimeError) as error:
+            (out * 2).sum().backward()
+        results[lib.__name__] = out.requires_grad, out.grad_fn.name(), str(error.value)
+    assert results["clgrad"] == results["torch"] == (
+        True, "torch::autograd::NotImplemented", f"derivative for aten::{op} is not implemented")
+
+
+def test_floor_division_by_rounding_mode_and_nextafter_have_pytorchs_gradients():
+    """div(..., rounding_mode='floor') has the zero gradient floor_divide lacks; nextafter
+    passes g to self and zeros to other."""
+    a = np.array([-1.5, 0.0, 2.5, np.inf], np.float32)
+    b = np.array([0.5, -2.0, 0.75, 1.0], np.float32)
+    check(lambda x, y: [x.div(y, rounding_mode="floor"), x.div(y, rounding_mode="trunc"),
+                        x.nextafter(y)], a, b, atol=0, rtol=0)
+    x, y = leaf(a[None]), leaf(b[None])
+    assert [t.grad_fn.name() for t in (x.div(y, rounding_mode="floor"), x.nextafter(y))] == \
+        ["DivBackward2", "NextafterBackward0"]

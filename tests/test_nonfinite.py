@@ -368,7 +368,7 @@ def test_float_floor_division_takes_pythons_steps(dtype):
     b = np.array([0.1, 0.1, 2.0, 2.0, inf, -inf, 3.0, 2.0, 2.0, 0.0, 0.0, 1.0, nan, 1e-30],
                  dtype)
     check(lambda x, y: [x // y, x.floor_divide(y)], a, b, dtype=dtype, atol=0, rtol=0,
-          grad=False)       # (PyTorch has no derivative of floor_divide; clgrad's is 0)
+          grad=False)       # (neither has a derivative of floor_divide: test_autograd)
     check(lambda x, y: [x.div(y, rounding_mode="floor"), x.div(y, rounding_mode="trunc")],
           a, b, dtype=dtype, atol=0, rtol=0)
 

@@ -12,6 +12,7 @@ from ..compiler import ir
 from . import creation, inplace, joining
 from . import elementwise as ew
 from .backward import record
+from .no_derivative import named_in_place
 from .operands import as_float, from_opmath, normalize_dim, opmath
 from .type_info import finfo
 
@@ -33,7 +34,7 @@ def _in_place(name: str):
             value = result.node.cast(self.dtype)
             result = record(name, value, self.device, [before],
                             derivation=ew.zero_gradient(value, before.node))
-        return inplace.computed_result(self, result, f"{name}_")
+        return inplace.computed_result(self, named_in_place(result, f"{name}_"), f"{name}_")
     return method
 
 

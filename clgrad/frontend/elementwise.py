@@ -10,6 +10,7 @@ from ..compiler.ops import Op
 from . import jit_protocol
 from .backward import record
 from .grad_mode import is_grad_enabled
+from .no_derivative import record_without_derivative
 from .operands import (as_float, broadcast_shape, common_device, from_opmath, is_tensor,
                        lift, numpy_operands, opmath, result_dtype)
 
@@ -274,18 +275,23 @@ def _check_divisor(name: str, a, b, dtype: dt.DType) -> None:
 
 
 def floor_divide(a, b):
-    """Python's // : rounds toward negative infinity (_floor_quotient for floats). The
-    gradient is 0."""
-    tensors, device, na, nb = operands("floor_divide", a, b)
-    _check_divisor("floor_divide", a, b, na.dtype)
+    """Python's // : rounds toward negative infinity (_floor_quotient for floats). PyTorch has
+    no derivative for it: backward through a float result raises (div's rounding_mode='floor'
+    has the zero gradient)."""
+    tensors, device, _, _, node = _floored("floor_divide", a, b)
+    return record_without_derivative("floor_divide", node, device, tensors)
+
+
+def _floored(name: str, a, b):
+    """operands' tensors, device and nodes for a // b, and its quotient's node."""
+    tensors, device, na, nb = operands(name, a, b)
+    _check_divisor(name, a, b, na.dtype)
     if na.dtype.is_float:
-        node = _floor_quotient(na, nb)
-        return record("floor_divide", node, device, tensors,
-                      derivation=zero_gradient(node, na, nb))
+        return tensors, device, na, nb, _floor_quotient(na, nb)
     # C truncates; step down where the signs differ and it did not divide evenly
     q = na / nb
     adjust = (q * nb).ne(na) & _signs_differ(na, nb)
-    return record("floor_divide", q - adjust.cast(na.dtype), device, tensors)
+    return tensors, device, na, nb, q - adjust.cast(na.dtype)
 
 
 def _floor_quotient(a: ir.Node, b: ir.Node) -> ir.Node:
@@ -311,7 +317,9 @@ def divide(a, b, rounding_mode: str | None = None):
     if rounding_mode is None:
         return a / b
     if rounding_mode == "floor":
-        return floor_divide(a, b)
+        tensors, device, na, nb, node = _floored("div", a, b)
+        derivation = zero_gradient(node, na, nb) if node.dtype.is_float else None
+        return record("div_rounded", node, device, tensors, derivation=derivation)
     if rounding_mode != "trunc":
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
@@ -319,10 +327,10 @@ def divide(a, b, rounding_mode: str | None = None):
     if na.dtype.is_float:       # gradient 0, also where a / b's is NaN (a = ±inf, NaN)
         quotient = na.detach() / nb.detach()
         quotient = (quotient < 0).where(quotient.ceil(), quotient.floor())
-        return record("div", quotient, device, tensors,
+        return record("div_rounded", quotient, device, tensors,
                       derivation=zero_gradient(quotient, na, nb))
     _check_divisor("div", a, b, na.dtype)
-    return record("div", na / nb, device, tensors)     # C's integer division truncates
+    return record("div_rounded", na / nb, device, tensors)  # C's integer division truncates
 
 
 def remainder(a, b):

@@ -16,7 +16,7 @@ GRAD_FN_NAMES = {
     "rsub": "RsubBackward1",                # number - t
     "div_scalar": "DivBackward1",           # t / number, where PyTorch keeps the number apart
     "rdiv": "MulBackward0",                 # number / t: PyTorch computes reciprocal(t) * number
-    "floor_divide": "DivBackward0",
+    "div_rounded": "DivBackward2",          # div(..., rounding_mode='trunc' or 'floor')
     "pow_tensor": "PowBackward1",           # t ** tensor
     "rpow": "PowBackward2",                 # number ** t
     "clamp": "ClampBackward1",

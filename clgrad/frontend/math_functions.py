@@ -14,6 +14,7 @@ from ..compiler.ops import Op
 from . import elementwise as ew
 from .backward import record
 from .composite_methods import _in_place
+from .no_derivative import record_without_derivative
 from .operands import as_float, is_tensor
 
 _LN2 = math.log(2.0)
@@ -53,11 +54,12 @@ def copysign(self, other):
 
 
 def nextafter(self, other):
-    """The next float after self toward other; outside autograd (PyTorch has no derivative)."""
-    from .tensor import Tensor
+    """The next float after self toward other. Its gradient is PyTorch's: g to self, zeros
+    to other."""
     _require_float("nextafter", self, other)
-    _, device, x, y = ew.operands("nextafter", self, other)
-    return Tensor(ir.binary(Op.NEXTAFTER, x, y), device)
+    tensors, device, x, y = ew.operands("nextafter", self, other)
+    return record("nextafter", ir.binary(Op.NEXTAFTER, x, y), device, tensors,
+                  derivation=ew.zero_gradient(x, y))
 
 
 def signbit(self):
@@ -189,13 +191,13 @@ def _nan_ignoring(name: str, a, b, keeps_a):
 
 
 def heaviside(self, values):
-    """0 below 0, 1 above, values at 0; outside autograd (PyTorch has no derivative)."""
-    from .tensor import Tensor
+    """0 below 0, 1 above, values at 0. PyTorch has no derivative for it: backward raises."""
     if is_tensor(values) and values.dtype != self.dtype:
         raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes "
                            f"({self.dtype.name} and {values.dtype.name})")
     tensors, device, x, v = ew.operands("heaviside", self, values)
-    return Tensor(x.eq(0).where(v, (x > 0).cast(x.dtype)), device)
+    return record_without_derivative("heaviside", x.eq(0).where(v, (x > 0).cast(x.dtype)),
+                                     device, tensors)
 
 
 def float_power(self, exponent):
