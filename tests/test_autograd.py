@@ -411,6 +411,8 @@ SLOPED = {      # ops whose gradient comes from a PyTorch formula (ir.sloped), n
     "logsigmoid": lambda fw, t: fw.nn.functional.logsigmoid(t),
     "softplus": lambda fw, t: fw.nn.functional.softplus(t),
     "glu": lambda fw, t: fw.nn.functional.glu(t, 0),
+    "gelu": lambda fw, t: fw.nn.functional.gelu(t),
+    "gelu_tanh": lambda fw, t: fw.nn.functional.gelu(t, approximate="tanh"),
     "logcumsumexp": lambda fw, t: (t * t).reshape(4, 1).logcumsumexp(1),
     "remainder": lambda fw, t: (t % 0.75) * t,
     "kl_div": lambda fw, t: fw.nn.functional.kl_div(t, t.softmax(0), reduction="sum"),

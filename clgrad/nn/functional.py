@@ -64,17 +64,24 @@ def _implicit_dim(x, dim) -> int:
 
 
 def gelu(input, approximate: str = "none"):
+    """x * cdf(x). The gradient is PyTorch's formula, g * (cdf + x * pdf) as one product:
+    the value's own derivative multiplies g into both terms, which an infinite g turns into
+    inf - inf where x < 0."""
     node = as_float(input.node)
     x = opmath(node)
     if approximate == "tanh":
-        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))
-        cdf = 0.5 * (1 + inner.tanh())
+        k = math.sqrt(2 / math.pi)
+        tanh = (k * (x + 0.044715 * (x * x * x))).tanh()
+        cdf = 0.5 * (1 + tanh)
+        slope = cdf + 0.5 * x * (1 - tanh * tanh) * (k * (1 + 3 * 0.044715 * (x * x)))
     elif approximate == "none":
         # 1 + erf(u) is erfc(-u), which keeps its digits where erf(u) nears -1 (x = -3)
         cdf = 0.5 * ir.unary(Op.ERFC, x * (-1 / math.sqrt(2)))
+        slope = cdf + x * ((x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi)))
     else:
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return record("gelu", from_opmath(x * cdf, node), input.device, [input])
+    return record("gelu", from_opmath(x * cdf, node), input.device, [input],
+                  derivation=from_opmath(ir.sloped(x, slope), node))
 
 
 # ---- linear, dropout, embedding, pad ------------------------------------------------------
