@@ -211,15 +211,11 @@ def _permute_rule(n: Node, g: Node):
     nn.Linear computes) is the product of the transposed operands in the other order: the
     gradient is then computed in the weight's own layout, where an optimizer's update of the
     weight, reading it at its own index, joins the product's kernel."""
-    order = _inverse(n.arg)
+    order = ir.inverse_order(n.arg)
     if g.op is Op.MATMUL and order == _transpose_last_order(len(order)):
         a, b = g.src
         return (_transpose_last(b) @ _transpose_last(a),)
     return (g.permute(order),)
-
-
-def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(sorted(range(len(order)), key=order.__getitem__))
 
 
 RULES = {

@@ -378,6 +378,11 @@ def permute(x: Node, order: tuple[int, ...]) -> Node:
     return Node(Op.PERMUTE, x.dtype, shape, (x,), order)
 
 
+def inverse_order(order: tuple[int, ...]) -> tuple[int, ...]:
+    """The order that permutes x.permute(order) back to x."""
+    return tuple(sorted(range(len(order)), key=order.__getitem__))
+
+
 def expand(x: Node, shape: Shape) -> Node:
     shape = tuple(shape)
     if shape == x.shape:

@@ -122,6 +122,10 @@ class MathTrait:
     def permute(self, order: tuple[int, ...]):
         return ir.permute(self, order)
 
+    def unpermute(self, order: tuple[int, ...]):
+        """self, a value permuted by order, in its axes' first order."""
+        return ir.permute(self, ir.inverse_order(order))
+
     def expand(self, shape: tuple[int, ...]):
         return ir.expand(self, shape)
 

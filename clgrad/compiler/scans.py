@@ -63,7 +63,7 @@ def along(x: Node, axis: int, at: Node) -> Node:
     order, rows_at, flat = _row_positions(at, axis)
     rows_x = x.permute(order)
     picked = ir.gather(rows_x.reshape((rows_x.numel, 1)), flat).reshape(rows_at.shape)
-    return _unpermuted(picked, order)
+    return picked.unpermute(order)
 
 
 def added_along(g: Node, axis: int, at: Node) -> Node:
@@ -74,7 +74,7 @@ def added_along(g: Node, axis: int, at: Node) -> Node:
     order, rows_at, flat = _row_positions(at, axis)
     rows_g = g.permute(order)
     added = ir.scatter(flat, rows_g.reshape((rows_g.numel, 1)), rows_g.numel, "add")
-    return _unpermuted(added.reshape(rows_g.shape), order)
+    return added.reshape(rows_g.shape).unpermute(order)
 
 
 def _row_positions(at: Node, axis: int) -> tuple[tuple, Node, Node]:
@@ -86,10 +86,6 @@ def _row_positions(at: Node, axis: int) -> tuple[tuple, Node, Node]:
     offsets = ir.iota(rows_at.numel // max(length, 1), dt.int64) * length
     offsets = offsets.reshape(rows_at.shape[:-1] + (1,)).expand(rows_at.shape)
     return order, rows_at, (rows_at + offsets).reshape((rows_at.numel,))
-
-
-def _unpermuted(x: Node, order: tuple) -> Node:
-    return x.permute(tuple(sorted(range(len(order)), key=order.__getitem__)))
 
 
 def _cumprod_rule(x: Node, out: Node, g: Node, axis: int) -> Node:

@@ -31,8 +31,7 @@ def _sorted_nodes(x, axis: int, descending: bool) -> tuple[ir.Node, ir.Node]:
         values, indices = rows, ir.const(0, dt.int64, rows.shape)
     else:
         values, indices = ir.sort(rows, descending), ir.argsort(rows, descending)
-    back = tuple(sorted(range(len(order)), key=order.__getitem__))
-    return values.permute(back), indices.permute(back)
+    return values.unpermute(order), indices.unpermute(order)
 
 
 def sort(self, dim: int = -1, descending: bool = False, stable: bool = False):

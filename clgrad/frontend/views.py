@@ -9,6 +9,7 @@ base; PyTorch's shared storage is kept up in both directions instead:
 """
 from __future__ import annotations
 
+from ..compiler import ir
 from .grad_mode import enable_grad, no_grad
 
 
@@ -102,7 +103,7 @@ def reshaped(out, base):
 
 
 def permuted(out, base, order: tuple[int, ...]):
-    inverse = tuple(sorted(range(len(order)), key=order.__getitem__))
+    inverse = ir.inverse_order(order)
     out._view = View(base, lambda b: b.permute(*order),
                      lambda b, v: _write(b, v.permute(*inverse)))
     return out

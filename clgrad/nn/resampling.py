@@ -24,8 +24,7 @@ def take(x: ir.Node, axis: int, index: ir.Node) -> ir.Node:
     order = (axis,) + tuple(a for a in range(len(x.shape)) if a != axis)
     rows = x.permute(order).reshape((n, math.prod(rest)))
     picked = ir.gather(rows, index).reshape((index.shape[0],) + rest)
-    back = tuple(sorted(range(len(order)), key=order.__getitem__))
-    return picked.permute(back)
+    return picked.unpermute(order)
 
 
 def _positions(m: int) -> ir.Node:
