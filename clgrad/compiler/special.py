@@ -8,6 +8,23 @@ from .ir import Node
 from .ops import Op
 
 
+def polynomial(coefficients, t: Node) -> Node:
+    """Σ c_k t^k by Horner's rule, the coefficients highest degree first (Cephes' polevl)."""
+    p = t.const_like(coefficients[0])
+    for c in coefficients[1:]:
+        p = p * t + c
+    return p
+
+
+def chebyshev(coefficients, t: Node) -> Node:
+    """Cephes' chbevl: the Chebyshev series at t by Clenshaw's recurrence, the coefficients
+    highest order first."""
+    b0, b1, b2 = t.const_like(coefficients[0]), t.const_like(0), t.const_like(0)
+    for c in coefficients[1:]:
+        b0, b1, b2 = t * b0 - b1 + c, b0, b1
+    return 0.5 * (b0 - b2)
+
+
 def digamma(x: Node) -> Node:
     """ψ(x) of a float node, as PyTorch's: the asymptotic series at y + 6 less the six steps
     of the recurrence ψ(y + 1) = ψ(y) + 1/y; below 0 the reflection ψ(1 - x) - π / tan(πx),

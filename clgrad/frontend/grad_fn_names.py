@@ -71,4 +71,13 @@ GRAD_FN_NAMES = {
     "unfold": "Im2ColBackward0",
     "fold": "Col2ImBackward0",
     "max_pool3d": "MaxPool3DWithIndicesBackward0",
+    # torch.special, and the overloads of its binary functions that take a Python number
+    "xlogy_self_scalar": "XlogyBackward1",
+    "xlogy_other_scalar": "XlogyBackward2",
+    "special_xlog1py_self_scalar": "SpecialXlog1PyBackward1",
+    "special_xlog1py_other_scalar": "SpecialXlog1PyBackward2",
+    "special_zeta_self_scalar": "SpecialZetaBackward1",
+    "special_zeta_other_scalar": "SpecialZetaBackward2",
+    "special_ndtr": "MulBackward1",         # PyTorch's (1 + erf(x / sqrt 2)) * 0.5
+    "round_decimals": "RoundBackward1",
 }

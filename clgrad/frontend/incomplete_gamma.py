@@ -5,8 +5,8 @@ Below x = a + 1, P is its power series; above, Q is Legendre's continued fractio
 evaluated from a fixed depth back to the first term, so each is one chain of elementwise ops
 that fuses into one kernel: 64 terms reach float32's precision (PyTorch's float32 accuracy)
 for a up to about 100, where PyTorch switches to an asymptotic expansion. The gradient
-with respect to x is PyTorch's closed form (a backward node of its own); as in PyTorch, there
-is none with respect to a: asking for it raises in backward."""
+with respect to x is PyTorch's closed form (a backward node of its own, one_sided_backward);
+as in PyTorch, there is none with respect to a: asking for it raises in backward."""
 from __future__ import annotations
 
 import math
@@ -16,8 +16,9 @@ from ..compiler import ir
 from ..compiler.ir import Node
 from ..compiler.ops import Op
 from . import elementwise as ew
-from .backward import _FREED, GradFn, record
+from .backward import record
 from .composite_methods import _in_place
+from .one_sided_backward import OneSidedBackward
 from .operands import is_tensor
 
 _TERMS = 64
@@ -58,28 +59,6 @@ def _regularized(a: Node, x: Node, upper: bool) -> Node:
     return undefined.where(math.nan, value)
 
 
-class IncompleteGammaBackward(GradFn):
-    """IgammaBackward0 and IgammacBackward0: x's gradient is PyTorch's closed form, the
-    density ±exp((a - 1) log x - x - lgamma(a)) (inf or NaN where it is, at x = 0); a's is
-    refused in backward, as PyTorch refuses it."""
-
-    def __init__(self, name: str, inputs: list, output: Node, sign: float):
-        super().__init__(name, inputs, output)
-        self.sign = sign
-
-    def apply(self, grads: list, create_graph: bool) -> list:
-        if self.freed:
-            raise RuntimeError(_FREED)
-        if self.next_functions[0][0] is not None:
-            op = self._name[:-len("Backward0")].lower()
-            raise NotImplementedError(f"the derivative for '{op}: input' is not implemented.")
-        a, x = self.inputs
-        density = ((a - 1) * x.log() - x - a.lgamma()).exp()
-        grad = (grads[0] * (density * self.sign)).sum_to_size(x.shape).to(x.dtype)
-        self._check_versions([grad.node], grads[0].node)
-        return [None, grad]
-
-
 def _incomplete_gamma(name: str, a, x, upper: bool):
     if not (is_tensor(a) and is_tensor(x)):
         bad, position = (x, 2) if is_tensor(a) else (a, 1)
@@ -95,8 +74,13 @@ def _incomplete_gamma(name: str, a, x, upper: bool):
     node = _regularized(na.detach(), nx.detach(), upper).cast(dtype)
     out = record(name, node, device, tensors)
     if out.grad_fn is not None:
-        out.grad_fn = IncompleteGammaBackward(out.grad_fn.name(), tensors, node,
-                                              -1.0 if upper else 1.0)
+        # x's gradient is PyTorch's closed form, the density ±exp((a - 1) log x - x - lgamma(a))
+        # (inf or NaN where it is, at x = 0); a's is refused in backward, as PyTorch's
+        def slope():
+            density = ((a - 1) * x.log() - x - a.lgamma()).exp()
+            return density * (-1.0 if upper else 1.0)
+        out.grad_fn = OneSidedBackward(out.grad_fn.name(), tensors, node, 0,
+                                       f"{name}: input", slope)
     return out
 
 

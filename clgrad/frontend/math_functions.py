@@ -94,13 +94,6 @@ _ERFINV_TAILS = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
                  0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
 
 
-def _polynomial(coefficients, t: ir.Node) -> ir.Node:
-    p = t.const_like(coefficients[0])
-    for c in coefficients[1:]:
-        p = p * t + c
-    return p
-
-
 def erfinv(self):
     """The inverse of erf on [-1, 1] (±inf at ±1, NaN beyond). The value is Giles'
     approximation; the gradient sqrt(pi)/2 exp(y²) is attached to it as (x - x) * slope with
@@ -111,7 +104,8 @@ def erfinv(self):
     w = -((1 - held) * (1 + held)).log()
     tails = w >= 5
     t = tails.where(w.sqrt() - 3, w - 2.5)
-    y = tails.where(_polynomial(_ERFINV_TAILS, t), _polynomial(_ERFINV_CENTRAL, t)) * held
+    y = tails.where(special.polynomial(_ERFINV_TAILS, t),
+                    special.polynomial(_ERFINV_CENTRAL, t)) * held
     edge = held.abs().eq(1)
     y = edge.where(held * math.inf, y)
     moved = x - held                                  # 0, carrying x's gradient
