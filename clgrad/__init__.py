@@ -53,6 +53,8 @@ __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64
 from . import distributed, func, nn, optim, utils  # noqa: E402  (from clgrad import nn, ...)
 from .frontend.generator import Generator  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from . import random, testing  # noqa: E402  (cg.random, cg.testing)
+from .random import default_generator  # noqa: E402
 
 from .nn.torch_functions import FUNCTIONS as _nn_functions  # noqa: E402  (cg.conv2d, ...)
 from .nn.torch_functions import TENSOR_METHODS as _nn_methods  # noqa: E402  (x.prelu(w))
@@ -62,5 +64,6 @@ globals().update(_nn_functions)
 globals().update(_legacy_types)
 for _name in _nn_methods:
     setattr(Tensor, _name, _nn_functions[_name])
-__all__ += ["nn", "optim", "utils", "Generator", "save", "load"] + list(_nn_functions) + \
+__all__ += ["nn", "optim", "utils", "Generator", "save", "load", "random", "testing",
+            "default_generator"] + list(_nn_functions) + \
     list(_legacy_types)
