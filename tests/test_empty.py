@@ -164,3 +164,15 @@ def test_convolution_of_an_empty_image_is_refused_unless_the_batch_is_empty(conv
     with pytest.raises(RuntimeError, match=rf"{conv}: only zero batch or zero channel inputs"):
         getattr(cg.nn.functional, conv)(cg.tensor(x), cg.tensor(w), **kw)
     check(lambda x, w: getattr(F(x), conv)(x, w, **kw), (0,) + shapes[0][1:], shapes[1])
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")     # the target broadcast to the input
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_loss_of_nothing_still_reaches_its_target(loss, reduction):
+    """A loss over an empty input sums nothing, yet its zero gradient still flows back to a
+    target broadcast into it, and silu's slope at NaN makes that NaN, as in PyTorch (fuzz
+    edge seed 91400076); it used to stop at a constant 0."""
+    target = np.array(np.nan, np.float32)
+    check(lambda x, t: getattr(F(x), loss)(x, F(t).silu(t * 1), reduction=reduction),
+          np.zeros((0, 3), np.float32), target)

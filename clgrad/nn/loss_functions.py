@@ -16,6 +16,7 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
+from ..frontend.reductions import reduce_node
 from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
                                  result_dtype)
 from .activation import log1p, softplus_node
@@ -82,8 +83,9 @@ def _sample_weight(op: str, weight, input, loss: ir.Node) -> ir.Node:
 
 
 def _total(node: ir.Node) -> ir.Node:
-    return node.reshape((node.numel,)).sum((0,)).reshape(()) if node.numel else \
-        ir.const(0, node.dtype, ())
+    """The sum of node's elements; of none, 0, whose gradient still reaches the inputs (as
+    zeros: a NaN slope upstream makes them NaN, as in PyTorch)."""
+    return reduce_node(Op.SUM, node.reshape((node.numel,)), (0,)).reshape(())
 
 
 def _weighted_reduce(op, loss, input, target, weight, reduction, device, mean_by_weight):
