@@ -25,6 +25,14 @@ def chebyshev(coefficients, t: Node) -> Node:
     return 0.5 * (b0 - b2)
 
 
+def log1p(x: Node) -> Node:
+    """log(1 + x), accurate near 0: log(u) * (x / (u - 1)) with u = 1 + x corrects u's
+    rounding (the branch not taken divides by 1)."""
+    u = x + 1
+    exact = u.eq(1) | u.eq(math.inf)        # log1p(x) is x itself there
+    return exact.where(x, u.log() * (x / exact.where(1.0, u - 1)))
+
+
 def digamma(x: Node) -> Node:
     """ψ(x) of a float node, as PyTorch's: the asymptotic series at y + 6 less the six steps
     of the recurrence ψ(y + 1) = ψ(y) + 1/y; below 0 the reflection ψ(1 - x) - π / tan(πx),

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..compiler import dtype as dt
-from ..compiler import ir
+from ..compiler import ir, special
 from . import creation, inplace, joining
 from . import elementwise as ew
 from .backward import record
@@ -83,7 +83,13 @@ def log10(self):
 
 
 def exp2(self):
-    return (self * _LN2).exp()
+    """2 ** x as pow(2, x) (exact at integers, where exp(x ln 2) is not); the gradient is
+    PyTorch's, exp2(x) ln 2."""
+    node = as_float(self.node)
+    x = opmath(node)
+    value = x.const_like(2) ** x
+    return record("exp2", from_opmath(value, node), self.device, [self],
+                  derivation=from_opmath(ir.sloped(x, value * _LN2), node))
 
 
 def log1p(self):
@@ -91,11 +97,8 @@ def log1p(self):
     rounding (the branch not taken divides by 1). The gradient is PyTorch's, 1 / (1 + x)."""
     node = as_float(self.node)
     x = opmath(node)
-    u = x + 1
-    exact = u.eq(1) | u.eq(math.inf)        # log1p(x) is x itself there
-    value = exact.where(x, u.log() * (x / exact.where(1.0, u - 1)))
-    return record("log1p", from_opmath(value, node), self.device, [self],
-                  derivation=from_opmath(u.log(), node))
+    return record("log1p", from_opmath(special.log1p(x), node), self.device, [self],
+                  derivation=from_opmath((x + 1).log(), node))
 
 
 def expm1(self):

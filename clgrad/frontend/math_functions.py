@@ -13,9 +13,10 @@ from ..compiler import ir, special
 from ..compiler.ops import Op
 from . import elementwise as ew
 from .backward import record
+from . import special_arguments
 from .composite_methods import _in_place
 from .no_derivative import record_without_derivative
-from .operands import as_float, is_tensor
+from .operands import as_float, from_opmath, is_tensor, opmath
 
 _LN2 = math.log(2.0)
 
@@ -158,12 +159,39 @@ def logit(self, eps: float | None = None):
     return record("logit", p.log() - (1 - p).log(), self.device, [self])
 
 
+def _x_log(name: str, log, lowest: float, self, other):
+    """self * log(other) (log or log1p), 0 where self is 0 and NaN where other is, with
+    PyTorch's gradients: log(other) for self (0 where self is 0 and other is at or below the
+    log's pole, lowest), self / (other - lowest) for other."""
+    tensors, device, given, given_other = ew.operands(name, self, other, float_only=True)
+    x, y = opmath(given), opmath(given_other)
+    value = y.ne(y).where(y, x.eq(0).where(0, x * log(y)))
+    dropped = x.eq(0) & (y <= lowest)
+    derivation = ir.sloped(x, dropped.where(0, log(y))) + ir.sloped(y, x / (y - lowest))
+    return record(special_arguments.variant(name, self, other), from_opmath(value, given),
+                  device, tensors, derivation=from_opmath(derivation, given))
+
+
 def xlogy(self, other):
-    """self * log(other), 0 where self is 0 (unless other is NaN). The log there is taken as
-    0 for other <= 0 or inf, so the product is 0 and self's gradient log(other) elsewhere."""
-    tensors, device, x, y = ew.operands("xlogy", self, other, float_only=True)
-    dropped = x.eq(0) & ((y <= 0) | y.eq(math.inf))
-    return record("xlogy", x * dropped.where(0, y.log()), device, tensors)
+    """self * log(other), 0 where self is 0 (unless other is NaN)."""
+    return _x_log("xlogy", lambda y: y.log(), 0.0, self, other)
+
+
+def xlog1py(self, other):
+    """torch.special.xlog1py: self * log1p(other), 0 where self is 0 (unless other is NaN)."""
+    special_arguments.binary("xlog1py", self, other)
+    return _x_log("special_xlog1py", special.log1p, -1.0, self, other)
+
+
+def entr(input):
+    """torch.special.entr: -x log(x) for x > 0, 0 at 0, -inf below; the gradient is
+    PyTorch's, -(1 + log(x))."""
+    given = special_arguments.unary("entr", input, half=True)
+    x = opmath(given)
+    below = x.eq(0).where(x.const_like(0), -math.inf)
+    value = x.ne(x).where(x, (x > 0).where(-x * x.log(), below))
+    return record("special_entr", from_opmath(value, given), input.device, [input],
+                  derivation=from_opmath(ir.sloped(x, -(1 + x.log())), given))
 
 
 def fmax(self, other):
