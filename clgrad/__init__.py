@@ -5,7 +5,7 @@
     y = (x @ w).relu()      # nothing runs yet
     y.numpy()               # now: one fused kernel
 """
-from . import autograd, cuda, linalg  # noqa: F401  (cg.autograd, cg.cuda, cg.linalg)
+from . import autograd, cuda, linalg, special  # noqa: F401  (cg.autograd, cg.linalg, ...)
 from .compiler.dtype import bool_ as bool  # noqa: A001  (cg.bool, as torch.bool)
 from .compiler.dtype import bfloat16, float16, float32, float64, int8, int16, int32, int64, uint8
 from .compiler.dtype import DType as dtype
@@ -48,7 +48,8 @@ __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64
                                  "int64", "uint8", "int8", "int16", "bfloat16", "short", "Size",
                                  "device", "devices", "gpu_is_available", "profile",
                                  "where", "maximum", "minimum", "matmul", "is_tensor", "compile",
-                                 "viz", "ir", "synchronize", "cuda", "autograd", "linalg"]
+                                 "viz", "ir", "synchronize", "cuda", "autograd", "linalg",
+                                 "special"]
 
 from . import distributed, func, nn, optim, utils  # noqa: E402  (from clgrad import nn, ...)
 from .frontend.generator import Generator  # noqa: E402

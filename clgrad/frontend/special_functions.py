@@ -92,7 +92,7 @@ def _bessel_function(name: str, order: int, scaled: bool, slope):
         value = _bessel_i(x, order, scaled)
         derivation = from_opmath(ir.sloped(x, slope(x, value)), given)
         return record(name, from_opmath(value, given), self.device, [self], derivation)
-    function.__name__ = name
+    function.__name__ = function.__qualname__ = name.replace("special_", "")
     return function
 
 
