@@ -124,7 +124,16 @@ def sinc(self):
     x = as_float(self.node)
     zero = x.eq(0)
     px = zero.where(1, x * math.pi)
-    return record("sinc", zero.where(1, px.sin() / px), self.device, [self])
+    # PyTorch's derivative, (πx cos πx - sin πx) / (πx²); below |πx| = 1e-3, where its
+    # difference cancels (to ±1e14 at 1e-30, the quotient's own derivative too), its series
+    # π (-πx/3 + (πx)³/30 - (πx)^5/840)
+    tiny = px.abs() < 1e-3
+    near = px * px
+    series = math.pi * px * (-1 / 3 + near * (1 / 30 - near / 840))
+    slope = tiny.where(series, (px * px.cos() - px.sin()) / (px * tiny.where(1, x)))
+    slope = zero.where(0, slope)
+    return record("sinc", zero.where(1, px.sin() / px), self.device, [self],
+                  derivation=ir.sloped(x, slope))
 
 
 def _log_add_exp(name: str, a, b, scale: float):
