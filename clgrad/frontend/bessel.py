@@ -168,9 +168,8 @@ def without_gradient(name: str, compute):
     def function(input):
         x = special_arguments.unary(name, input)
         return Tensor(compute(x.detach()), input.device)
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = f"torch.special.{name}, as PyTorch computes it; it has no gradient."
-    return function
+    return special_arguments.named(function, name, f"torch.special.{name}, as PyTorch "
+                                   "computes it; it has no gradient.")
 
 
 airy_ai = without_gradient("airy_ai", _airy_ai)

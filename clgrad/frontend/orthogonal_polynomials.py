@@ -144,9 +144,8 @@ def _chebyshev(kind: str, shifted: bool):
         value = ((n_node > threshold) & (y.abs() < 1)).where(trig, recurrence)
         value = top.where(at_top, bottom.where(at_bottom, value))
         return Tensor((n_node < 0).where(0, value).detach(), device)
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = f"torch.special.{name}(input, n): no gradient, as PyTorch's."
-    return function
+    return special_arguments.named(function, name, f"torch.special.{name}(input, n): no "
+                                   "gradient, as PyTorch's.")
 
 
 chebyshev_polynomial_t = _chebyshev("t", False)
@@ -200,9 +199,8 @@ def _three_term(name: str, start, hermite: bool):
             edge = (x > 0) | _even(n_node)
             value = x.abs().eq(1).where(edge.where(1, x.const_like(-1)), value)
         return Tensor((n_node < 0).where(0, value).detach(), device)
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = f"torch.special.{name}(input, n): no gradient, as PyTorch's."
-    return function
+    return special_arguments.named(function, name, f"torch.special.{name}(input, n): no "
+                                   "gradient, as PyTorch's.")
 
 
 hermite_polynomial_h = _three_term("hermite_polynomial_h", _hermite_h, True)

@@ -18,10 +18,8 @@ def _method(special_name: str, method: str):
     def function(input, *args, **kwargs):
         special_arguments.tensor_argument(f"special_{special_name}", input)
         return getattr(input, method)(*args, **kwargs)
-    function.__name__ = special_name
-    function.__qualname__ = special_name
-    function.__doc__ = f"torch.special.{special_name}: clgrad's {method}."
-    return function
+    return special_arguments.named(function, special_name,
+                                   f"torch.special.{special_name}: clgrad's {method}.")
 
 
 erf = _method("erf", "erf")

@@ -57,3 +57,10 @@ def variant(op: str, a, b) -> str:
     if not is_tensor(a):
         return f"{op}_self_scalar"
     return op if is_tensor(b) else f"{op}_other_scalar"
+
+
+def named(function, name: str, doc: str):
+    """function under torch.special's name for it, with its docstring."""
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
