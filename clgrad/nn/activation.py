@@ -138,7 +138,12 @@ def _elu(op: str, input, alpha: float, scale: float, input_scale: float, inplace
         neg = le(x, 0)
         xn = neg.where(x, 0)            # the exp branch never reads a large x
         return neg.where(expm1(xn * input_scale) * (alpha * scale), x * scale)
-    return _pointwise(op, input, build, inplace, name=name)
+
+    def slope(x):
+        neg = le(x, 0)
+        return neg.where((neg.where(x, 0) * input_scale).exp() * (alpha * scale * input_scale),
+                         x.const_like(scale))
+    return _pointwise(op, input, build, inplace, name=name, slope=slope)
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):
