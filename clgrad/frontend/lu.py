@@ -1,11 +1,12 @@
-"""The LU family, batched over leading dims: lu_factor(_ex), lu, lu_unpack, lu_solve, solve,
-inv(_ex), det, slogdet, logdet, matrix_power. Each is one LU kernel (partial pivoting,
-compiler/factorizations.py) and triangular solves, with gradients from those primitives.
+"""The LU family, batched over leading dims: lu_factor(_ex), lu, lu_unpack, lu_solve,
+solve(_ex), inv(_ex), det, slogdet, logdet, matrix_power. Each is one LU kernel (partial
+pivoting, compiler/factorizations.py) and triangular solves, with gradients from those
+primitives.
 
 clgrad is lazy, so a singular matrix raises nothing when recorded: its U has a zero on the
-diagonal, det is 0, slogdet gives (0, -inf), and inv and solve give inf or NaN. inv_ex and
-lu_factor_ex return LAPACK's info (1 + the first zero pivot), and raise LinAlgError with
-check_errors=True (which waits for the values)."""
+diagonal, det is 0, slogdet gives (0, -inf), and inv and solve give inf or NaN. inv_ex,
+solve_ex and lu_factor_ex return LAPACK's info (1 + the first zero pivot), and raise
+PyTorch's errors with check_errors=True (which waits for the values)."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -27,6 +28,7 @@ LUResult = namedtuple("linalg_lu", ["P", "L", "U"])
 UnpackResult = namedtuple("lu_unpack", ["P", "L", "U"])
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 InvExResult = namedtuple("linalg_inv_ex", ["inverse", "info"])
+SolveExResult = namedtuple("linalg_solve_ex", ["result", "info"])
 
 
 
@@ -38,9 +40,9 @@ def _factor(op: str, a, pivot: bool = True) -> Node:
 
 
 def _singular(factors: Node) -> Node:
-    """info: 1 + the first zero (or NaN) on U's diagonal, 0 if none."""
-    u = diagonal(factors)
-    return first_failure(u.eq(0) | u.ne(u))
+    """info: 1 + the first exact zero on U's diagonal, 0 if none (a NaN is none, as LAPACK's
+    getrf counts it)."""
+    return first_failure(diagonal(factors).eq(0))
 
 
 def _pivots(packed: Node) -> Node:
@@ -59,7 +61,7 @@ def lu_factor_ex(A, *, pivot: bool = True, check_errors: bool = False):
     factors = record("linalg_lu_factor_ex", lu_parts(packed)[0], A.device, [A])
     info = tensor_of(_singular(lu_parts(packed)[0]), A.device)
     if check_errors:
-        raise_on_error("linalg.lu_factor_ex", info, "is singular")
+        raise_on_error("torch.linalg.lu_factor_ex", info, A.ndim == 2)
     return LUFactorExResult(factors, tensor_of(_pivots(packed), A.device), info)
 
 
@@ -169,19 +171,37 @@ def _solve_nodes(a: Node, b: Node, adjoint: bool = False) -> Node:
     return _lu_solve_nodes(factors, permutation_matrix(perm), b, adjoint)
 
 
-def solve(A, B, *, left: bool = True):
-    """A X = B (X A = B when not left); with left, B is a vector when it is 1-d or A's
-    shape less its last dim, as PyTorch decides."""
+def _solved(A, B, left: bool, name: str):
+    """A X = B (X A = B when not left); B is a vector (a column) when it is 1-d or A's
+    shape less its last dim, as PyTorch decides, which X A = B refuses."""
     square("linalg.solve", A)
     same_dtype("linalg.solve", A, B)
     device = common_device("linalg.solve", [A, B])
-    vector = left and (B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1]))
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
     b = B.unsqueeze(-1) if vector else B
+    if vector and not left and A.shape[-1] == 1:     # (other sizes: _sided's shape error)
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not "
+                           "supported for left=False. In this case linalg.solve is equivalent "
+                           "to B / A.squeeze(-1)")
     x = _sided("linalg.solve", A.node, b, left,
                lambda rhs, transposed: _solve_nodes(A.node, rhs, transposed))
     if vector:
         x = x.reshape(x.shape[:-1])
-    return record("linalg_solve", x, device, [A, B])
+    return record(name, x, device, [A, B])
+
+
+def solve(A, B, *, left: bool = True):
+    return _solved(A, B, left, "linalg_solve")
+
+
+def solve_ex(A, B, *, left: bool = True, check_errors: bool = False):
+    """solve and LAPACK's getrf info of A's LU (its own batch dims: B's are not broadcast
+    in), which check_errors=True raises (waiting for the values)."""
+    result = _solved(A, B, left, "linalg_solve_ex")
+    info = tensor_of(_singular(lu_parts(lu_node(A.node))[0]), A.device)
+    if check_errors:
+        raise_on_error("torch.linalg.solve_ex", info, A.ndim == 2)
+    return SolveExResult(result, info)
 
 
 def _inverse_node(a: Node) -> Node:
@@ -202,7 +222,7 @@ def inv_ex(A, *, check_errors: bool = False):
     square("linalg.inv_ex", A)
     info = tensor_of(_singular(lu_parts(lu_node(A.node))[0]), A.device)
     if check_errors:
-        raise_on_error("linalg.inv_ex", info, "is singular")
+        raise_on_error("linalg.inv_ex", info, A.ndim == 2)
     return InvExResult(record("linalg_inv_ex", _inverse_node(A.node), A.device, [A]), info)
 
 

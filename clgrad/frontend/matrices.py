@@ -3,6 +3,8 @@ operands (raised when the op is recorded, with PyTorch's messages), batch broadc
 and torch.linalg.LinAlgError for the `_ex` functions' check_errors."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..compiler import ir
 from ..compiler.dtype import float32, float64, int32
 from ..compiler.ir import Node
@@ -12,6 +14,11 @@ from .operands import broadcast_shape, broadcast_to
 _TORCH_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "int8": "Char", "uint8": "Byte",
                 "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool",
                 "float32": "Float", "float64": "Double"}
+
+
+def torch_name(dtype) -> str:
+    """PyTorch's name of a dtype in its linear algebra messages: Float, Double, Long, ..."""
+    return _TORCH_NAMES.get(dtype.name, dtype.name)
 
 
 class LinAlgError(RuntimeError):
@@ -69,10 +76,31 @@ def first_failure(bad: Node) -> Node:
     return first.eq(n + 1).where(first.const_like(0), first).reshape(tuple(batch))
 
 
-def raise_on_error(op: str, info, what: str) -> None:
-    """check_errors=True: realizes info (a wait for the device) and raises LinAlgError."""
+def raise_on_error(op: str, info, is_matrix: bool) -> None:
+    """check_errors=True, as PyTorch's _linalg_check_errors: realizes info (a wait for the
+    device) and raises for its first nonzero code with PyTorch's message for op (naming the
+    batch element unless is_matrix), a LinAlgError where PyTorch raises one."""
     codes = info.numpy().reshape(-1)
-    bad = [int(c) for c in codes if c > 0]
-    if bad:
-        raise LinAlgError(f"{op}: The factorization could not be completed because the input "
-                          f"{what} (the leading minor of order {bad[0]} failed).")
+    failed = np.flatnonzero(codes)
+    if not failed.size:
+        return
+    element, code = int(failed[0]), int(codes[failed[0]])
+    op_where = op if is_matrix else f"{op}: (Batch element {element})"
+    if "solve" in op:
+        raise LinAlgError(f"{op_where}: The solver failed because the input matrix is singular.")
+    if "cholesky" in op:
+        raise LinAlgError(f"{op_where}: The factorization could not be completed because the "
+                          f"input is not positive-definite (the leading minor of order {code} "
+                          f"is not positive-definite).")
+    if "lu_factor" in op:
+        raise RuntimeError(f"{op_where}: U[{code},{code}] is zero and using it on lu_solve "
+                           f"would result in a division by zero. If you still want to perform "
+                           f"the factorization, consider calling linalg.lu(A, pivot) or "
+                           f"linalg.lu_factor_ex(A, pivot)")
+    if "inv" in op:
+        raise LinAlgError(f"{op_where}: The diagonal element {code} is zero, the inversion "
+                          f"could not be completed because the input matrix is singular.")
+    # (ldl_factor_ex: PyTorch raises sytrf's code for a zero pivot column as an internal assert)
+    batch = "" if is_matrix else f" in batch element {element}"
+    raise RuntimeError(f"{op}: Unknown error code: {code}. (LAPACK's info {code}{batch}: the "
+                       f"factorization met a zero pivot column, the matrix is singular.)")

@@ -81,7 +81,7 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False):
     diag = diagonal(factor)
     info = tensor_of(first_failure((diag > 0).logical_not()), A.device)
     if check_errors:
-        raise_on_error("linalg.cholesky_ex", info, "is not positive-definite")
+        raise_on_error("linalg.cholesky_ex", info, A.ndim == 2)
     return CholeskyExResult(record("linalg_cholesky_ex", factor, A.device, [A]), info)
 
 
