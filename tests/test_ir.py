@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from clgrad.compiler import factorizations, ir, recurrences
+from clgrad.compiler import factorizations, ir, ldl, recurrences
 from clgrad.compiler.dtype import bool_, float16, float32, float64, from_numpy, int32, int64
 from clgrad.compiler.interpret import evaluate
 from clgrad.compiler.ir import BufferRef, Node
@@ -95,7 +95,8 @@ def every_op_graph():
     square = buf((3, 3))
     roots += [factorizations.lu(square), factorizations.cholesky(square), factorizations.qr(x),
               factorizations.eigh(square), factorizations.svd(x.permute((1, 0))),
-              factorizations.trisolve(square, x.permute((1, 0)), upper=True, transposed=True)]
+              factorizations.trisolve(square, x.permute((1, 0)), upper=True, transposed=True),
+              ldl.ldl(square), ldl.ldl_solve(square, buf((3,), int32), x.permute((1, 0)))]
     steps, state, weight = buf((2, 1, 3)), buf((1, 1)), buf((3, 1))
     roots += [recurrences.gru_states(steps, state, ir.permute(weight, (1, 0)), buf((3,)), True),
               recurrences.gru_gradients(steps, buf((2, 1, 1)), buf((2, 1, 1)), state, weight,

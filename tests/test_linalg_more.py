@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import clgrad as cg
+from clgrad.compiler import interpret
 
 from helpers import check, library, make
 
@@ -112,9 +113,151 @@ SOLVE_EX_ERRORS = [
 ]
 
 
+# ---- ldl_factor, ldl_factor_ex, ldl_solve --------------------------------------------------
+
+def _ldl_cases(n: int, count: int, seed: int) -> np.ndarray:
+    """Symmetric matrices of every kind Bunch-Kaufman distinguishes: random, integers (ties
+    between candidate pivots), zero diagonals (2x2 pivots), many zeros (zero columns: info),
+    and NaN and inf."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(count):
+        a = rng.standard_normal((n, n))
+        if k % 5 == 1:
+            a = rng.integers(-2, 3, (n, n)).astype(float)
+        elif k % 5 == 2:
+            a[np.diag_indices(n)] = 0
+        elif k % 5 == 3:
+            a[rng.random((n, n)) < 0.5] = 0
+        elif k % 5 == 4:
+            mask = rng.random((n, n)) < 0.1
+            a[mask] = rng.choice([NAN, INF, -INF], mask.sum())
+        with np.errstate(invalid="ignore"):     # inf + -inf
+            out.append(a + a.T)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ldl_factor_matches_lapack(dtype):
+    """LD, pivots and info equal PyTorch's (LAPACK's sytrf) on 60 matrices of each size,
+    NaN and inf included; hermitian=True the same for real matrices; ldl_solve solves with
+    them as PyTorch's sytrs."""
+    tol = TOLERANCES[dtype]
+    for n, seed in ((4, 0), (7, 1)):
+        a = _ldl_cases(n, 60, seed).astype(dtype)
+        b = make((60, n, 2), dtype, seed=seed)
+
+        def fn(a, b):
+            L = linalg(a)
+            ld, pivots, info = L.ldl_factor_ex(a)
+            return (ld, pivots, info, *L.ldl_factor_ex(a, hermitian=True),
+                    L.ldl_solve(ld, pivots, b))
+        outs = check(fn, a, b, grad=False, **tol)
+        assert outs[1].dtype == cg.int32 and outs[2].dtype == cg.int32
+        assert (outs[1].numpy() < 0).any() and outs[2].numpy().any()   # 2x2 blocks; zero columns
+
+
+def test_ldl_edges():
+    """1x1, 2x2 and empty matrices (batched), the upper triangle unread (PyTorch's LD is
+    lower), 2x2 blocks in a larger matrix, and a singular one (info, no error)."""
+    cases = [np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 3.0], [2.0, 3.0, 0.0]]),
+             np.array([[1.0, 5.0], [7.0, 1.0]]), np.array([[NAN, 1.0], [1.0, 2.0]]),
+             np.zeros((3, 3)), np.array([[-3.0]]), np.zeros((0, 0)), np.zeros((2, 0, 0)),
+             symmetric((2, 9, 9), zero_diagonal=True), symmetric((5, 5), seed=3)]
+    check(lambda *ms: [t for m in ms for t in linalg(m).ldl_factor_ex(m)], *cases, grad=False,
+          atol=1e-12, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ldl_solve(dtype):
+    """A X = B with A's factors: batched, B's batch dims broadcast against LD's (and LD's
+    against B's), int64 pivots, no right-hand columns, and an empty system."""
+    tol = TOLERANCES[dtype]
+    a = symmetric((3, 5, 5), dtype, zero_diagonal=True) + symmetric((3, 5, 5), dtype, seed=2)
+    b = make((3, 5, 2), dtype, seed=1)
+
+    def fn(a, b):
+        L = linalg(a)
+        ld, pivots = L.ldl_factor(a)
+        return (L.ldl_solve(ld, pivots, b), L.ldl_solve(ld, pivots, b[0]),
+                L.ldl_solve(ld[0], pivots[0], b), L.ldl_solve(ld, pivots.long(), b),
+                L.ldl_solve(ld, pivots, b[..., :0]),
+                L.ldl_solve(ld[:, :0, :0], pivots[:, :0], b[:, :0]))
+    outs = check(fn, a, b, grad=False, **tol)
+    np.testing.assert_allclose(a @ outs[0].numpy(), b, **tol)
+
+
+def test_ldl_has_no_gradient():
+    """As PyTorch: results that require grad, a NotImplemented grad_fn, backward raises."""
+    a = cg.tensor(symmetric((3, 3)), requires_grad=True)
+    ld, pivots, info = cg.linalg.ldl_factor_ex(a)
+    assert ld.requires_grad and not pivots.requires_grad and not info.requires_grad
+    assert ld.grad_fn.name() == "torch::autograd::NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_factor_ex is not"):
+        (ld * 2).sum().backward()
+    b = cg.ones(3, 1, dtype=cg.float64, requires_grad=True)
+    x = cg.linalg.ldl_solve(ld.detach(), pivots, b)
+    with pytest.raises(RuntimeError, match="derivative for aten::linalg_ldl_solve is not"):
+        x.sum().backward()
+    with cg.no_grad():
+        assert not cg.linalg.ldl_factor(a).LD.requires_grad
+
+
+def test_ldl_check_errors():
+    """check_errors=True waits for info and raises what PyTorch raises for a zero pivot
+    column (its internal assert: 'Unknown error code'); nothing for a regular matrix."""
+    with pytest.raises(RuntimeError, match="torch.linalg.ldl_factor_ex: Unknown error code: 2"):
+        cg.linalg.ldl_factor_ex(cg.tensor([[1.0, 0.0], [0.0, 0.0]]), check_errors=True)
+    cg.linalg.ldl_factor_ex(cg.tensor(symmetric((2, 3, 3))), check_errors=True)
+
+
+LDL_ERRORS = [
+    (lambda lib: lib.linalg.ldl_factor(lib.ones(2, 3)), RuntimeError,
+     "torch.linalg.ldl_factor_ex: A must be batches of square matrices, but they are 2 by 3"),
+    (lambda lib: lib.linalg.ldl_factor(lib.ones(3)), RuntimeError, "at least 2 dimensions"),
+    (lambda lib: lib.linalg.ldl_factor(lib.ones(3, 3, dtype=lib.int32)), RuntimeError,
+     "Expected a floating point or complex tensor as input. Got Int"),
+    (lambda lib: lib.linalg.ldl_factor(lib.ones(3, 3, dtype=lib.float16)), NotImplementedError,
+     "\"ldl_factor_kernel_cpu\" not implemented for 'Half'"),
+    (lambda lib: lib.linalg.ldl_solve(lib.eye(3), lib.ones(3, dtype=lib.int32), lib.ones(3)),
+     IndexError, r"Dimension out of range \(expected to be in range of \[-1, 0\], but got -2\)"),
+    (lambda lib: lib.linalg.ldl_solve(lib.eye(3), lib.ones(3), lib.ones(3, 1)), RuntimeError,
+     "Expected pivots to be integers. Got Float"),
+    (lambda lib: lib.linalg.ldl_solve(lib.eye(3), lib.ones(2, dtype=lib.int32), lib.ones(3, 1)),
+     RuntimeError, r"Expected LD.shape\[:-1\] and pivots.shape to be the same, but got pivots "
+     r"with shape \[2\] instead"),
+    (lambda lib: lib.linalg.ldl_solve(lib.eye(3), lib.ones(3, dtype=lib.int32),
+                                      lib.ones(3, 1, dtype=lib.float64)), RuntimeError,
+     "Expected b and A to have the same dtype, but found b of type Double and A of type Float"),
+    (lambda lib: lib.linalg.ldl_solve(lib.eye(3), lib.ones(3, dtype=lib.int32), lib.ones(2, 1)),
+     RuntimeError, "Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is 3 by "
+     "3 but each b matrix is 2 by 1"),
+    (lambda lib: lib.linalg.ldl_solve(lib.ones(2, 3), lib.ones(2, dtype=lib.int32),
+                                      lib.ones(2, 2)), RuntimeError, "A must be batches of square"),
+    (lambda lib: lib.linalg.ldl_solve(lib.eye(3), lib.tensor([1, 2, 5], dtype=lib.int32),
+                                      lib.ones(3, 2)), RuntimeError,
+     r"Pivots given to ldl_solve must all satisfy \|pivot\| <= LD.size\(-2\)"),
+    (lambda lib: lib.linalg.ldl_solve(lib.eye(3).expand(2, 3, 3),
+                                      lib.ones(2, 3, dtype=lib.int32), lib.ones(3, 3, 2)),
+     RuntimeError, "3"),
+]
+
+
+def test_ldl_interpreter_agrees_with_kernels():
+    """The NumPy meaning of LDL and LDL_SOLVE (compiler/ldl.py) is the kernels' own."""
+    a = cg.tensor(_ldl_cases(6, 20, 4))
+    b = cg.tensor(make((20, 6, 2), np.float64))
+    ld, pivots, info = cg.linalg.ldl_factor_ex(a)
+    x = cg.linalg.ldl_solve(ld, pivots, b)
+    expected = interpret.evaluate([ld.node, pivots.node, info.node, x.node],
+                                  {a.node.arg: a.numpy(), b.node.arg: b.numpy()})
+    for got, want in zip((ld, pivots, info, x), expected):
+        np.testing.assert_allclose(got.numpy(), want, atol=1e-12, equal_nan=True)
+
+
 # ---- errors -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("call,error,message", SOLVE_EX_ERRORS)
+@pytest.mark.parametrize("call,error,message", SOLVE_EX_ERRORS + LDL_ERRORS)
 def test_errors_as_pytorch_raises_them(call, error, message):
     """Raised when the op is recorded: PyTorch's exception type, and its wording (with the
     op, shapes or dtypes named where PyTorch's message leaves them out)."""

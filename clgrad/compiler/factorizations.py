@@ -1,7 +1,8 @@
 """Dense factorizations of small matrices in the IR: the LU, CHOLESKY, QR and TRISOLVE nodes
 (each one kernel, a work-item per matrix or per right-hand column: lower_linalg.py), what
 they mean in NumPy (the interpreter's reference), and their gradients, written with the
-same nodes so that backward passes stay on the device.
+same nodes so that backward passes stay on the device. (LDL^T, which has no gradient, is
+compiler/ldl.py's.)
 
 An LU node of a (..., n, n) source is (..., n, n+2): its first n columns hold L below the
 diagonal (unit diagonal implied) and U on and above it, with P A = L U; column n holds the
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ir
+from . import ir, ldl
 from .dtype import int32
 from .ir import Node
 from .ops import Op
@@ -358,6 +359,8 @@ def _svd_numpy(x: np.ndarray) -> np.ndarray:
 
 
 def numpy_meaning(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
+    if node.op in (Op.LDL, Op.LDL_SOLVE):
+        return ldl.numpy_meaning(node, srcs)
     if node.op is Op.SVD:
         return _svd_numpy(srcs[0])
     if node.op is Op.EIGH:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from .ir import Node, reads_absent, structural_key
 from .kernel import KernelSpec
 from .lower_elementwise import ElementwiseWriter
+from .lower_ldl import LdlWriter
 from .lower_linalg import LinalgWriter
 from .lower_matmul import MatmulWriter, ragged_vectors
 from .lower_recurrence import RecurrenceWriter
@@ -17,6 +18,7 @@ from .lower_reduce import ReduceWriter
 from .lower_scan import ScanWriter
 from .lower_scatter import ScatterWriter
 from .lower_sort import SortWriter
+from .ops import Op
 from .target import Target
 
 
@@ -88,7 +90,8 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
     elif spec.kind == "scatter":
         writer = ScatterWriter(spec, target)
     elif spec.kind == "linalg":
-        writer = LinalgWriter(spec, target, 1)
+        ldl = spec.outputs[0][0].op in (Op.LDL, Op.LDL_SOLVE)
+        writer = (LdlWriter if ldl else LinalgWriter)(spec, target, 1)
     elif spec.kind == "recurrence":
         writer = RecurrenceWriter(spec, target, width)
     else:

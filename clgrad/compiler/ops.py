@@ -91,6 +91,8 @@ class Op(Enum):
     QR = auto()          # (..., m, m+n): Householder Q (m, m), then R (m, n)
     EIGH = auto()        # (..., n, 2n): eigenvectors V, then D = V^T A V (eigenvalues ascending)
     SVD = auto()         # (..., m+n, n+1) of an (m, n), m >= n: U over V, then S (descending)
+    LDL = auto()         # (..., n, n+2): Bunch-Kaufman's compact LD, pivots, zero-column flags
+    LDL_SOLVE = auto()   # X with A X = B from A's LDL factors (LD, int32 pivots, B)
     # a GRU's or an LSTM's loop over time, a work-item per batch row or two or four
     # (compiler/recurrences.py)
     GRU_STATES = auto()      # (L+1, N, 4H): each step's state and its projection; arg = reverse
@@ -112,7 +114,8 @@ REDUCE = frozenset({Op.SUM, Op.RMAX, Op.PROD})
 MOVEMENT = frozenset({Op.RESHAPE, Op.PERMUTE, Op.EXPAND, Op.PAD, Op.SHRINK, Op.STRIDE,
                       Op.WINDOW})
 SOURCE = frozenset({Op.BUFFER, Op.CONST, Op.IOTA})
-FACTORIZATIONS = frozenset({Op.LU, Op.CHOLESKY, Op.TRISOLVE, Op.QR, Op.EIGH, Op.SVD})
+FACTORIZATIONS = frozenset({Op.LU, Op.CHOLESKY, Op.TRISOLVE, Op.QR, Op.EIGH, Op.SVD, Op.LDL,
+                            Op.LDL_SOLVE})
 RECURRENCES = frozenset({Op.GRU_STATES, Op.GRU_GRADIENTS, Op.LSTM_STATES, Op.LSTM_GRADIENTS})
 
 # How a SCATTER combines the values landing on one element, and what an element nothing lands

@@ -32,7 +32,8 @@ _ARG_NAME.update({Op.RESHAPE: "shape", Op.EXPAND: "shape", Op.PERMUTE: "order",
                   Op.SHRINK: "bounds", Op.STRIDE: "steps", Op.WINDOW: "window",
                   Op.SCATTER: "mode"})
 _GENERIC = "arg"      # an arg on an op that normally has none still round-trips
-_ONE_SOURCE = frozenset({Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT, Op.LU, Op.CHOLESKY, Op.QR, Op.EIGH, Op.SVD})
+_ONE_SOURCE = frozenset({Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT, Op.LU, Op.CHOLESKY, Op.QR,
+                         Op.EIGH, Op.SVD, Op.LDL})
 
 _OPS = {op.name.lower(): op for op in Op}
 _INT_TEXT = re.compile(r"[+-]?\d+")
@@ -248,7 +249,7 @@ def _arity(op: Op) -> int | None:
         return 0
     if op in BINARY or op in (Op.MATMUL, Op.TRISOLVE):
         return 2
-    if op is Op.WHERE:
+    if op in (Op.WHERE, Op.LDL_SOLVE):
         return 3
     if op in UNARY or op in REDUCE or op in MOVEMENT or op in _ONE_SOURCE:
         return 1
