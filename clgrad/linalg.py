@@ -1,7 +1,7 @@
-"""torch.linalg: norms, the cross product, and dense factorizations with gradients
-(frontend/lu.py, frontend/triangular.py, frontend/ldl.py). Not here: eig and eigvals, whose
-results are complex (clgrad has no complex tensors; a symmetric matrix's are eigh's and
-eigvalsh's)."""
+"""torch.linalg: norms, products, and dense factorizations with gradients (frontend/lu.py,
+frontend/triangular.py, frontend/ldl.py). Not here: eig and
+eigvals, whose results are complex (clgrad has no complex tensors; a symmetric matrix's are
+eigh's and eigvalsh's)."""
 from .frontend.lu import (det, inv, inv_ex, linalg_lu as lu, lu_factor, lu_factor_ex, lu_solve,
                           slogdet, solve, solve_ex)
 from .frontend.lu import matrix_power
@@ -10,7 +10,7 @@ from .frontend.matrices import LinAlgError
 from .frontend.householder import householder_product
 from .frontend.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .frontend.matrix_functions import matrix_exp
-from .frontend.matrix_norms import cond, matrix_norm, matrix_rank, multi_dot
+from .frontend.matrix_norms import cond, matrix_norm, matrix_rank, multi_dot, norm
 from .frontend.qr import linalg_qr as qr, lstsq, pinv
 from .frontend.products import linalg_cross as cross
 from .frontend.statistics import vector_norm
@@ -20,4 +20,4 @@ __all__ = ["vector_norm", "cross", "det", "inv", "inv_ex", "lu", "lu_factor", "l
            "lu_solve", "slogdet", "solve", "matrix_power", "LinAlgError", "cholesky_ex",
            "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv", "eigh",
            "eigvalsh", "svd", "svdvals", "matrix_norm", "cond", "matrix_rank", "multi_dot",
-           "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve", "solve_ex"]
+           "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve", "norm", "solve_ex"]

@@ -35,6 +35,91 @@ def well_conditioned(shape, dtype=np.float64, seed=0):
     return make(shape, dtype, seed=seed) + 4 * np.eye(shape[-1], dtype=dtype)
 
 
+# ---- linalg.norm ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_norm_dispatch_values_and_gradients(dtype):
+    """ord None over everything, vector norms over one dim, matrix norms over two ('fro',
+    'nuc', ±2 through singular values, ±1 and ±inf through column and row sums), keepdim,
+    dims in any order, dtype."""
+    def fn(a, m, v):
+        L = linalg(a)
+        lib = library(a)
+        return (L.norm(a), L.norm(a, keepdim=True), L.norm(a, dim=1), L.norm(a, 3, dim=(2,)),
+                L.norm(a, None, (1, 2)), L.norm(a, -1, dim=-1, keepdim=True),
+                L.norm(m), L.norm(m, "fro"), L.norm(m, "nuc"), L.norm(m, 2), L.norm(m, -2),
+                L.norm(m, 1), L.norm(m, -1), L.norm(m, INF), L.norm(m, -INF),
+                L.norm(a, "nuc", dim=(2, 0), keepdim=True), L.norm(a, INF, dim=(2, 0),
+                                                                 keepdim=True),
+                L.norm(a, -1, dim=(0, 2)), L.norm(a, 2, dim=(-1, -2)),
+                L.norm(v), L.norm(v, 0.5), L.norm(v, -INF), L.norm(v, INF), L.norm(v, 0),
+                L.norm(m, 1, dtype=lib.float64), L.norm(v, dtype=lib.float64))
+    check(fn, (2, 3, 4), (3, 5), (6,), dtype=dtype, **TOLERANCES[dtype])
+
+
+def test_norm_edges():
+    """Empty inputs (zeros, their gradients zeros; a largest of nothing is 0 autograd does
+    not see, as PyTorch's), zero vectors (gradient 0, not NaN), size-1 dims, ties between
+    the largest column or row sums (they share the gradient), and NaN and inf where no
+    singular values are taken (PyTorch's SVD refuses NaN: a LinAlgError, where clgrad's
+    gives NaN)."""
+    def empty(e, f):
+        L = linalg(e)
+        return (L.norm(e), L.norm(e[:, 0]), L.norm(e, 2), L.norm(e, 1), L.norm(e, INF),
+                L.norm(e, -1), L.norm(e, "fro"), L.norm(e, "nuc"),
+                L.norm(f, INF, dim=(1, 2), keepdim=True), L.norm(f, 1, dim=(2, 1)),
+                L.norm(e, -1, dim=1))
+    check(empty, np.zeros((0, 3)), np.zeros((2, 0, 3)))
+
+    def small(z, one):
+        L = linalg(z)
+        return (L.norm(z), L.norm(z, 3, dim=1), L.norm(z, "fro"), L.norm(one, 2),
+                L.norm(one, "nuc"), L.norm(one, -INF), L.norm(one, dim=0))
+    check(small, np.zeros((2, 3)), make((1, 1), np.float64) + 3)
+    ties = np.array([[1.0, -2.0, 3.0], [2.0, -1.0, -3.0], [-3.0, 3.0, 0.0]])   # equal sums
+    check(lambda t: tuple(linalg(t).norm(t, o) for o in (1, -1, INF, -INF))
+          + (linalg(t).norm(t[0], INF), linalg(t).norm(t[0], -INF),
+             linalg(t).norm(t, INF, dim=1)), ties, atol=1e-12)
+    special = np.array([[INF, 1.0, -2.0], [NAN, 0.5, 3.0]])
+    check(lambda s: tuple(linalg(s).norm(s, o) for o in (None, "fro", 1, -1, INF, -INF))
+          + (linalg(s).norm(s, 3, dim=1), linalg(s).norm(s[:1], -1, dim=1)), special, grad=False)
+
+
+NORM_ERRORS = [
+    (lambda lib: lib.linalg.norm(lib.ones(2, 3, 4), 2), RuntimeError, "must be 1D or 2D. Got 3D"),
+    (lambda lib: lib.linalg.norm(lib.ones(2, 3, 4), "fro"), RuntimeError, "1D or 2D. Got 3D"),
+    (lambda lib: lib.linalg.norm(lib.ones(2, 3, 4), dim=(0, 1, 2)), RuntimeError,
+     r"must be of length 1 or 2. Got \[0, 1, 2\]"),
+    (lambda lib: lib.linalg.norm(lib.ones(2, 3), dim=()), RuntimeError, "of length 1 or 2"),
+    (lambda lib: lib.linalg.norm(lib.ones(2, 3), "fro", dim=1), RuntimeError,
+     "matrix_norm: dim must be a 2-tuple. Got 1"),
+    (lambda lib: lib.linalg.norm(lib.ones(3, 4), 3), RuntimeError, "Order 3 not supported"),
+    (lambda lib: lib.linalg.norm(lib.ones(3, 4), 2.5), RuntimeError, "Order 2.5 not supported"),
+    (lambda lib: lib.linalg.norm(lib.ones(3, 4), "bad"), RuntimeError, "Order bad not supp"),
+    (lambda lib: lib.linalg.norm(lib.ones(3, 4), 2, dim=(0, -2)), RuntimeError,
+     r"dims must be different. Got \(0, 0\)"),
+    (lambda lib: lib.linalg.norm(lib.ones(3, 4), 2, dim=(0, 5)), IndexError, "5"),
+    (lambda lib: lib.linalg.norm(lib.ones(4), "nuc"), RuntimeError, "at least 2 dimensions"),
+    (lambda lib: lib.linalg.norm(lib.ones(2, 2, dtype=lib.int64)), RuntimeError, "Got Long"),
+    (lambda lib: lib.linalg.norm(lib.ones(2, 2, dtype=lib.int64), dtype=lib.float32),
+     RuntimeError, "vector_norm: Expected a floating point"),
+    (lambda lib: lib.linalg.norm(lib.ones(2, 2, dtype=lib.float16), "nuc"), RuntimeError,
+     "Low precision dtypes not supported. Got Half"),
+    (lambda lib: lib.linalg.norm(lib.ones(2, 2, dtype=lib.float64), 1, dtype=lib.float32),
+     RuntimeError, r"the dtype of the input \(Double\) should be convertible without narrowing"),
+    (lambda lib: lib.linalg.norm(lib.ones(2, 2), dtype=lib.int64), RuntimeError,
+     "dtype should be floating point or complex, but got Long"),
+    (lambda lib: lib.linalg.norm(lib.ones(0, 3), -2), IndexError, "non-zero size"),
+    (lambda lib: lib.linalg.norm(lib.ones(0, 3), -INF), IndexError, "non-zero size"),
+    (lambda lib: lib.linalg.norm(lib.ones(0), INF), RuntimeError,
+     "cannot compute the inf norm on an empty tensor"),
+    (lambda lib: lib.linalg.norm(lib.ones(0, 3), -1, dim=0), RuntimeError,
+     "cannot compute the -1 norm on the dimension 0"),
+    (lambda lib: lib.linalg.matrix_norm(lib.ones(3, 4), 1, dim=(0,)), RuntimeError,
+     "dim must be a 2-tuple. Got 0"),
+]
+
+
 # ---- solve_ex -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -257,7 +342,7 @@ def test_ldl_interpreter_agrees_with_kernels():
 
 # ---- errors -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("call,error,message", SOLVE_EX_ERRORS + LDL_ERRORS)
+@pytest.mark.parametrize("call,error,message", NORM_ERRORS + SOLVE_EX_ERRORS + LDL_ERRORS)
 def test_errors_as_pytorch_raises_them(call, error, message):
     """Raised when the op is recorded: PyTorch's exception type, and its wording (with the
     op, shapes or dtypes named where PyTorch's message leaves them out)."""

@@ -1,40 +1,100 @@
-"""Matrix norms and what is measured with them: linalg.matrix_norm, cond, matrix_rank, and
-multi_dot. Compositions of Tensor ops and svdvals (eigen.py): gradients come with them."""
+"""Matrix norms and what is measured with them: linalg.norm, linalg.matrix_norm, cond,
+matrix_rank, and multi_dot. Compositions of Tensor ops and svdvals (eigen.py), written as
+PyTorch writes them, so that values and gradients come out alike."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from ..compiler.dtype import int64
+from ..compiler.dtype import float32, float64, int64
 from .eigen import svdvals
 from .lu import inv
-from .matrices import check_matrix, square
-from .statistics import vector_norm
+from .matrices import check_matrix, square, torch_name
+from .operands import normalize_dim
+from .statistics import norm_dtype, order_text, vector_norm
 
-_SPECTRAL = (2, -2, "nuc")
+_ORDERS = (1, -1, 2, -2, math.inf, -math.inf)
+
+
+def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):
+    """A vector norm (dim an int or of length 1, or a 1-d A; ord None: the 2-norm of all
+    elements) or a matrix norm (dim of length 2, or a 2-d A), as PyTorch dispatches."""
+    dims = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    if dims is not None and len(dims) not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                           f"Got {list(dims)}")
+    if dims is None and ord is not None and A.ndim not in (1, 2):
+        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                           f"1D or 2D. Got {A.ndim}D.")
+    if isinstance(ord, str) or (ord is not None and len(dims or range(A.ndim)) == 2):
+        return matrix_norm(A, ord, (0, 1) if dims is None else dims, keepdim, dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+
+
+def _matrix_checks(A, dim, dtype, low_precision: bool) -> tuple[int, int]:
+    """PyTorch's checks of matrix_norm's operands; its two dims, wrapped."""
+    op = "linalg.matrix_norm"
+    if A.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if not A.dtype.is_float:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
+                           f"{torch_name(A.dtype)}")
+    if not low_precision and A.dtype not in (float32, float64):
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {torch_name(A.dtype)}")
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"{op}: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+    rows, cols = (normalize_dim(op, d, A.ndim) for d in dims)
+    if rows == cols:
+        raise RuntimeError(f"{op}: dims must be different. Got ({rows}, {cols})")
+    norm_dtype(op, dtype, A.dtype)
+    return rows, cols
+
+
+def _extreme(x, axis: int, ord, keepdim: bool, shown: int):
+    """The largest (ord > 0) or smallest of x's values along axis; the largest of none is
+    0 (the values are magnitudes: zeros autograd does not see, as PyTorch's), the smallest of
+    none is refused, as PyTorch's."""
+    if x.shape[axis] == 0:
+        if ord < 0:
+            raise IndexError(f"amin(): Expected reduction dim {shown} to have non-zero size. "
+                             f"(linalg.matrix_norm of order {order_text(ord)} over an empty dim)")
+        return x.detach().sum(axis, keepdim)
+    return x.amax(axis, keepdim) if ord > 0 else x.amin(axis, keepdim)
+
+
+def _keep(out, axes: tuple[int, int], keepdim: bool):
+    if keepdim:
+        for axis in sorted(axes):
+            out = out.unsqueeze(axis)
+    return out
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):
-    check_matrix("linalg.matrix_norm", A)
-    if dtype is not None:
-        A = A.to(dtype)
-    if ord == "fro":
-        return vector_norm(A, 2, dim, keepdim)
-    if ord not in (*_SPECTRAL, 1, -1, math.inf, -math.inf):
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    rows, cols = (d % A.ndim for d in dim)
-    x = A.movedim((rows, cols), (-2, -1))
-    if ord in _SPECTRAL:
-        s = svdvals(x)
-        out = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
-    else:   # 1: the largest column sum of |A|, inf: the largest row sum
-        sums = x.abs().sum(-2 if abs(ord) == 1 else -1)
-        out = sums.amax(-1) if ord > 0 else sums.amin(-1)
-    if keepdim:
-        for axis in sorted((rows, cols)):
-            out = out.unsqueeze(axis)
-    return out
+    """'fro' (the 2-norm of the elements), 'nuc' (the sum of the singular values), ±2 (the
+    largest or smallest singular value), ±1 and ±inf (the largest or smallest column or row
+    sum of magnitudes), over the two dims."""
+    if isinstance(ord, str):
+        rows, cols = _matrix_checks(A, dim, dtype, ord != "nuc")
+        if ord not in ("fro", "nuc"):
+            raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+        if ord == "fro":
+            return vector_norm(A, 2, (rows, cols), keepdim, dtype=dtype)
+        x = A.to(dtype) if dtype is not None else A
+        return _keep(svdvals(x.movedim((rows, cols), (-2, -1))).sum(-1), (rows, cols), keepdim)
+    if ord not in _ORDERS:
+        raise RuntimeError(f"linalg.matrix_norm: Order {order_text(ord)} not supported.")
+    rows, cols = _matrix_checks(A, dim, dtype, abs(ord) != 2)
+    if abs(ord) == 2:
+        x = A.to(dtype) if dtype is not None else A
+        s = svdvals(x.movedim((rows, cols), (-2, -1)))
+        return _keep(_extreme(s, -1, ord, False, -1), (rows, cols), keepdim)
+    first, second = (cols, rows) if abs(ord) == math.inf else (rows, cols)
+    if not keepdim and first < second:
+        second -= 1
+    sums = vector_norm(A, 1, (first,), keepdim, dtype=dtype)
+    return _extreme(sums, second, ord, keepdim, second)
 
 
 def cond(A, p=None):

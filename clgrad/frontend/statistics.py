@@ -10,6 +10,7 @@ from collections import namedtuple
 from ..compiler import dtype as dt
 from ..compiler import ir
 from .backward import record
+from .matrices import torch_name
 from .operands import normalize_dim, normalize_dims
 
 AminmaxResult = namedtuple("aminmax", ["min", "max"])
@@ -38,20 +39,54 @@ def vector_norm_node(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
     return zero.where(0, root)
 
 
+def norm_dtype(op: str, dtype, input_dtype) -> None:
+    """PyTorch's checks of a norm's dtype argument: a float that holds the input's dtype."""
+    if dtype is None:
+        return
+    if not dtype.is_float:
+        raise RuntimeError(f"{op}: dtype should be floating point or complex, but got "
+                           f"{torch_name(dtype)}")
+    if dt.promote(input_dtype, dtype) != dtype:
+        raise RuntimeError(f"{op}: the dtype of the input ({torch_name(input_dtype)}) should be "
+                           f"convertible without narrowing to the specified dtype "
+                           f"({torch_name(dtype)})")
+
+
+def order_text(ord) -> str:
+    """A norm's order as PyTorch's messages print it (-1, 0.5, inf)."""
+    return f"{float(ord):g}"
+
+
 def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None):
-    if not x.dtype.is_float and dtype is None:
+    """The ord-norm over dim (all dims for None or ()), in dtype when given."""
+    if not x.dtype.is_float:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {x.dtype.name}")
+                           f"input. Got {torch_name(x.dtype)}")
+    whole = dim is None or (not isinstance(dim, int) and len(dim) == 0)
+    axes = normalize_dims("linalg.vector_norm", None if whole else dim, x.ndim)
+    if x.numel() == 0 and (ord < 0 or ord == math.inf):
+        _refuse_empty(x, ord, None if whole else axes)
+    norm_dtype("linalg.vector_norm", dtype, x.dtype)
     node = x.node.cast(dtype) if dtype is not None else x.node
-    axes = normalize_dims("linalg.vector_norm", dim, x.ndim)
-    if node.numel == 0 and ord in (math.inf, -math.inf) and any(x.shape[a] == 0 for a in axes):
-        raise RuntimeError("linalg.vector_norm: Expected a non-empty dim for an infinite norm "
-                           f"of an input of shape {tuple(x.shape)}")
     out = vector_norm_node(node, float(ord), axes) if node.numel else \
         ir.const(0, node.dtype, tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
     if not keepdim:
         out = out.reshape(tuple(n for a, n in enumerate(x.shape) if a not in axes))
     return record("linalg_vector_norm", out, x.device, [x])
+
+
+def _refuse_empty(x, ord, axes) -> None:
+    """A norm of no identity (a negative or infinite order) over nothing, as PyTorch refuses
+    it: over the whole empty tensor, or over an empty dim."""
+    shape = f" (an input of shape {tuple(x.shape)})"
+    if axes is None:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {order_text(ord)} norm on an "
+                           f"empty tensor because the operation does not have an identity{shape}")
+    for axis in axes:
+        if x.shape[axis] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {order_text(ord)} norm on "
+                               f"the dimension {axis}because this dimension is empty and the "
+                               f"operation does not have an identity{shape}")
 
 
 def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None):
