@@ -1,5 +1,5 @@
 """torch.linalg: norms, products, and dense factorizations with gradients (frontend/lu.py,
-frontend/triangular.py, frontend/ldl.py). Not here: eig and
+frontend/triangular.py, frontend/ldl.py, frontend/tensor_solves.py). Not here: eig and
 eigvals, whose results are complex (clgrad has no complex tensors; a symmetric matrix's are
 eigh's and eigvalsh's)."""
 from .frontend.lu import (det, inv, inv_ex, linalg_lu as lu, lu_factor, lu_factor_ex, lu_solve,
@@ -15,9 +15,11 @@ from .frontend.qr import linalg_qr as qr, lstsq, pinv
 from .frontend.products import linalg_cross as cross
 from .frontend.statistics import vector_norm
 from .frontend.triangular import cholesky_ex, linalg_cholesky as cholesky, solve_triangular
+from .frontend.tensor_solves import tensorinv, tensorsolve
 
 __all__ = ["vector_norm", "cross", "det", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex",
            "lu_solve", "slogdet", "solve", "matrix_power", "LinAlgError", "cholesky_ex",
            "cholesky", "solve_triangular", "matrix_exp", "qr", "lstsq", "pinv", "eigh",
            "eigvalsh", "svd", "svdvals", "matrix_norm", "cond", "matrix_rank", "multi_dot",
-           "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve", "norm", "solve_ex"]
+           "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve", "norm", "solve_ex",
+           "tensorinv", "tensorsolve"]

@@ -198,6 +198,63 @@ SOLVE_EX_ERRORS = [
 ]
 
 
+# ---- tensorinv, tensorsolve ----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tensorinv_and_tensorsolve(dtype):
+    """tensorinv over ind = 1, 2 and all dims; tensorsolve with and without dims, B of
+    another shape of the same size, 0-d; gradients through inv and solve."""
+    a6 = well_conditioned((6, 6), dtype).reshape(2, 3, 6)
+    a4 = well_conditioned((4, 4), dtype, seed=1).reshape(4, 2, 2)
+
+    def fn(a6, a4, b, s):
+        L = linalg(a6)
+        return (L.tensorinv(a6), L.tensorinv(a4, ind=1), L.tensorinv(a6.reshape(6, 6), ind=1),
+                L.tensorinv(a4.reshape(2, 2, 2, 2)),
+                L.tensorsolve(a6, b), L.tensorsolve(a6, b.reshape(3, 2)),
+                L.tensorsolve(a6.permute(2, 0, 1), b, dims=(0,)),
+                L.tensorsolve(a4.reshape(2, 2, 2, 2), b[:, :2]), L.tensorsolve(s, s * 2),
+                L.tensorsolve(a4.permute(1, 2, 0), b.reshape(6)[:4], dims=(0, 1)))
+    check(fn, a6, a4, (2, 3), np.array(1.5, dtype), dtype=dtype, **TOLERANCES[dtype])
+
+
+def test_tensor_solves_edges():
+    """Empty tensors, size-1 dims, and a singular matrix: inf or NaN, not an error (clgrad
+    is lazy, as its inv and solve: PyTorch raises LinAlgError here)."""
+    check(lambda e, f, v, o: (linalg(e).tensorinv(e, ind=1), linalg(e).tensorinv(f, ind=1),
+                              linalg(e).tensorsolve(e, v), linalg(e).tensorinv(o, ind=1),
+                              linalg(e).tensorsolve(o, o[0])),
+          np.zeros((0, 0)), np.zeros((0, 2, 0)), np.zeros((0,)), make((1, 1, 1), np.float64) + 2)
+    singular = cg.linalg.tensorinv(cg.zeros(2, 3, 6), ind=2)
+    assert singular.shape == (6, 2, 3) and not np.isfinite(singular.numpy()).all()
+    x = cg.linalg.tensorsolve(cg.zeros(2, 3, 6), cg.ones(2, 3))
+    assert x.shape == (6,) and not np.isfinite(x.numpy()).all()
+
+
+TENSOR_SOLVE_ERRORS = [
+    (lambda lib: lib.linalg.tensorinv(lib.ones(6, 2, 3)), RuntimeError,
+     r"prod\(self.shape\[ind:\]\) == prod\(self.shape\[:ind\]\), but got 3 != 12"),
+    (lambda lib: lib.linalg.tensorinv(lib.ones(2, 3, 6), ind=0), RuntimeError,
+     "Expected a strictly positive integer for 'ind', but got 0"),
+    (lambda lib: lib.linalg.tensorinv(lib.ones(2, 3, 6), ind=4), RuntimeError, "invalid slice"),
+    (lambda lib: lib.linalg.tensorinv(lib.ones(2, 3, 6), ind=2.0), TypeError, "'ind' must be"),
+    (lambda lib: lib.linalg.tensorinv(lib.ones(2, 2, dtype=lib.int64), ind=1), RuntimeError,
+     "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda lib: lib.linalg.tensorsolve(lib.ones(2, 3, 6), lib.ones(2)), RuntimeError,
+     r"prod\(self.shape\[other.ndim:\]\) == prod\(self.shape\[:other.ndim\]\), but got 18 != 2"),
+    (lambda lib: lib.linalg.tensorsolve(lib.ones(2, 3, 6), lib.ones(2, 3, 6, 1)), RuntimeError,
+     "more dims"),
+    (lambda lib: lib.linalg.tensorsolve(lib.ones(2, 3, 6), lib.ones(2, 3, dtype=lib.float64)),
+     RuntimeError, "linalg.solve: Expected A and B to have the same dtype"),
+    (lambda lib: lib.linalg.tensorsolve(lib.ones(2, 3, 6), lib.ones(2, 3), dims=2), TypeError,
+     "'dims' must be tuple of ints"),
+    (lambda lib: lib.linalg.tensorsolve(lib.ones(2, 3, 6), lib.ones(2, 3), dims=(5,)),
+     IndexError, "5"),
+    (lambda lib: lib.linalg.tensorsolve(lib.ones(4, 3, 6), lib.ones(2, 3)), RuntimeError,
+     "invalid for input of size 72"),
+]
+
+
 # ---- ldl_factor, ldl_factor_ex, ldl_solve --------------------------------------------------
 
 def _ldl_cases(n: int, count: int, seed: int) -> np.ndarray:
@@ -342,7 +399,8 @@ def test_ldl_interpreter_agrees_with_kernels():
 
 # ---- errors -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("call,error,message", NORM_ERRORS + SOLVE_EX_ERRORS + LDL_ERRORS)
+@pytest.mark.parametrize("call,error,message",
+                         NORM_ERRORS + SOLVE_EX_ERRORS + TENSOR_SOLVE_ERRORS + LDL_ERRORS)
 def test_errors_as_pytorch_raises_them(call, error, message):
     """Raised when the op is recorded: PyTorch's exception type, and its wording (with the
     op, shapes or dtypes named where PyTorch's message leaves them out)."""
