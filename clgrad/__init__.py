@@ -51,7 +51,7 @@ __all__ = list(_frontend_all) + ["dtype", "bool", "float16", "float32", "float64
                                  "viz", "ir", "synchronize", "cuda", "autograd", "linalg",
                                  "special"]
 
-from . import distributed, func, nn, optim, utils  # noqa: E402  (from clgrad import nn, ...)
+from . import distributed, distributions, func, nn, optim, utils  # noqa: E402  (cg.nn, ...)
 from .frontend.generator import Generator  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from . import random, testing  # noqa: E402  (cg.random, cg.testing)
@@ -65,6 +65,6 @@ globals().update(_nn_functions)
 globals().update(_legacy_types)
 for _name in _nn_methods:
     setattr(Tensor, _name, _nn_functions[_name])
-__all__ += ["nn", "optim", "utils", "Generator", "save", "load", "random", "testing",
-            "default_generator"] + list(_nn_functions) + \
+__all__ += ["nn", "optim", "utils", "distributions", "Generator", "save", "load", "random",
+            "testing", "default_generator"] + list(_nn_functions) + \
     list(_legacy_types)

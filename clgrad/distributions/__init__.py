@@ -1,0 +1,37 @@
+"""clgrad.distributions: torch.distributions over clgrad tensors. Parameterizable
+probability distributions with sampling (rsample: reparameterized, differentiable),
+log_prob, cdf and icdf, moments and entropy, argument and sample validation, transforms and
+kl_divergence, with PyTorch's semantics.
+
+    m = Normal(loc, scale)
+    x = m.rsample((64,))                 # gradients reach loc and scale
+    loss = -m.log_prob(x).mean()
+"""
+from . import constraints, transforms
+from .bernoulli import Bernoulli
+from .beta import Beta
+from .binomial import Binomial
+from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
+from .dirichlet import Dirichlet
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .log_normal import LogNormal
+from .mixture_same_family import MixtureSameFamily
+from .multivariate_normal import MultivariateNormal
+from .normal import Normal
+from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
+from .transforms import *  # noqa: F401,F403
+from .uniform import Uniform
+
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Dirichlet", "Distribution",
+           "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Independent", "Laplace",
+           "LogNormal", "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Poisson", "TransformedDistribution", "Uniform",
+           "constraints", "kl_divergence", "register_kl", "transforms"] + transforms.__all__

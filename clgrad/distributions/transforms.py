@@ -1,0 +1,222 @@
+"""torch.distributions.transforms: invertible maps y = f(x) with log |det J|, for
+TransformedDistribution. ExpTransform, AffineTransform, SigmoidTransform, TanhTransform,
+SoftplusTransform, PowerTransform, AbsTransform, and (transform.py) the Transform base class,
+ComposeTransform, identity_transform and IndependentTransform; `t.inv` is t's inverse."""
+from __future__ import annotations
+
+import math
+
+from .. import frontend as ops
+from ..frontend.tensor import Tensor
+from ..nn.functional import softplus
+from . import constraints
+from .transform import ComposeTransform, IndependentTransform, Transform, identity_transform
+from .utils import broadcast_all, is_number, lazy_property
+
+__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+           "IndependentTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform",
+           "TanhTransform", "Transform", "identity_transform"]
+
+
+class _Elementwise(Transform):
+    """A parameterless bijection applied elementwise; transforms of one class are equal."""
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, type(self))
+
+
+class ExpTransform(_Elementwise):
+    """y = exp(x)."""
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def _call(self, x):
+        return x.exp()
+
+    def _inverse(self, y):
+        return y.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        return x
+
+
+def _clipped_sigmoid(x):
+    finfo = ops.finfo(x.dtype)
+    return x.sigmoid().clamp(min=finfo.tiny, max=1.0 - finfo.eps)
+
+
+class SigmoidTransform(_Elementwise):
+    """y = sigmoid(x), kept inside (0, 1) by the dtype's tiny and eps."""
+    domain = constraints.real
+    codomain = constraints.unit_interval
+
+    def _call(self, x):
+        return _clipped_sigmoid(x)
+
+    def _inverse(self, y):
+        finfo = ops.finfo(y.dtype)
+        y = y.clamp(min=finfo.tiny, max=1.0 - finfo.eps)
+        return y.log() - (-y).log1p()
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x) - softplus(x)
+
+
+class SoftplusTransform(_Elementwise):
+    """y = log(1 + exp(x))."""
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def _call(self, x):
+        return softplus(x)
+
+    def _inverse(self, y):
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x)
+
+
+class TanhTransform(_Elementwise):
+    """y = tanh(x); log |det J| as the stable 2 (log 2 - x - softplus(-2x))."""
+    domain = constraints.real
+    codomain = constraints.interval(-1.0, 1.0)
+
+    def _call(self, x):
+        return x.tanh()
+
+    def _inverse(self, y):
+        return y.atanh()
+
+    def log_abs_det_jacobian(self, x, y):
+        return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
+
+
+class AbsTransform(Transform):
+    """y = |x| (not injective: its inverse returns y)."""
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
+
+
+def _broadcast_shapes(shape, *params):
+    return ops.broadcast_shapes(shape, *(getattr(p, "shape", ()) for p in params))
+
+
+def _equal(a, b) -> bool:
+    if is_number(a) and is_number(b):
+        return a == b
+    return bool((a == b).all().item())
+
+
+class PowerTransform(Transform):
+    """y = x ** exponent on the positive reals."""
+    domain = constraints.positive
+    codomain = constraints.positive
+    bijective = True
+
+    def __init__(self, exponent, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        (self.exponent,) = broadcast_all(exponent)
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return PowerTransform(self.exponent, cache_size=cache_size)
+
+    @lazy_property
+    def sign(self):
+        return self.exponent.sign()
+
+    def __eq__(self, other):
+        return isinstance(other, PowerTransform) and _equal(self.exponent, other.exponent)
+
+    def _call(self, x):
+        return x.pow(self.exponent)
+
+    def _inverse(self, y):
+        return y.pow(1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return _broadcast_shapes(shape, self.exponent)
+
+    def inverse_shape(self, shape):
+        return _broadcast_shapes(shape, self.exponent)
+
+
+class AffineTransform(Transform):
+    """y = loc + scale * x (loc and scale numbers or tensors), over event_dim rightmost
+    dimensions."""
+    bijective = True
+
+    def __init__(self, loc, scale, event_dim: int = 0, cache_size: int = 0):
+        super().__init__(cache_size=cache_size)
+        self.loc = loc
+        self.scale = scale
+        self._event_dim = event_dim
+
+    @property
+    def event_dim(self) -> int:
+        return self._event_dim
+
+    @constraints.dependent_property(is_discrete=False)
+    def domain(self):
+        if self.event_dim == 0:
+            return constraints.real
+        return constraints.independent(constraints.real, self.event_dim)
+
+    @constraints.dependent_property(is_discrete=False)
+    def codomain(self):
+        return self.domain
+
+    def with_cache(self, cache_size: int = 1):
+        if self._cache_size == cache_size:
+            return self
+        return AffineTransform(self.loc, self.scale, self.event_dim, cache_size=cache_size)
+
+    def __eq__(self, other):
+        return (isinstance(other, AffineTransform) and _equal(self.loc, other.loc)
+                and _equal(self.scale, other.scale))
+
+    @property
+    def sign(self):
+        if is_number(self.scale):
+            scale = float(self.scale)
+            return 1 if scale > 0 else -1 if scale < 0 else 0
+        return self.scale.sign()
+
+    def _call(self, x):
+        return self.loc + self.scale * x
+
+    def _inverse(self, y):
+        return (y - self.loc) / self.scale
+
+    def log_abs_det_jacobian(self, x, y):
+        shape = x.shape
+        if isinstance(self.scale, Tensor):
+            result = self.scale.abs().log()
+        else:
+            result = ops.full_like(x, math.log(abs(self.scale)))
+        if self.event_dim:
+            result = result.reshape(result.size()[:-self.event_dim] + (-1,)).sum(-1)
+            shape = shape[:-self.event_dim]
+        return result.expand(shape)
+
+    def forward_shape(self, shape):
+        return _broadcast_shapes(shape, self.loc, self.scale)
+
+    def inverse_shape(self, shape):
+        return _broadcast_shapes(shape, self.loc, self.scale)
