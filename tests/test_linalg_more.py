@@ -120,6 +120,74 @@ NORM_ERRORS = [
 ]
 
 
+# ---- vecdot, matmul, diagonal, vander ------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_vecdot_matmul_diagonal(dtype):
+    """vecdot broadcast over batches and along any dim (two 1-d tensors: vdot, dim unread),
+    linalg.matmul as torch.matmul, linalg.diagonal of the last two dims by default."""
+    def fn(a, b, v, w, s, m):
+        L = linalg(a)
+        return (L.vecdot(a, b), L.vecdot(a, b[0, :1], dim=0), L.vecdot(a, v, dim=-1),
+                L.vecdot(v, w), L.vecdot(v, w, dim=5), L.vecdot(s, s), L.vecdot(s, v),
+                L.matmul(a, m), L.matmul(v, m), L.matmul(m.mT, v), L.matmul(a, a.mT),
+                L.diagonal(a), L.diagonal(a, offset=1), L.diagonal(a, offset=-1, dim1=0, dim2=2),
+                L.diagonal(m, offset=10), L.diagonal(a, dim1=2, dim2=1))
+    check(fn, (2, 3, 4), (2, 3, 4), (4,), (4,), (), (4, 3), dtype=dtype, **TOLERANCES[dtype])
+
+
+def test_vecdot_edges():
+    """Empty vectors (a sum of nothing, 0), empty batches, NaN and inf, float16 (products
+    rounded to half, summed in float: PyTorch's)."""
+    check(lambda a, b, c, d: (linalg(a).vecdot(a, b), linalg(a).vecdot(c, d),
+                              linalg(a).vecdot(b, b)),
+          np.zeros((2, 0)), np.zeros((0,)), np.zeros((0, 3)), make((3,), np.float64))
+    special = np.array([[INF, 1.0, NAN], [INF, 0.0, 2.0], [-INF, 2.0, 1.0]])
+    check(lambda s, t: linalg(s).vecdot(s, t), special, np.array([0.0, 1.0, 1.0]), grad=False)
+    halves = make((3, 5), np.float16), make((5,), np.float16, seed=1)
+    check(lambda a, b: linalg(a).vecdot(a, b), *halves, grad=False, atol=1e-3, rtol=1e-3)
+
+
+PRODUCT_ERRORS = [
+    (lambda lib: lib.linalg.vecdot(lib.ones(3), lib.ones(3, dtype=lib.float64)), RuntimeError,
+     "Expected x and y to have the same dtype, but found x of type Float and y of type Double"),
+    (lambda lib: lib.linalg.vecdot(lib.ones(3, dtype=lib.int64), lib.ones(3, dtype=lib.int64)),
+     RuntimeError, "vecdot: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda lib: lib.linalg.vecdot(lib.ones(2, 3), lib.ones(4)), RuntimeError, "4"),
+    (lambda lib: lib.linalg.vecdot(lib.ones(3), lib.ones(1)), RuntimeError, "inconsistent"),
+    (lambda lib: lib.linalg.vecdot(lib.ones(2, 3), lib.ones(3), dim=2), IndexError, "2"),
+    (lambda lib: lib.linalg.vecdot(lib.ones(3), 2.0), TypeError, "'y' .* must be Tensor"),
+    (lambda lib: lib.linalg.diagonal(lib.ones(3)), IndexError, "-2"),
+    (lambda lib: lib.linalg.diagonal(lib.ones(2, 3), dim1=1, dim2=-1), RuntimeError,
+     "diagonal dimensions cannot be identical"),
+    (lambda lib: lib.linalg.diagonal(lib.ones(2, 3), 1), TypeError, "positional"),
+    (lambda lib: lib.linalg.vander(lib.ones(3), N=1), RuntimeError, "N must be greater than 1"),
+    (lambda lib: lib.linalg.vander(lib.ones(())), RuntimeError, "N must be greater than 1"),
+    (lambda lib: lib.linalg.vander(lib.ones(0)), RuntimeError, "N must be greater than 1"),
+    (lambda lib: lib.linalg.vander(lib.ones(2), N=2.0), TypeError, "'N' must be int"),
+    (lambda lib: lib.linalg.vander(lib.ones(2, dtype=lib.bool)), RuntimeError, "but got Bool"),
+    (lambda lib: lib.linalg.vander(lib.ones(2, dtype=lib.float16)), RuntimeError,
+     "but got Half"),
+]
+
+
+def test_vander():
+    """Batched, N given or not, 0-d x, zeros (cumprod's gradient through a zero), NaN and
+    inf, integers (int64 results, exact), empty x."""
+    x = make((2, 3), np.float64)
+    x[0, 1] = 0.0
+    check(lambda x, s: (linalg(x).vander(x), linalg(x).vander(x, N=5), linalg(x).vander(x, N=2),
+                        linalg(x).vander(s, N=4)), x, np.array(1.5))
+    check(lambda x: linalg(x).vander(x, N=4), make((3,), np.float32), atol=1e-5, rtol=1e-5)
+    check(lambda x: linalg(x).vander(x, N=4), np.array([0.0, INF, NAN, -INF, -2.0]), grad=False)
+    for dtype in (np.int64, np.int32, np.int8, np.uint8):
+        ints = np.array([[3, -2, 7], [0, 1, 2]], dtype=dtype) if dtype != np.uint8 else \
+            np.array([[3, 2, 7], [0, 1, 2]], dtype=dtype)
+        check(lambda x: linalg(x).vander(x), ints)
+    check(lambda x, y: (linalg(x).vander(x, N=3), linalg(x).vander(y, N=2)),
+          np.zeros((0,)), np.zeros((2, 0)))
+
+
 # ---- solve_ex -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -400,7 +468,8 @@ def test_ldl_interpreter_agrees_with_kernels():
 # ---- errors -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call,error,message",
-                         NORM_ERRORS + SOLVE_EX_ERRORS + TENSOR_SOLVE_ERRORS + LDL_ERRORS)
+                         NORM_ERRORS + PRODUCT_ERRORS + SOLVE_EX_ERRORS + TENSOR_SOLVE_ERRORS
+                         + LDL_ERRORS)
 def test_errors_as_pytorch_raises_them(call, error, message):
     """Raised when the op is recorded: PyTorch's exception type, and its wording (with the
     op, shapes or dtypes named where PyTorch's message leaves them out)."""

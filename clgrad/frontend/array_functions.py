@@ -1,6 +1,6 @@
-"""torch.* array functions composed of other ops: vander, trapezoid, combinations,
-repeat_interleave, sum_to_size, unfold (sliding windows), cov, corrcoef, renorm, block_diag,
-unravel_index, nonzero_static."""
+"""torch.* array functions composed of other ops: vander (and linalg.vander), linalg.diagonal,
+trapezoid, combinations, repeat_interleave, sum_to_size, unfold (sliding windows), cov,
+corrcoef, renorm, block_diag, unravel_index, nonzero_static."""
 from __future__ import annotations
 
 import itertools
@@ -12,6 +12,7 @@ from . import creation
 from .composite_methods import _in_place
 from .elementwise import where
 from .joining import cat, stack
+from .matrices import torch_name
 from .movement import pad
 from .operands import is_tensor, normalize_dim
 
@@ -28,6 +29,35 @@ def vander(x, N: int | None = None, increasing: bool = False):
     out = cat(columns, 1) if columns else creation.zeros(x.shape[0], 0, dtype=x.dtype,
                                                         device=x.device)
     return out if increasing else out.flip(1)
+
+
+def linalg_vander(x, *, N: int | None = None):
+    """linalg.vander: the powers x^0 .. x^(N-1) of each element along a new last dim (N: the
+    last dim's size by default; a 0-d x is one element), as PyTorch's running products
+    (cumprod: an integer x gives int64)."""
+    if not (x.dtype in (dt.float32, dt.float64) or x.dtype.kind == "i"):
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
+                           f"tensors, but got {torch_name(x.dtype)}")
+    if N is not None and (isinstance(N, bool) or not isinstance(N, int)):
+        raise TypeError(f"linalg_vander(): argument 'N' must be int, not {type(N).__name__}")
+    rows = x.unsqueeze(-1) if x.ndim == 0 else x
+    n = rows.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError(f"N must be greater than 1. (linalg.vander of x of shape "
+                           f"{tuple(x.shape)}: N = {n})")
+    powers = rows.unsqueeze(-1).expand(*rows.shape, n - 1).cumprod(-1)
+    ones = creation.ones(*rows.shape, 1, dtype=powers.dtype, device=x.device)
+    return cat([ones, powers], -1)
+
+
+def linalg_diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):
+    """linalg.diagonal: Tensor.diagonal of the last two dims by default, its options
+    keywords."""
+    first, second = (normalize_dim("linalg.diagonal", d, A.ndim) for d in (dim1, dim2))
+    if first == second:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2} "
+                           f"(linalg.diagonal of shape {tuple(A.shape)})")
+    return A.diagonal(offset, dim1, dim2)
 
 
 def trapezoid(y, x=None, *, dx=None, dim: int = -1):

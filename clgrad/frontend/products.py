@@ -1,5 +1,5 @@
-"""torch.* products beyond matmul (kron, tensordot, cross; the add-and-multiply forms are in
-add_products.py), composed of matmul, broadcasting and sums."""
+"""torch.* products beyond matmul (kron, tensordot, cross, linalg.vecdot; the add-and-multiply
+forms are in add_products.py), composed of matmul, broadcasting and sums."""
 from __future__ import annotations
 
 import functools
@@ -7,7 +7,8 @@ import math
 
 from .add_products import METHODS as _ADD_PRODUCTS
 from .joining import stack
-from .operands import broadcast_shape, normalize_dim
+from .matrices import torch_name
+from .operands import broadcast_shape, is_tensor, normalize_dim
 
 
 def inner(input, other):
@@ -102,6 +103,25 @@ def _cross(a, b, dim: int):
     a0, a1, a2 = a.unbind(axis)
     b0, b1, b2 = b.unbind(axis)
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis)
+
+
+def vecdot(x, y, *, dim: int = -1):
+    """linalg.vecdot: the sum of x * y over dim, x and y broadcast (real tensors: no
+    conjugate); two 1-d tensors are vdot's, whose dim is not read, as PyTorch's."""
+    for name, position, t in (("x", 1, x), ("y", 2, y)):
+        if not is_tensor(t):
+            raise TypeError(f"linalg_vecdot(): argument '{name}' (position {position}) must be "
+                            f"Tensor, not {type(t).__name__}")
+    if not x.dtype.is_float:
+        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
+                           f"input. Got {torch_name(x.dtype)}")
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {torch_name(x.dtype)} and y of type {torch_name(y.dtype)} "
+                           f"instead")
+    if x.ndim == 1 and y.ndim == 1:
+        return vdot(x, y)
+    return (x * y).sum(dim)
 
 
 def dist(input, other, p=2):
