@@ -320,3 +320,45 @@ def test_gumbel_softmax():
     np.testing.assert_allclose(values.mean(0), [0.1, 0.6, 0.3], atol=0.03)   # Gumbel-max
     (hard * cg.tensor(np.arange(3, dtype=np.float32))).sum().backward()
     assert logits.grad is not None and np.abs(logits.grad.numpy()).sum() > 0   # straight through
+
+
+UNDIFFERENTIABLE = {    # PyTorch refuses, when recorded, these arguments requiring grad
+    "soft_margin_loss target": lambda L, x, w: L.nn.functional.soft_margin_loss(x, w),
+    "multi_margin_loss weight": lambda L, x, w: L.nn.functional.multi_margin_loss(
+        x, L.tensor([0, 2, 1]), weight=w[0]),
+    "binary_cross_entropy weight": lambda L, x, w: L.nn.functional.binary_cross_entropy(
+        x.sigmoid(), w.detach(), weight=w),
+    "binary_cross_entropy_with_logits pos_weight":
+        lambda L, x, w: L.nn.functional.binary_cross_entropy_with_logits(x, w.detach(),
+                                                                         pos_weight=w[0]),
+    "nll_loss weight": lambda L, x, w: L.nn.functional.nll_loss(x, L.tensor([0, 2, 1]), weight=w[0]),
+    "cross_entropy weight (2-d)": lambda L, x, w: L.nn.CrossEntropyLoss(weight=w[0])(
+        x.reshape(3, 4, 1), L.zeros(3, 1, dtype=L.int64)),
+}
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch's messages are the reference")
+@pytest.mark.parametrize("case", UNDIFFERENTIABLE)
+def test_arguments_pytorch_cannot_differentiate_are_refused_when_recorded(case):
+    messages = []
+    for lib in (cg, torch):
+        x = lib.tensor(make((3, 4)), requires_grad=True)
+        w = lib.tensor(make((3, 4), seed=1), requires_grad=True).sigmoid()
+        with pytest.raises(RuntimeError, match="is not differentiable with respect to argument") \
+                as error:
+            UNDIFFERENTIABLE[case](lib, x, w)
+        with lib.no_grad():          # outside grad mode nothing is refused
+            UNDIFFERENTIABLE[case](lib, x, w)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+
+
+def test_soft_label_cross_entropy_with_class_weights():
+    """Soft labels take the class weights into their sum (differentiable, unlike class
+    indices'); the (N, C, d) form reshaped the weight with a Node's ndim, which it lacks."""
+    probs = make((3, 4, 2), low=0.1, high=1.0)
+    probs /= probs.sum(1, keepdims=True)
+    w = np.array([0.5, 1.0, 2.0, 0.25], np.float32)
+    check(lambda x, t, ww: F(x).cross_entropy(x, t, weight=ww), (3, 4, 2), probs, w)
+    check(lambda x, t, ww: F(x).cross_entropy(x, t, weight=ww, label_smoothing=0.1,
+                                              reduction="sum"), (3, 4), probs[..., 0].copy(), w)

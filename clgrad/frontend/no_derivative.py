@@ -1,11 +1,13 @@
-"""Ops PyTorch records without a derivative formula (heaviside, floor_divide): a result that
-needs grad gets a grad_fn, torch::autograd::NotImplemented, and backward raises on reaching
-it. Leaving such an op outside autograd would give no gradient at all, or, in place, pass
-the incoming one on as if the op were not there."""
+"""What PyTorch cannot differentiate. Ops it records without a derivative formula (heaviside,
+floor_divide): a result that needs grad gets a grad_fn, torch::autograd::NotImplemented, and
+backward raises on reaching it (leaving such an op outside autograd would give no gradient
+at all, or, in place, pass the incoming one on as if the op were not there). Arguments it
+has no derivative for (a loss's weights): refused when the op is recorded."""
 from __future__ import annotations
 
 from ..compiler.ir import Node
 from .backward import GradFn, record
+from .grad_mode import is_grad_enabled
 
 
 class NotImplementedBackward(GradFn):
@@ -30,3 +32,11 @@ def named_in_place(result, op: str):
     if isinstance(result.grad_fn, NotImplementedBackward):
         result.grad_fn.op = op
     return result
+
+
+def refuse_gradient(function: str, argument: str, tensor) -> None:
+    """PyTorch's refusal, when the op is recorded under grad mode, of an argument it has no
+    derivative for that requires grad (a loss's class weights, soft_margin_loss's target)."""
+    if tensor is not None and tensor.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"The function '{function}' is not differentiable with respect to "
+                           f"argument '{argument}'. This input cannot have requires_grad True.")

@@ -15,6 +15,7 @@ from ..frontend import elementwise as ew
 from ..frontend import linalg, movement
 from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
+from ..frontend.no_derivative import refuse_gradient
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device, from_opmath, opmath
 from ..frontend.reductions import log_softmax_node
@@ -343,6 +344,12 @@ def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> i
     return _reduce(loss, reduction, divisor)
 
 
+def _refuse_class_weight(input, weight) -> None:
+    """PyTorch has no derivative for nll_loss's class weights (named by its kernel's name)."""
+    kernel = "nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward"
+    refuse_gradient(kernel, "weight", weight)
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean"):
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -350,6 +357,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     device = common_device("nll_loss", tensors + [target])
     if input.ndim < 2:
         raise ValueError(f"nll_loss: expected input of shape (N, C, ...), got {tuple(input.shape)}")
+    _refuse_class_weight(input, weight)
     out = _nll(as_float(input.node), input, target, weight, ignore_index, reduction, "nll_loss")
     return record("nll_loss", out, device, tensors)
 
@@ -377,13 +385,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
             probs = probs * (1 - label_smoothing) + label_smoothing / input.shape[1]
         terms = probs * logp
         if weight is not None:
-            w = weight.node.cast(x.dtype).reshape((1, x.shape[1]) + (1,) * (x.ndim - 2))
+            w = weight.node.cast(x.dtype).reshape((1, x.shape[1]) + (1,) * (len(x.shape) - 2))
             terms = terms * w.expand(terms.shape)
         loss = -(terms.sum((1,)).reshape((x.shape[0],) + x.shape[2:]))
         out = _reduce(loss, reduction)
         # named as PyTorch's soft-label loss ends: a sum over classes, for the mean a division
         return record("div_scalar" if reduction == "mean" else "sum_dim", out, device,
                       tensors + ([target] if target.requires_grad else []))
+    _refuse_class_weight(input, weight)
     out = _nll(logp, input, target, weight, ignore_index, reduction, "cross_entropy")
     if label_smoothing:     # PyTorch's: the uniform part weighted by class, as the nll is
         onehot, valid = _class_mask(input, target, "cross_entropy", ignore_index)
@@ -403,6 +412,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None):
     _check_same_shape("binary_cross_entropy_with_logits", input, target)
+    refuse_gradient("binary_cross_entropy_with_logits", "weight", weight)
+    refuse_gradient("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     tensors = [t for t in (input, target, weight, pos_weight) if t is not None]
     device = common_device("binary_cross_entropy_with_logits", tensors)
     from ..frontend.operands import broadcast_to

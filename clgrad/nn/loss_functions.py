@@ -16,6 +16,7 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
+from ..frontend.no_derivative import refuse_gradient
 from ..frontend.reductions import reduce_node
 from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
                                  result_dtype)
@@ -187,6 +188,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                            "target")
     tensors = [t for t in (input, target, weight) if t is not None]
     device = common_device("binary_cross_entropy", tensors)
+    refuse_gradient("binary_cross_entropy", "weight", weight)
     _check_probabilities(input)
     x, y = input.node, target.node
     w = None if weight is None else broadcast_to(weight.node.cast(x.dtype), x.shape)
@@ -309,6 +311,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     x, y, device = _pair("soft_margin_loss", input, target)
+    refuse_gradient("soft_margin_loss", "target", target)
     loss = softplus_node(-(y * x))
     return record("soft_margin_loss", reduce_loss(loss, reduction), device, [input, target])
 
@@ -446,6 +449,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
                            f"{list(target.shape)} for input of size: {list(input.shape)}")
     tensors = [t for t in (input, weight) if t is not None]
     device = common_device("multi_margin_loss", tensors + [target])
+    refuse_gradient("multi_margin_loss", "weight", weight)
     c = input.shape[-1]
     x = as_float(input.node).reshape((n_rows, c))
     if target.node.op is Op.BUFFER and not in_jit():
