@@ -416,6 +416,8 @@ SLOPED = {      # ops whose gradient comes from a PyTorch formula (ir.sloped), n
     "elu": lambda fw, t: fw.nn.functional.elu(t, 0.7),
     "selu": lambda fw, t: fw.nn.functional.selu(t),
     "celu": lambda fw, t: fw.nn.functional.celu(t, 0.5),
+    "logaddexp": lambda fw, t: fw.logaddexp(t, t * t - 1),
+    "logaddexp2": lambda fw, t: fw.logaddexp2(t * 0.5, -t),
     "logcumsumexp": lambda fw, t: (t * t).reshape(4, 1).logcumsumexp(1),
     "remainder": lambda fw, t: (t % 0.75) * t,
     "kl_div": lambda fw, t: fw.nn.functional.kl_div(t, t.softmax(0), reduction="sum"),

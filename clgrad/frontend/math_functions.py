@@ -138,13 +138,17 @@ def sinc(self):
 
 def _log_add_exp(name: str, a, b, scale: float):
     """log(exp(a) + exp(b)) (in base 2 with scale ln 2): the larger plus log(1 + exp(-|a-b|)),
-    which cannot overflow; equal infinities are themselves."""
+    which cannot overflow; equal infinities are themselves. The gradients are PyTorch's,
+    g / (1 + exp(b - a)) to a, one product each (the value's own derivative meets an
+    infinite g in terms of both signs: NaN)."""
     _require_float(name, a, b)
     tensors, device, na, nb = ew.operands(name, a, b, float_only=True)
     top = ir.binary(Op.MAX, na, nb)
     rest = (1 + (-(na - nb).abs() * scale).exp()).log() * (1 / scale)
     same_inf = na.eq(nb) & (na.abs().eq(math.inf))
-    return record(name, same_inf.where(na, top + rest), device, tensors)
+    derivation = (ir.sloped(na, (1 + ((nb - na) * scale).exp()).recip())
+                  + ir.sloped(nb, (1 + ((na - nb) * scale).exp()).recip()))
+    return record(name, same_inf.where(na, top + rest), device, tensors, derivation=derivation)
 
 
 def logaddexp(self, other):

@@ -83,18 +83,23 @@ def check_float(op: str, input) -> None:
 
 
 def _pointwise(op: str, input, build, inplace: bool = False, float_only: bool = True,
-               name: str | None = None, slope=None):
+               name: str | None = None, slope=None, flat=None):
     """build(input's node) recorded as op (grad_fn name `name or op`); inplace writes the
     result into input, as PyTorch's `op_` does. slope(x), when given, is PyTorch's derivative
     formula: the gradient is g * slope(x), one product, where the derivative of a value
     built of several terms would multiply g into each (an infinite g then meets terms of
-    both signs: NaN, where PyTorch's is ±inf)."""
+    both signs: NaN, where PyTorch's is ±inf). flat(x), with slope, is where PyTorch selects a
+    gradient of 0 rather than multiplying g by a slope of 0 (an infinite g gives 0 there,
+    not NaN)."""
     if float_only:
         check_float(op, input)
     src = input._snapshot() if inplace else input
     node = src.node
     x = opmath(node)
-    derivation = None if slope is None else from_opmath(ir.sloped(x, slope(x)), node)
+    derivation = None if slope is None else ir.sloped(x, slope(x))
+    if flat is not None:
+        derivation = flat(x).where(x.const_like(0), derivation)
+    derivation = None if derivation is None else from_opmath(derivation, node)
     out = record(name or op, from_opmath(build(x), node), src.device, [src],
                  derivation=derivation)
     return input._assign(out, op + "_") if inplace else out
@@ -189,7 +194,8 @@ def hardswish(input, inplace: bool = False):
 
     def slope(x):
         return le(x, -3).where(0, (x < 3).where(x / 3 + 0.5, 1))
-    return _pointwise("hardswish", input, build, inplace, slope=slope)
+    return _pointwise("hardswish", input, build, inplace, slope=slope,
+                      flat=lambda x: le(x, -3))
 
 
 def hardsigmoid(input, inplace: bool = False):
