@@ -478,19 +478,20 @@ def test_layer_norm_over_an_empty_shape():
 
 
 @pytest.mark.parametrize("name", ["gelu", "gelu_tanh", "silu", "mish", "softplus", "logsigmoid",
-                                  "elu", "selu", "celu", "hardswish"])
+                                  "elu", "selu", "celu", "hardswish", "sinc"])
 def test_activation_gradient_with_an_infinite_incoming_gradient(name):
     """PyTorch multiplies g into its derivative formula once, g * (cdf + x pdf) for gelu: an
     infinite g gives ±inf; the value's own derivative multiplies g into each term, inf - inf
     = NaN where x < 0 (elu's went through expm1's rounding correction; fuzz edge seed
-    95100178). Where PyTorch selects a gradient of 0 (hardswish below -3), an infinite g
-    gives 0. Inputs past where the slope rounds to 0 or 1 are left out: there PyTorch's
+    95100178). Where PyTorch selects a gradient of 0 (hardswish below -3, sinc at 0), an
+    infinite g gives 0. Inputs past where the slope rounds to 0 or 1 are left out: there PyTorch's
     vector and scalar kernels disagree (test_nn_activations' edge rows)."""
     act = {"gelu": lambda t: F(t).gelu(t), "gelu_tanh": lambda t: F(t).gelu(t, approximate="tanh"),
            "silu": lambda t: F(t).silu(t), "mish": lambda t: F(t).mish(t),
            "softplus": lambda t: F(t).softplus(t), "logsigmoid": lambda t: F(t).logsigmoid(t),
            "elu": lambda t: F(t).elu(t), "selu": lambda t: F(t).selu(t),
-           "celu": lambda t: F(t).celu(t, 0.5), "hardswish": lambda t: F(t).hardswish(t)}[name]
+           "celu": lambda t: F(t).celu(t, 0.5), "hardswish": lambda t: F(t).hardswish(t),
+           "sinc": lambda t: t.sinc()}[name]
     x = np.array([-4.0, -1.0, -0.3, 0.0, 0.3, 1.0, 4.0, -1.0], np.float32)
     g = np.array([inf, inf, -inf, inf, inf, -inf, inf, nan], np.float32)
     check(lambda t, w: act(t) * w, x, g)

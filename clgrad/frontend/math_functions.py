@@ -131,9 +131,11 @@ def sinc(self):
     near = px * px
     series = math.pi * px * (-1 / 3 + near * (1 / 30 - near / 840))
     slope = tiny.where(series, (px * px.cos() - px.sin()) / (px * tiny.where(1, x)))
-    slope = zero.where(0, slope)
+    # where π x² is 0, PyTorch selects a gradient of 0 (whatever flows in: inf too)
+    flat = (x * x * math.pi).eq(0)
+    derivation = flat.where(x.const_like(0), ir.sloped(x, flat.where(0, slope)))
     return record("sinc", zero.where(1, px.sin() / px), self.device, [self],
-                  derivation=ir.sloped(x, slope))
+                  derivation=derivation)
 
 
 def _log_add_exp(name: str, a, b, scale: float):
