@@ -537,20 +537,59 @@ KL_PAIRS = {
 @pytest.mark.parametrize("name", KL_PAIRS)
 def test_kl_divergence_values_and_gradients_are_pytorchs(name):
     make, p_params, q_params = KL_PAIRS[name]
+    _compare_kl(make, p_params, make, q_params)
+
+
+def _compare_kl(make_p, p_params, make_q, q_params):
+    """KL(p || q) and its gradients with respect to both distributions' parameters (where it
+    is finite) are PyTorch's."""
     results = []
     for M, L in ((D, cg), (TD, torch)):
         leaves = [L.tensor(v, requires_grad=True) for v in p_params + q_params]
-        p, q = make(M, *leaves[:len(p_params)]), make(M, *leaves[len(p_params):])
+        p, q = make_p(M, *leaves[:len(p_params)]), make_q(M, *leaves[len(p_params):])
         kl = M.kl_divergence(p, q)
-        finite = kl.detach().isfinite()
-        kl.where(finite, 0.0 * kl).sum().backward()
+        if kl.requires_grad:        # (an infinite KL is a constant: no graph)
+            finite = kl.detach().isfinite()
+            kl.where(finite, 0.0 * kl).sum().backward()
         results.append((kl, [leaf.grad for leaf in leaves]))
     (ours, ours_grads), (theirs, theirs_grads) = results
     assert_close(ours, theirs, what="kl")
+    assert ours.requires_grad == theirs.requires_grad
     for k, (a, b) in enumerate(zip(ours_grads, theirs_grads)):
         assert (a is None) == (b is None), k
         if a is not None:
             assert_close(a, b, rtol=1e-3, atol=1e-4, what=f"gradient {k}")
+
+
+# two families: (constructor, parameters); the Uniform's second interval reaches below 0,
+# where an Exponential, a Gamma or a Beta has no density
+CROSS_FAMILIES = {
+    "Normal": (lambda M, a, b: M.Normal(a, b), ([0.3, -0.5], [1.2, 0.7])),
+    "Laplace": (lambda M, a, b: M.Laplace(a, b), ([0.3, -0.5], [1.2, 0.7])),
+    "Uniform": (lambda M, a, b: M.Uniform(a, b), ([0.1, -0.2], [0.6, 0.9])),
+    "Exponential": (lambda M, a: M.Exponential(a), ([1.3, 0.4],)),
+    "Gamma": (lambda M, a, b: M.Gamma(a, b), ([1.5, 0.7], [2.0, 0.5])),
+    "Beta": (lambda M, a, b: M.Beta(a, b), ([1.5, 0.7], [2.0, 0.5])),
+    "Bernoulli": (lambda M, a: M.Bernoulli(a), ([0.3, 0.8],)),
+    "Binomial": (lambda M, a: M.Binomial(5, a), ([0.3, 0.8],)),
+    "Poisson": (lambda M, a: M.Poisson(a), ([1.3, 0.4],)),
+}
+CROSS_PAIRS = [("Bernoulli", "Poisson"), ("Beta", "Exponential"), ("Beta", "Gamma"),
+               ("Beta", "Normal"), ("Beta", "Uniform"), ("Exponential", "Beta"),
+               ("Exponential", "Uniform"), ("Exponential", "Gamma"), ("Exponential", "Normal"),
+               ("Gamma", "Beta"), ("Gamma", "Uniform"), ("Gamma", "Exponential"),
+               ("Gamma", "Normal"), ("Laplace", "Beta"), ("Laplace", "Exponential"),
+               ("Laplace", "Gamma"), ("Laplace", "Uniform"), ("Laplace", "Normal"),
+               ("Normal", "Beta"), ("Normal", "Exponential"), ("Normal", "Gamma"),
+               ("Normal", "Uniform"), ("Normal", "Laplace"), ("Poisson", "Bernoulli"),
+               ("Poisson", "Binomial"), ("Uniform", "Beta"), ("Uniform", "Exponential"),
+               ("Uniform", "Gamma"), ("Uniform", "Normal")]
+
+
+@pytest.mark.parametrize("pair", CROSS_PAIRS, ids="-".join)
+def test_kl_divergence_between_families_is_pytorchs(pair):
+    (make_p, p_params), (make_q, q_params) = (CROSS_FAMILIES[name] for name in pair)
+    _compare_kl(make_p, p_params, make_q, q_params)
 
 
 def test_kl_divergence_dispatch():

@@ -44,7 +44,24 @@ def enumerate_values(dist, count: int, dtype, expand: bool):
     return values.expand((-1,) + tuple(dist._batch_shape)) if expand else values
 
 
-class Bernoulli(ExponentialFamily):
+class BinaryProbabilities:
+    """probs, or logits (log-odds), of a family given one of them: the other is computed when
+    first read."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()
+
+
+class Bernoulli(BinaryProbabilities, ExponentialFamily):
     """1 with probability probs (or sigmoid(logits)), else 0."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -59,7 +76,7 @@ class Bernoulli(ExponentialFamily):
         new = self._get_checked_instance(Bernoulli, _instance)
         batch_shape = Size(batch_shape)
         expand_parameter(self, new, batch_shape)
-        return self._expanded_init(new, Bernoulli, batch_shape)
+        return self._expanded_init(new, batch_shape)
 
     @property
     def mean(self):
@@ -73,18 +90,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

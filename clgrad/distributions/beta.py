@@ -30,7 +30,7 @@ class Beta(ExponentialFamily):
         new = self._get_checked_instance(Beta, _instance)
         batch_shape = Size(batch_shape)
         new._dirichlet = self._dirichlet.expand(batch_shape)
-        return self._expanded_init(new, Beta, batch_shape)
+        return self._expanded_init(new, batch_shape)
 
     @property
     def mean(self):

@@ -4,9 +4,9 @@ from __future__ import annotations
 from .. import frontend as ops
 from ..frontend.size import Size
 from . import constraints
-from .bernoulli import enumerate_values, expand_parameter
+from .bernoulli import BinaryProbabilities, enumerate_values, expand_parameter
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all
 
 
 def _clamp_by_zero(x):
@@ -14,7 +14,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(BinaryProbabilities, Distribution):
     """The number of successes in total_count independent trials of probability probs (or
     sigmoid(logits))."""
     arg_constraints = {"total_count": constraints.nonnegative_integer,
@@ -38,7 +38,7 @@ class Binomial(Distribution):
         batch_shape = Size(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
         expand_parameter(self, new, batch_shape)
-        return self._expanded_init(new, Binomial, batch_shape)
+        return self._expanded_init(new, batch_shape)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -55,18 +55,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

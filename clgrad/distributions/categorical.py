@@ -41,7 +41,7 @@ class Categorical(Distribution):
         batch_shape = Size(batch_shape)
         expand_parameter(self, new, batch_shape + (self._num_events,))
         new._num_events = self._num_events
-        return self._expanded_init(new, Categorical, batch_shape)
+        return self._expanded_init(new, batch_shape)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -108,7 +108,7 @@ class OneHotCategorical(Distribution):
         new = self._get_checked_instance(OneHotCategorical, _instance)
         batch_shape = Size(batch_shape)
         new._categorical = self._categorical.expand(batch_shape)
-        return self._expanded_init(new, OneHotCategorical, batch_shape)
+        return self._expanded_init(new, batch_shape)
 
     @property
     def _param(self):

@@ -85,47 +85,8 @@ class _DependentProperty(property, _Dependent):
         return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
 
 
-class _IndependentConstraint(Constraint):
-    """base_constraint over reinterpreted_batch_ndims more rightmost dimensions: a point is
-    valid when all its elements are."""
-
-    def __init__(self, base_constraint, reinterpreted_batch_ndims: int):
-        if not isinstance(base_constraint, Constraint):
-            raise AssertionError(f"base_constraint must be a Constraint, got "
-                                 f"{type(base_constraint).__name__}")
-        if not isinstance(reinterpreted_batch_ndims, int):
-            raise AssertionError(f"reinterpreted_batch_ndims must be an int, got "
-                                 f"{type(reinterpreted_batch_ndims).__name__}")
-        if reinterpreted_batch_ndims < 0:
-            raise AssertionError(f"reinterpreted_batch_ndims must be >= 0, got "
-                                 f"{reinterpreted_batch_ndims}")
-        self.base_constraint = base_constraint
-        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-        super().__init__()
-
-    @property
-    def is_discrete(self) -> bool:
-        return self.base_constraint.is_discrete
-
-    @property
-    def event_dim(self) -> int:
-        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
-
-    def check(self, value):
-        result = self.base_constraint.check(value)
-        if result.dim() < self.reinterpreted_batch_ndims:
-            expected = self.base_constraint.event_dim + self.reinterpreted_batch_ndims
-            raise ValueError(f"Expected value.dim() >= {expected} but got {value.dim()}")
-        kept = result.dim() - self.reinterpreted_batch_ndims
-        return result.reshape(result.shape[:kept] + (-1,)).all(-1)
-
-    def __repr__(self):
-        return (f"{self.__class__.__name__[1:]}({self.base_constraint!r}, "
-                f"{self.reinterpreted_batch_ndims})")
-
-
-class MixtureSameFamilyConstraint(Constraint):
-    """A mixture's support: the component's, checked against every component."""
+class _OfBase(Constraint):
+    """A constraint made of another, base_constraint, discrete when it is."""
 
     def __init__(self, base_constraint):
         if not isinstance(base_constraint, Constraint):
@@ -138,6 +99,45 @@ class MixtureSameFamilyConstraint(Constraint):
     def is_discrete(self) -> bool:
         return self.base_constraint.is_discrete
 
+
+def _all_over_last(result, kept: int):
+    """result's dimensions after the first kept reduced by all()."""
+    return result.reshape(result.shape[:kept] + (-1,)).all(-1)
+
+
+class _IndependentConstraint(_OfBase):
+    """base_constraint over reinterpreted_batch_ndims more rightmost dimensions: a point is
+    valid when all its elements are."""
+
+    def __init__(self, base_constraint, reinterpreted_batch_ndims: int):
+        super().__init__(base_constraint)
+        if not isinstance(reinterpreted_batch_ndims, int):
+            raise AssertionError(f"reinterpreted_batch_ndims must be an int, got "
+                                 f"{type(reinterpreted_batch_ndims).__name__}")
+        if reinterpreted_batch_ndims < 0:
+            raise AssertionError(f"reinterpreted_batch_ndims must be >= 0, got "
+                                 f"{reinterpreted_batch_ndims}")
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    @property
+    def event_dim(self) -> int:
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        if result.dim() < self.reinterpreted_batch_ndims:
+            expected = self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+            raise ValueError(f"Expected value.dim() >= {expected} but got {value.dim()}")
+        return _all_over_last(result, result.dim() - self.reinterpreted_batch_ndims)
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__[1:]}({self.base_constraint!r}, "
+                f"{self.reinterpreted_batch_ndims})")
+
+
+class MixtureSameFamilyConstraint(_OfBase):
+    """A mixture's support: the component's, checked against every component."""
+
     @property
     def event_dim(self) -> int:
         return self.base_constraint.event_dim
@@ -146,8 +146,7 @@ class MixtureSameFamilyConstraint(Constraint):
         result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
         if value.dim() < self.event_dim:
             raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
-        kept = value.dim() - self.event_dim
-        return result.reshape(result.shape[:kept] + (-1,)).all(-1)
+        return _all_over_last(result, value.dim() - self.event_dim)
 
     def __repr__(self):
         return f"{self.__class__.__name__}({self.base_constraint!r})"
@@ -170,8 +169,17 @@ class _OneHot(Constraint):
 
 
 class _Bounded(Constraint):
-    """A constraint of bounds (numbers or tensors), which its repr shows."""
+    """A constraint of bounds (numbers or tensors), given in the order _bounds names them,
+    which its repr shows."""
     _bounds: tuple = ()
+
+    def __init__(self, *bounds, **named_bounds):
+        given = {**dict(zip(self._bounds, bounds)), **named_bounds}
+        if len(bounds) > len(self._bounds) or set(given) != set(self._bounds):
+            raise TypeError(f"{type(self).__name__} takes the bounds {self._bounds}")
+        for name in self._bounds:
+            setattr(self, name, given[name])
+        super().__init__()
 
     def __repr__(self):
         bounds = ", ".join(f"{name}={shown(getattr(self, name))}" for name in self._bounds)
@@ -182,10 +190,6 @@ class _IntegerInterval(_Bounded):
     is_discrete = True
     _bounds = ("lower_bound", "upper_bound")
 
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-        super().__init__()
-
     def check(self, value):
         return (value % 1 == 0) & (self.lower_bound <= value) & (value <= self.upper_bound)
 
@@ -194,10 +198,6 @@ class _IntegerLessThan(_Bounded):
     is_discrete = True
     _bounds = ("upper_bound",)
 
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
-
     def check(self, value):
         return (value % 1 == 0) & (value <= self.upper_bound)
 
@@ -205,10 +205,6 @@ class _IntegerLessThan(_Bounded):
 class _IntegerGreaterThan(_Bounded):
     is_discrete = True
     _bounds = ("lower_bound",)
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
 
     def check(self, value):
         return (value % 1 == 0) & (value >= self.lower_bound)
@@ -224,20 +220,12 @@ class _Real(Constraint):
 class _GreaterThan(_Bounded):
     _bounds = ("lower_bound",)
 
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
-
     def check(self, value):
         return self.lower_bound < value
 
 
 class _GreaterThanEq(_Bounded):
     _bounds = ("lower_bound",)
-
-    def __init__(self, lower_bound):
-        self.lower_bound = lower_bound
-        super().__init__()
 
     def check(self, value):
         return self.lower_bound <= value
@@ -246,20 +234,12 @@ class _GreaterThanEq(_Bounded):
 class _LessThan(_Bounded):
     _bounds = ("upper_bound",)
 
-    def __init__(self, upper_bound):
-        self.upper_bound = upper_bound
-        super().__init__()
-
     def check(self, value):
         return value < self.upper_bound
 
 
 class _Interval(_Bounded):
     _bounds = ("lower_bound", "upper_bound")
-
-    def __init__(self, lower_bound, upper_bound):
-        self.lower_bound, self.upper_bound = lower_bound, upper_bound
-        super().__init__()
 
     def check(self, value):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
@@ -342,23 +322,30 @@ class _PositiveDefinite(_Symmetric):
         return cholesky_ex(value).info.eq(0)
 
 
-class _Cat(Constraint):
-    """Constraints applied to consecutive slices of lengths along dim."""
+class _OfSequence(Constraint):
+    """Constraints cseq applied to parts of a value along dim: discrete when any is."""
 
-    def __init__(self, cseq, dim: int = 0, lengths=None):
+    def __init__(self, cseq, dim: int = 0):
         if not all(isinstance(c, Constraint) for c in cseq):
             raise AssertionError("All elements of cseq must be Constraint instances")
         self.cseq = list(cseq)
-        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
-        if len(self.lengths) != len(self.cseq):
-            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
-                                 f"({len(self.cseq)})")
         self.dim = dim
         super().__init__()
 
     @property
     def is_discrete(self) -> bool:
         return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_OfSequence):
+    """Constraints applied to consecutive slices of lengths along dim."""
+
+    def __init__(self, cseq, dim: int = 0, lengths=None):
+        super().__init__(cseq, dim)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq "
+                                 f"({len(self.cseq)})")
 
     @property
     def event_dim(self) -> int:
@@ -372,19 +359,8 @@ class _Cat(Constraint):
         return ops.cat(checks, self.dim)
 
 
-class _Stack(Constraint):
+class _Stack(_OfSequence):
     """One constraint per index along dim."""
-
-    def __init__(self, cseq, dim: int = 0):
-        if not all(isinstance(c, Constraint) for c in cseq):
-            raise AssertionError("All elements of cseq must be Constraint instances")
-        self.cseq = list(cseq)
-        self.dim = dim
-        super().__init__()
-
-    @property
-    def is_discrete(self) -> bool:
-        return any(c.is_discrete for c in self.cseq)
 
     @property
     def event_dim(self) -> int:

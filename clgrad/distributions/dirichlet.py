@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from ..frontend.function import Function
 from .. import frontend as ops
-from ..frontend.size import Size
 from ..nn.functional import one_hot
 from . import constraints
 from .exp_family import ExponentialFamily
@@ -42,10 +41,7 @@ class Dirichlet(ExponentialFamily):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
-        return self._expanded_init(new, Dirichlet, batch_shape)
+        return self._expand_parameters(Dirichlet, batch_shape, _instance, ("concentration",))
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

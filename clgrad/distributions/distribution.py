@@ -9,7 +9,8 @@ from ..frontend.grad_mode import no_grad
 from ..frontend.size import Size
 from ..frontend.tensor import Tensor
 from . import constraints
-from .utils import extended_size, is_all_true, lazy_property, shown
+from .utils import (batch_shape_of, broadcast_all, extended_size, is_all_true, lazy_property,
+                    shown)
 
 
 class Distribution:
@@ -51,11 +52,8 @@ class Distribution:
                                                          lazy_property):
                 continue        # a parameter not given, computed lazily from another
             value = getattr(self, param)
-            if not is_all_true(constraint.check(value)):
-                raise ValueError(f"Expected parameter {param} ({type(value).__name__} of shape "
-                                 f"{tuple(value.shape)}) of distribution {self!r} to satisfy "
-                                 f"the constraint {constraint!r}, but found invalid values:\n"
-                                 f"{shown(value)}")
+            _require(constraint, value, f"parameter {param}", f"of distribution {self!r} to "
+                     f"satisfy the constraint {constraint!r}")
 
     def expand(self, batch_shape, _instance=None):
         """A distribution of the same parameters expanded (not copied) to batch_shape, with no
@@ -154,11 +152,8 @@ class Distribution:
                           "validation. Please initialize the distribution with "
                           "`validate_args=False` to turn off validation.", stacklevel=2)
             return
-        if not is_all_true(support.check(value)):
-            raise ValueError(f"Expected value argument ({type(value).__name__} of shape "
-                             f"{tuple(value.shape)}) to be within the support ({support!r}) "
-                             f"of the distribution {self!r}, but found invalid values:\n"
-                             f"{shown(value)}")
+        _require(support, value, "value argument", f"to be within the support ({support!r}) of "
+                 f"the distribution {self!r}")
 
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
@@ -167,11 +162,20 @@ class Distribution:
                                       "a custom .expand() method.")
         return self.__new__(type(self)) if _instance is None else _instance
 
-    def _expanded_init(self, new, cls, batch_shape, event_shape=None):
-        """The end of an expand(): new initialized as a cls of batch_shape (no argument
-        checks) and validating as this one does."""
+    def _expand_parameters(self, cls, batch_shape, _instance, names):
+        """expand() of a family whose parameters (names) all have batch_shape + event_shape:
+        a new instance holding each expanded."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(batch_shape + self.event_shape))
+        return self._expanded_init(new, batch_shape)
+
+    def _expanded_init(self, new, batch_shape, event_shape=None):
+        """The end of an expand(): new initialized as a Distribution of batch_shape (its
+        parameters set, no argument checks) that validates as this one does."""
         shape = self.event_shape if event_shape is None else event_shape
-        super(cls, new).__init__(batch_shape, shape, validate_args=False)
+        Distribution.__init__(new, batch_shape, shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 
@@ -182,6 +186,34 @@ class Distribution:
                 value = self.__dict__[name]
                 parts.append(f"{name}: {shown(value) if value.numel() == 1 else value.size()}")
         return f"{self.__class__.__name__}({', '.join(parts)})"
+
+
+class LocationFamily:
+    """A family whose mean and mode are its loc."""
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+
+class LocationScale(LocationFamily):
+    """A family of a location loc and a scale, numbers or tensors broadcast together."""
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(batch_shape_of(self.loc, loc, scale), validate_args=validate_args)
+
+
+def _require(constraint, value, subject: str, clause: str) -> None:
+    """PyTorch's ValueError unless every element of value satisfies constraint."""
+    if not is_all_true(constraint.check(value)):
+        raise ValueError(f"Expected {subject} ({type(value).__name__} of shape "
+                         f"{tuple(value.shape)}) {clause}, but found invalid values:\n"
+                         f"{shown(value)}")
 
 
 def full_of(shape, value, like: Tensor) -> Tensor:

@@ -20,10 +20,7 @@ class Exponential(ExponentialFamily):
         super().__init__(batch_shape_of(self.rate, rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Exponential, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        return self._expanded_init(new, Exponential, batch_shape)
+        return self._expand_parameters(Exponential, batch_shape, _instance, ("rate",))
 
     @property
     def mean(self):

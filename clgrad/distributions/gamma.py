@@ -23,11 +23,7 @@ class Gamma(ExponentialFamily):
                          validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        return self._expanded_init(new, Gamma, batch_shape)
+        return self._expand_parameters(Gamma, batch_shape, _instance, ("concentration", "rate"))
 
     @property
     def mean(self):

@@ -5,13 +5,12 @@ from .. import frontend as ops
 from ..frontend.size import Size
 from ..nn.functional import binary_cross_entropy_with_logits
 from . import constraints
-from .bernoulli import expand_parameter, one_parameter
+from .bernoulli import BinaryProbabilities, expand_parameter, one_parameter
 from .distribution import Distribution
-from .utils import (batch_shape_of, broadcast_all, lazy_property, logits_to_probs,
-                    probs_to_logits, where)
+from .utils import batch_shape_of, broadcast_all, where
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbabilities, Distribution):
     """P(k) = (1 - p)^k p for k = 0, 1, 2, ..., p = probs (or sigmoid(logits)) in (0, 1]."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
@@ -32,7 +31,7 @@ class Geometric(Distribution):
         new = self._get_checked_instance(Geometric, _instance)
         batch_shape = Size(batch_shape)
         expand_parameter(self, new, batch_shape)
-        return self._expanded_init(new, Geometric, batch_shape)
+        return self._expanded_init(new, batch_shape)
 
     @property
     def mean(self):
@@ -45,14 +44,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

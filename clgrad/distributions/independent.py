@@ -32,7 +32,7 @@ class Independent(Distribution):
         new.base_dist = self.base_dist.expand(
             batch_shape + self.event_shape[:self.reinterpreted_batch_ndims])
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        return self._expanded_init(new, Independent, batch_shape)
+        return self._expanded_init(new, batch_shape)
 
     @property
     def has_rsample(self) -> bool:

@@ -259,3 +259,6 @@ def _kl_independent_independent(p, q):
         raise NotImplementedError
     result = kl_divergence(p.base_dist, q.base_dist)
     return sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+from . import kl_pairs  # noqa: E402,F401  (the pairs of two families register themselves)

@@ -4,34 +4,17 @@ from __future__ import annotations
 from .. import frontend as ops
 from ..frontend.size import Size
 from . import constraints
-from .distribution import Distribution
-from .utils import batch_shape_of, broadcast_all
+from .distribution import Distribution, LocationScale
 
 
-class Laplace(Distribution):
+class Laplace(LocationScale, Distribution):
     """The Laplace (double exponential) distribution of location loc and scale scale."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
 
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(batch_shape_of(self.loc, loc, scale), validate_args=validate_args)
-
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Laplace, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        return self._expanded_init(new, Laplace, batch_shape)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+        return self._expand_parameters(Laplace, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def variance(self):

@@ -54,7 +54,7 @@ class MixtureSameFamily(Distribution):
         new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
         new._num_component = self._num_component
         new._event_ndims = self._event_ndims
-        return self._expanded_init(new, MixtureSameFamily, batch_shape,
+        return self._expanded_init(new, batch_shape,
                                    new._component_distribution.event_shape)
 
     @constraints.dependent_property

@@ -8,7 +8,7 @@ from .. import frontend as ops
 from ..frontend.size import Size
 from ..frontend.triangular import cholesky_inverse, linalg_cholesky, solve_triangular
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, LocationFamily
 from .utils import lazy_property, standard_normal
 
 
@@ -57,7 +57,7 @@ def precision_to_scale_tril(precision):
     return solve_triangular(inverse_of_factor, identity, upper=False)
 
 
-class MultivariateNormal(Distribution):
+class MultivariateNormal(LocationFamily, Distribution):
     """The multivariate normal of mean loc, its covariance given by exactly one of
     covariance_matrix, precision_matrix or scale_tril (lower triangular, positive diagonal)."""
     arg_constraints = {"loc": constraints.real_vector,
@@ -103,7 +103,7 @@ class MultivariateNormal(Distribution):
         for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
             if name in self.__dict__:
                 setattr(new, name, self.__dict__[name].expand(cov_shape))
-        return self._expanded_init(new, MultivariateNormal, batch_shape)
+        return self._expanded_init(new, batch_shape)
 
     def _matrix_shape(self):
         return self._batch_shape + self._event_shape + self._event_shape
@@ -120,14 +120,6 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def precision_matrix(self):
         return cholesky_inverse(self._unbroadcasted_scale_tril).expand(self._matrix_shape())
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

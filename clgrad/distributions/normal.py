@@ -5,36 +5,20 @@ import math
 
 from ..frontend.size import Size
 from . import constraints
+from .distribution import LocationScale
 from .exp_family import ExponentialFamily
-from .utils import batch_shape_of, broadcast_all, standard_normal
+from .utils import standard_normal
 
 
-class Normal(ExponentialFamily):
+class Normal(LocationScale, ExponentialFamily):
     """The normal distribution of mean loc and standard deviation scale."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
     _mean_carrier_measure = 0
 
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = batch_shape_of(self.loc, loc, scale)
-        super().__init__(batch_shape, validate_args=validate_args)
-
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        return self._expanded_init(new, Normal, batch_shape)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
+        return self._expand_parameters(Normal, batch_shape, _instance, ("loc", "scale"))
 
     @property
     def stddev(self):

@@ -19,10 +19,7 @@ class Poisson(ExponentialFamily):
         super().__init__(batch_shape_of(self.rate, rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        return self._expanded_init(new, Poisson, batch_shape)
+        return self._expand_parameters(Poisson, batch_shape, _instance, ("rate",))
 
     @property
     def mean(self):

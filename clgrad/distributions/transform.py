@@ -62,24 +62,23 @@ class Transform:
         return not self.__eq__(other)
 
     def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = (x, y)
-        return y
+        return self._through_cache(x, forward=True)
 
     def _inv_call(self, y):
+        return self._through_cache(y, forward=False)
+
+    def _through_cache(self, value, forward: bool):
+        """y of x (forward) or x of y: the cached pair's other side when value is the very
+        tensor cached (its identity, not its values), else computed (and cached)."""
+        compute = self._call if forward else self._inverse
         if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = (x, y)
-        return x
+            return compute(value)
+        cached = self._cached_x_y if forward else self._cached_x_y[::-1]
+        if value is cached[0]:
+            return cached[1]
+        result = compute(value)
+        self._cached_x_y = (value, result) if forward else (result, value)
+        return result
 
     def _call(self, x):
         raise NotImplementedError

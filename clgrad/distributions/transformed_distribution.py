@@ -54,7 +54,7 @@ class TransformedDistribution(Distribution):
             shape = t.inverse_shape(shape)
         new.base_dist = self.base_dist.expand(shape[:len(shape) - len(self.base_dist.event_shape)])
         new.transforms = self.transforms
-        return self._expanded_init(new, TransformedDistribution, batch_shape)
+        return self._expanded_init(new, batch_shape)
 
     @constraints.dependent_property(is_discrete=False)
     def support(self):
