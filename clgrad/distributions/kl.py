@@ -10,6 +10,7 @@ import warnings
 from .. import frontend as ops
 from ..frontend.backward import grad
 from ..frontend.triangular import solve_triangular
+from ..nn.functional import softplus
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -27,7 +28,7 @@ from .normal import Normal
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import softplus, sum_rightmost, where
+from .utils import sum_rightmost, where
 
 _KL_REGISTRY = {}   # (type_p, type_q): function of (p, q)
 _KL_MEMOIZE = {}    # (type(p), type(q)): the function dispatch chose

@@ -9,7 +9,6 @@ from ..frontend.elementwise import where  # noqa: F401  (torch.where, for the fa
 from ..frontend.grad_mode import enable_grad
 from ..frontend.size import Size
 from ..frontend.tensor import Tensor
-from ..nn import functional as F
 
 euler_constant = 0.57721566490153286060     # Euler-Mascheroni constant
 
@@ -107,10 +106,6 @@ def shown(value):
 
 def is_all_true(valid) -> bool:
     return bool(valid.all().item()) if isinstance(valid, Tensor) else bool(valid)
-
-
-def softplus(x: Tensor) -> Tensor:
-    return F.softplus(x)
 
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits",
