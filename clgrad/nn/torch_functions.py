@@ -1,4 +1,5 @@
 """The nn.functional ops PyTorch also offers at top level (torch.conv2d, torch.dropout, ...),
+and their native forms (native_layer_norm, native_dropout, embedding_bag's four outputs, ...),
 for cg.*. Most are the same function; the rest keep torch.*'s own signatures: dropout's train
 is positional, batch_norm and instance_norm take weight and bias first, embedding takes the
 weight first, the losses take reduction as an enum number, the norms a cudnn flag; the
@@ -10,6 +11,7 @@ from ..frontend.operands import is_tensor
 from . import functional as F
 from .convolution import convolution
 from .distance import cdist
+from .native_norms import FUNCTIONS as NORM_FUNCTIONS
 from .recurrent import gru_step, lstm_step, rnn_step
 from .rnn_functions import FUNCTIONS as RNN_FUNCTIONS
 
@@ -194,6 +196,9 @@ FUNCTIONS.update({fn.__name__: fn for fn in (
     rnn_relu_cell, gru_cell, lstm_cell)})
 FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)
 FUNCTIONS.update(RNN_FUNCTIONS)     # rnn_tanh, rnn_relu, gru, lstm (rnn_functions.py)
+# the native forms and helpers, module by module (native_norms.py: native_layer_norm, ...)
+for _functions in (NORM_FUNCTIONS,):
+    FUNCTIONS.update(_functions)
 
 # the ones PyTorch also has as Tensor methods (x.prelu(weight)); clgrad/__init__.py puts them on
 # Tensor, since frontend/ cannot import nn

@@ -1,0 +1,176 @@
+"""The native and helper forms of torch.* (native_layer_norm, native_dropout, embedding_bag's
+four outputs, ...) against PyTorch, a section each: values, gradients, dtypes and errors where
+they are deterministic; the random ones by their masks and statistics; the ones PyTorch has
+for CUDA only (SyncBatchNorm's statistics helpers) by composing them into PyTorch's batch
+norm, and against NumPy."""
+import math
+
+import numpy as np
+import pytest
+
+from helpers import check, library, make, torch
+
+import clgrad as cg
+
+F32 = np.float32
+pytestmark = pytest.mark.skipif(torch is None, reason="compares with PyTorch")
+
+
+def same_error(fn, prefix_free=False):
+    """fn(library) raises the same exception type, with the same message, on both."""
+    with pytest.raises(Exception) as theirs:
+        fn(torch)
+    with pytest.raises(type(theirs.value)) as ours:
+        fn(cg)
+    expected = str(theirs.value).split("\n[ torch.")[0]    # (a tensor PyTorch prints after)
+    if prefix_free:
+        assert str(ours.value).endswith(expected), (ours.value, expected)
+    else:
+        assert str(ours.value) == expected
+
+
+# ---- native_layer_norm, native_batch_norm, native_group_norm ------------------------------------
+
+@pytest.mark.parametrize("shape,normalized,affine", [
+    ((2, 3, 4), [4], True), ((2, 3, 4), (3, 4), False), ((5,), [5], True),
+    ((0, 3), [3], False), ((2, 0), [0], False), ((2, 1), [1], True)])
+def test_native_layer_norm(shape, normalized, affine):
+    params = [make(tuple(normalized), seed=5), make(tuple(normalized), seed=6)] if affine \
+        else [None, None]
+    check(lambda x, w, b: library(x).native_layer_norm(x, normalized, w, b, 1e-5), shape,
+          *params)
+
+
+def test_native_layer_norm_dtypes_and_nan():
+    x = make((3, 4))
+    check(lambda x, w: library(x).native_layer_norm(x, [4], w, None, 1e-5), x.astype(np.float16),
+          make((4,)), atol=2e-3, rtol=2e-3)
+    check(lambda x: library(x).native_layer_norm(x, [4], None, None, 1e-5),
+          x.astype(np.float16), atol=2e-3, rtol=2e-3, grad=False)
+    x[1, 2] = np.nan
+    check(lambda x: library(x).native_layer_norm(x, [4], None, None, 1e-5), x, grad=False)
+    check(lambda x: library(x).native_layer_norm(x, [4], None, None, 1e-5), make((3, 4), F32))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.native_layer_norm(lib.ones(2, 3), [4], None, None, 1e-5),
+    lambda lib: lib.native_layer_norm(lib.ones(2, 3), [3], lib.ones(2), None, 1e-5),
+    lambda lib: lib.native_layer_norm(lib.ones(2, 3), [3], None, lib.ones(2), 1e-5),
+    lambda lib: lib.native_layer_norm(lib.ones(2, 3), 3, None, None, 1e-5),
+    lambda lib: lib.native_layer_norm(lib.ones(2, 3), [], None, None, 1e-5),
+    lambda lib: lib.native_layer_norm(lib.ones(2, 3), [3], lib.ones(3).double(), None, 1e-5),
+    lambda lib: lib.native_layer_norm(lib.ones(2, 3).long(), [3], None, None, 1e-5)])
+def test_native_layer_norm_errors(call):
+    same_error(call)
+
+
+def _batch_norm(x, w, b, training, running=True, momentum=0.1):
+    lib = library(x)
+    c = x.shape[1]
+    rm = lib.tensor(np.linspace(-1, 1, c, dtype=F32)) if running else None
+    rv = lib.tensor(np.linspace(0.5, 2, c, dtype=F32)) if running else None
+    out = lib.native_batch_norm(x, w, b, rm, rv, training, momentum, 1e-5)
+    return out + ((rm, rv) if running else ())
+
+
+@pytest.mark.parametrize("shape,training,running,affine", [
+    ((4, 3, 5), True, True, True), ((4, 3, 5), False, True, True),
+    ((2, 3, 2, 2), True, False, False), ((5, 3), True, True, False),
+    ((1, 3), True, True, True)])
+def test_native_batch_norm(shape, training, running, affine):
+    params = [make((shape[1],), seed=5), make((shape[1],), seed=6)] if affine else [None, None]
+    check(lambda x, w, b: _batch_norm(x, w, b, training, running), shape, *params,
+          atol=1e-4)
+
+
+def test_native_batch_norm_mixed_dtypes():
+    x = make((4, 3, 2)).astype(np.float16)
+    check(lambda x, w: _batch_norm(x, w, None, True), x, make((3,)), atol=2e-3, rtol=2e-3)
+    check(lambda x: _batch_norm(x, None, None, False), x, atol=2e-3, rtol=2e-3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.native_batch_norm(lib.ones(3), None, None, None, None, True, 0.1, 1e-5),
+    lambda lib: lib.native_batch_norm(lib.ones(4, 3), None, None, lib.zeros(3), None, True,
+                                      0.1, 1e-5),
+    lambda lib: lib.native_batch_norm(lib.ones(0, 3), None, None, None, None, True, 0.1, 1e-5),
+    lambda lib: lib.native_batch_norm(lib.ones(4, 3).long(), None, None, None, None, True,
+                                      0.1, 1e-5),
+    lambda lib: lib.native_batch_norm(lib.ones(4, 3), lib.ones(3).double(), None, None, None,
+                                      True, 0.1, 1e-5),
+    lambda lib: lib.native_batch_norm(lib.ones(4, 3), None, None, lib.zeros(3).double(),
+                                      lib.ones(3).double(), True, 0.1, 1e-5)])
+def test_native_batch_norm_errors(call):
+    same_error(call)
+
+
+def test_native_batch_norm_eval_needs_running_statistics():
+    with pytest.raises(RuntimeError, match="running_mean and running_var are needed"):
+        cg.native_batch_norm(cg.ones(4, 3), None, None, None, None, False, 0.1, 1e-5)
+
+
+@pytest.mark.parametrize("shape,n,c,hxw,group,affine", [
+    ((4, 6, 5), 4, 6, 5, 3, True), ((2, 6, 2, 3), 2, 6, 6, 2, False),
+    ((2, 6), 2, 6, 1, 2, True), ((0, 6, 3), 0, 6, 3, 2, False), ((2, 6, 0), 2, 6, 0, 3, False)])
+def test_native_group_norm(shape, n, c, hxw, group, affine):
+    # mean and rstd are differentiable outputs in PyTorch: check's cotangents reach them too
+    params = [make((c,), seed=5), make((c,), seed=6)] if affine else [None, None]
+    check(lambda x, w, b: library(x).native_group_norm(x, w, b, n, c, hxw, group, 1e-5), shape,
+          *params, atol=1e-4)
+
+
+def test_native_group_norm_half():
+    check(lambda x: library(x).native_group_norm(x, None, None, 2, 4, 3, 2, 1e-5),
+          make((2, 4, 3)).astype(np.float16), atol=2e-3, rtol=2e-3)
+
+
+@pytest.mark.parametrize("args", [(2, 6, 4, 3), (3, 6, 5, 3), (2, 6, 5, 4), (2, 6, 5, 0)])
+def test_native_group_norm_errors(args):
+    same_error(lambda lib: lib.native_group_norm(lib.ones(2, 6, 5), None, None, *args, 1e-5))
+    same_error(lambda lib: lib.native_group_norm(lib.ones(2, 6, 5), lib.ones(5), None, 2, 6, 5,
+                                                 3, 1e-5))
+
+
+# ---- native_norm, norm_except_dim ---------------------------------------------------------------
+
+def _native_norm(x, *args):
+    if isinstance(x, cg.Tensor):
+        return cg.native_norm(x, *args)
+    return torch.native_norm(x.detach().to_sparse(), *args)    # PyTorch's is sparse-only
+
+
+@pytest.mark.parametrize("p", [2, 1, 0, 3, 0.5, math.inf, -math.inf, -1])
+def test_native_norm(p):
+    x = make((3, 4))
+    x[1, 1] = 0
+    check(lambda x: _native_norm(x, p), x, grad=False)
+    check(lambda x: _native_norm(x, p, [1, 0], False, None), x, grad=False)
+    check(lambda x: _native_norm(x, p), x.astype(np.float16), grad=False, atol=1e-2)
+
+
+def test_native_norm_edges_and_errors():
+    check(lambda x: _native_norm(x), np.zeros(0, F32), grad=False)
+    check(lambda x: _native_norm(x, None, [], False, None), make((2, 3)), grad=False)
+    check(lambda x: _native_norm(x, math.inf), np.array([1, np.nan], F32), grad=False)
+    for p in (math.inf, -math.inf, -1):
+        same_error(lambda lib: _native_norm(lib.zeros(3), p))
+    for args in ((2, [1], False, None), (2, [0, 0], False, None), (2, [0, 1], True, None),
+                 (2, [], False, torch.float64), (2, [0, 2], False, None)):
+        same_error(lambda lib: _native_norm(lib.ones(2, 3), *[
+            cg.float64 if lib is cg and a is torch.float64 else a for a in args]))
+    same_error(lambda lib: _native_norm(lib.arange(3)))
+    x = cg.tensor(make((3,)), requires_grad=True)
+    with pytest.raises(RuntimeError, match="derivative for aten::native_norm is not "):
+        cg.native_norm(x).backward()
+
+
+@pytest.mark.parametrize("shape,pow,dim", [
+    ((3, 4), 2, 0), ((3, 4), 2, 1), ((3, 4), 2, -1), ((3, 4), 3, -2), ((2, 3, 4), 2, 1),
+    ((2, 3, 4), 1, 2), ((2, 3, 4), 2, -3), ((5,), 2, 0), ((0, 3), 2, 1)])
+def test_norm_except_dim(shape, pow, dim):
+    check(lambda v: library(v).norm_except_dim(v, pow, dim), shape, low=0.5, high=2.0)
+
+
+def test_norm_except_dim_errors():
+    same_error(lambda lib: lib.norm_except_dim(lib.tensor(3.0), 2, 0))
+    same_error(lambda lib: lib.norm_except_dim(lib.ones(2, 3), 2.5, 0))
