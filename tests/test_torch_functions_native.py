@@ -29,6 +29,116 @@ def same_error(fn, prefix_free=False):
         assert str(ours.value) == expected
 
 
+# ---- dropouts -----------------------------------------------------------------------------------
+
+SELU_LIMIT = 1.7580993408473766
+
+
+def _alpha_ab(p):
+    a = 1 / math.sqrt((SELU_LIMIT ** 2 * p + 1) * (1 - p))
+    return a, SELU_LIMIT * a * p - SELU_LIMIT * a       # a, the value a dropped element takes
+
+
+@pytest.mark.parametrize("name,feature,alpha", [
+    ("dropout_", False, False), ("alpha_dropout_", False, True),
+    ("feature_dropout_", True, False), ("feature_alpha_dropout_", True, True),
+    ("feature_dropout", True, False)])
+def test_dropouts_masks_statistics_and_gradients(name, feature, alpha):
+    cg.manual_seed(0)
+    p = 0.3
+    x = cg.tensor(make((64, 32, 6), low=0.5, high=1.5), requires_grad=True)
+    y = x * 1
+    out = getattr(cg, name)(y, p, True)
+    assert (out is y) == name.endswith("_")
+    assert out.grad_fn.name() == ("AddBackward0" if alpha else "MulBackward0")
+    out.backward(cg.ones(*out.shape))
+    xs, o, g = x.detach().numpy(), out.detach().numpy(), x.grad.numpy()
+    if alpha:
+        a, dropped_value = _alpha_ab(p)
+        kept = ~np.isclose(o, dropped_value, atol=1e-5)
+        np.testing.assert_allclose(o[kept], xs[kept] * a + dropped_value + SELU_LIMIT * a,
+                                   rtol=1e-5)
+        np.testing.assert_allclose(g, kept * a, rtol=1e-6)
+    else:
+        kept = o != 0
+        np.testing.assert_allclose(o[kept], xs[kept] / (1 - p), rtol=1e-6)
+        np.testing.assert_allclose(g, kept / (1 - p), rtol=1e-6)
+    if feature:     # whole channels of each sample, kept or dropped together
+        assert np.all(kept.all(-1) | ~kept.any(-1))
+        assert abs(kept[..., 0].mean() - (1 - p)) < 0.05
+    else:
+        assert abs(kept.mean() - (1 - p)) < 0.015
+
+
+def test_alpha_dropout_keeps_selu_statistics():
+    cg.manual_seed(1)
+    x = cg.randn(200, 100)
+    for out in (cg.alpha_dropout_(x.clone(), 0.2, True),
+                cg.feature_alpha_dropout_(x.clone(), 0.2, True)):
+        assert abs(float(out.mean())) < 0.05 and abs(float(out.std()) - 1) < 0.05
+
+
+def test_dropouts_that_change_nothing_or_zero_everything():
+    x = cg.tensor(make((3, 4)))
+    for name in ("dropout_", "alpha_dropout_", "feature_dropout_", "feature_alpha_dropout_",
+                 "feature_dropout"):
+        fn = getattr(cg, name)
+        assert fn(x, 0.5, False) is x and fn(x, 0.0, True) is x
+        empty = cg.zeros(0, 3)
+        assert fn(empty, 0.5, True) is empty
+        w = cg.tensor(make((3, 4)), requires_grad=True)
+        zero = fn(w * 1, 1.0, True)
+        assert zero.grad_fn.name() == "MulBackward0" and not zero.detach().numpy().any()
+        zero.sum().backward()
+        assert not w.grad.numpy().any()
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.dropout_(lib.ones(3), 1.5, True),
+    lambda lib: lib.feature_dropout(lib.ones(3, 2), -0.5, True),
+    lambda lib: lib.dropout(lib.ones(3), 1.5, True),
+    lambda lib: lib.alpha_dropout(lib.ones(3), -1.0, True),
+    lambda lib: lib.feature_dropout(lib.ones(3), 0.5, True),
+    lambda lib: lib.feature_alpha_dropout_(lib.ones(3), 0.5, True),
+    lambda lib: lib.dropout_(lib.arange(4), 0.5, True),
+    lambda lib: lib.feature_dropout(lib.arange(4).reshape(2, 2), 0.5, True),
+    lambda lib: lib.native_dropout(lib.ones(3), 1.5, True),
+    lambda lib: lib.native_dropout(lib.arange(3), 0.5, True)])
+def test_dropout_errors(call):
+    same_error(call)
+
+
+def test_dropout_in_place_on_a_leaf_is_refused():
+    for lib in (torch, cg):
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            lib.dropout_(lib.ones(3, requires_grad=True), 0.5, True)
+
+
+@pytest.mark.parametrize("train", [True, None])
+def test_native_dropout_training(train):
+    cg.manual_seed(2)
+    p = 0.25
+    x = cg.tensor(make((100, 50), low=0.5, high=1.5), requires_grad=True)
+    out, mask = cg.native_dropout(x, p, train)
+    assert mask.dtype == cg.bool and out.grad_fn.name() == "NativeDropoutBackward0"
+    m = mask.numpy()
+    np.testing.assert_allclose(out.detach().numpy(), x.detach().numpy() * m / (1 - p), rtol=1e-6)
+    assert abs(m.mean() - (1 - p)) < 0.02
+    out.backward(cg.ones(100, 50))
+    np.testing.assert_allclose(x.grad.numpy(), m / (1 - p), rtol=1e-6)
+
+
+def test_native_dropout_eval_p1_empty_and_integers():
+    def outputs(lib, x, p, train):
+        out, mask = lib.native_dropout(x, p, train)
+        return out * 1, mask
+    check(lambda x: outputs(library(x), x, 0.5, False), (3, 4))
+    check(lambda x: outputs(library(x), x, 1.0, True), (3, 4))
+    check(lambda x: library(x).native_dropout(x, 0.5, True), (0, 3), grad=False)
+    check(lambda x: library(x).native_dropout(x, 0.5, False), np.arange(4), grad=False)
+    check(lambda x: library(x).native_dropout(x, 0.0, True)[1], (2, 3), grad=False)
+
+
 # ---- native_layer_norm, native_batch_norm, native_group_norm ------------------------------------
 
 @pytest.mark.parametrize("shape,normalized,affine", [

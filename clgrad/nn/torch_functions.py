@@ -11,6 +11,8 @@ from ..frontend.operands import is_tensor
 from . import functional as F
 from .convolution import convolution
 from .distance import cdist
+from .native_dropouts import FUNCTIONS as DROPOUT_FUNCTIONS
+from .native_dropouts import check_probability
 from .native_norms import FUNCTIONS as NORM_FUNCTIONS
 from .recurrent import gru_step, lstm_step, rnn_step
 from .rnn_functions import FUNCTIONS as RNN_FUNCTIONS
@@ -33,14 +35,17 @@ def _reduction(reduction) -> str:
 
 
 def dropout(input, p: float, train: bool):
+    check_probability(p)        # (torch.*'s raise RuntimeError, F's ValueError)
     return F.dropout(input, p, training=train)
 
 
 def alpha_dropout(input, p: float, train: bool):
+    check_probability(p)
     return F.alpha_dropout(input, p, training=train)
 
 
 def feature_alpha_dropout(input, p: float, train: bool):
+    check_probability(p)
     return F.feature_alpha_dropout(input, p, training=train)
 
 
@@ -197,7 +202,7 @@ FUNCTIONS.update({fn.__name__: fn for fn in (
 FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)
 FUNCTIONS.update(RNN_FUNCTIONS)     # rnn_tanh, rnn_relu, gru, lstm (rnn_functions.py)
 # the native forms and helpers, module by module (native_norms.py: native_layer_norm, ...)
-for _functions in (NORM_FUNCTIONS,):
+for _functions in (NORM_FUNCTIONS, DROPOUT_FUNCTIONS):
     FUNCTIONS.update(_functions)
 
 # the ones PyTorch also has as Tensor methods (x.prelu(weight)); clgrad/__init__.py puts them on
