@@ -284,3 +284,120 @@ def test_norm_except_dim(shape, pow, dim):
 def test_norm_except_dim_errors():
     same_error(lambda lib: lib.norm_except_dim(lib.tensor(3.0), 2, 0))
     same_error(lambda lib: lib.norm_except_dim(lib.ones(2, 3), 2.5, 0))
+
+
+# ---- SyncBatchNorm's statistics helpers ---------------------------------------------------------
+
+def test_batch_norm_helpers_compose_into_batch_norm():
+    """Two processes' halves of a batch (of unequal sizes), through batch_norm_stats,
+    gather_stats_with_counts, batch_norm_elemt and the backward pair, give PyTorch's
+    batch_norm over the whole batch: running statistics, output and all three gradients."""
+    x, w, b, g = make((6, 3, 2, 2)) * 2 + 1, make((3,), seed=5), make((3,), seed=6), \
+        make((6, 3, 2, 2), seed=7)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    rm, rv = torch.zeros(3), torch.ones(3)
+    ty = torch.nn.functional.batch_norm(tx, rm, rv, tw, tb, True, 0.1, 1e-5)
+    ty.backward(torch.tensor(g))
+    parts, grads = (x[:2], x[2:]), (g[:2], g[2:])
+    stats = [cg.batch_norm_stats(cg.tensor(p), 1e-5) for p in parts]
+    counts = cg.tensor([p.size // 3 for p in parts], dtype=cg.float32)
+    crm, crv = cg.zeros(3), cg.ones(3)
+    mean, invstd = cg.batch_norm_gather_stats_with_counts(
+        cg.tensor(x), cg.stack([s[0] for s in stats]), cg.stack([s[1] for s in stats]), crm, crv,
+        0.1, 1e-5, counts)
+    np.testing.assert_allclose(crm.numpy(), rm.numpy(), atol=1e-6)
+    np.testing.assert_allclose(crv.numpy(), rv.numpy(), atol=1e-5)
+    out = [cg.batch_norm_elemt(cg.tensor(p), cg.tensor(w), cg.tensor(b), mean, invstd, 1e-5)
+           for p in parts]
+    np.testing.assert_allclose(np.concatenate([o.numpy() for o in out]), ty.detach().numpy(),
+                               atol=1e-5)
+    reduced = [cg.batch_norm_backward_reduce(cg.tensor(gp), cg.tensor(p), mean, invstd,
+                                             cg.tensor(w), True, True, True)
+               for gp, p in zip(grads, parts)]
+    sum_dy, sum_dy_xmu, grad_w, grad_b = (r0 + r1 for r0, r1 in zip(*reduced))
+    np.testing.assert_allclose(grad_w.numpy(), tw.grad.numpy(), atol=1e-5)
+    np.testing.assert_allclose(grad_b.numpy(), tb.grad.numpy(), atol=1e-5)
+    count = cg.tensor([p.size // 3 for p in parts], dtype=cg.int32)
+    grad_x = [cg.batch_norm_backward_elemt(cg.tensor(gp), cg.tensor(p), mean, invstd,
+                                           cg.tensor(w), sum_dy, sum_dy_xmu, count)
+              for gp, p in zip(grads, parts)]
+    np.testing.assert_allclose(np.concatenate([t.numpy() for t in grad_x]), tx.grad.numpy(),
+                               atol=1e-5)
+
+
+def _stats64(x, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    x = x.astype(np.float64)
+    return x.mean(axes), 1 / np.sqrt(x.var(axes) + eps)
+
+
+def test_batch_norm_stats_gather_and_elemt_against_numpy():
+    x = make((4, 3, 5))
+    mean, invstd = cg.batch_norm_stats(cg.tensor(x), 1e-3)
+    m64, i64 = _stats64(x, 1e-3)
+    np.testing.assert_allclose(mean.numpy(), m64, atol=1e-6)
+    np.testing.assert_allclose(invstd.numpy(), i64, rtol=1e-5)
+    h = cg.batch_norm_stats(cg.tensor(x).half(), 1e-3)
+    assert h[0].dtype == cg.float32 and h[1].dtype == cg.float32
+    halves = [_stats64(x[:2], 1e-3), _stats64(x[2:], 1e-3)]
+    rm, rv = cg.zeros(3), cg.ones(3)
+    m, i = cg.batch_norm_gather_stats(cg.tensor(x), cg.tensor(np.stack([s[0] for s in halves])),
+                                      cg.tensor(np.stack([s[1] for s in halves])), rm, rv, 0.5,
+                                      1e-3, 10)
+    np.testing.assert_allclose(m.numpy(), m64, atol=1e-6)
+    np.testing.assert_allclose(i.numpy(), i64, rtol=1e-5)
+    np.testing.assert_allclose(rm.numpy(), 0.5 * m64, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), 0.5 + 0.5 * x.astype(np.float64).var((0, 2), ddof=1),
+                               rtol=1e-5)
+    y = cg.batch_norm_elemt(cg.tensor(x).half(), None, None, mean, invstd, 1e-3)
+    assert y.dtype == cg.float16
+    np.testing.assert_allclose(y.numpy(), (x - m64[:, None]) * i64[:, None], atol=2e-3)
+
+
+def test_batch_norm_backward_helpers_outputs_and_errors():
+    x, g = make((4, 3, 5)), make((4, 3, 5), seed=3)
+    mean, invstd = cg.batch_norm_stats(cg.tensor(x), 1e-5)
+    out = cg.batch_norm_backward_reduce(cg.tensor(g), cg.tensor(x), mean, invstd, None, False,
+                                        True, False)
+    assert out[0] is None and out[1] is None and out[3] is None
+    m64, i64 = _stats64(x, 1e-5)
+    sum_dy_xmu = (g * (x - m64[:, None])).sum((0, 2))
+    assert out[2].dtype == cg.float32
+    np.testing.assert_allclose(out[2].numpy(), sum_dy_xmu * i64, rtol=1e-4, atol=1e-5)
+    sum_dy = cg.tensor(g.sum((0, 2)))
+    grad = cg.batch_norm_backward_elemt(cg.tensor(g), cg.tensor(x), mean, invstd, None, sum_dy,
+                                        cg.tensor(sum_dy_xmu.astype(F32)),
+                                        cg.tensor(np.array([20], np.int32)))
+    expected = (g - g.sum((0, 2))[:, None] / 20 - (x - m64[:, None]) * i64[:, None] ** 2 *
+                sum_dy_xmu[:, None] / 20) * i64[:, None]
+    np.testing.assert_allclose(grad.numpy(), expected, atol=1e-5)
+    with pytest.raises(RuntimeError, match="expected scalar type Int but found Long"):
+        cg.batch_norm_backward_elemt(cg.tensor(g), cg.tensor(x), mean, invstd, None, sum_dy,
+                                     sum_dy, cg.tensor([20]))
+
+
+def test_batch_norm_helpers_refuse_backward():
+    x = cg.tensor(make((4, 3, 5)), requires_grad=True)
+    mean, invstd = cg.batch_norm_stats(x, 1e-5)
+    results = {"batch_norm_stats": mean,
+               "batch_norm_elemt": cg.batch_norm_elemt(x, None, None, mean, invstd, 1e-5),
+               "batch_norm_update_stats": cg.batch_norm_update_stats(x, None, None, 0.1)[1]}
+    for op, t in results.items():
+        assert t.grad_fn.name() == "torch::autograd::NotImplemented"
+        with pytest.raises(RuntimeError, match=f"derivative for aten::{op} is not implemented"):
+            t.sum().backward()
+
+
+@pytest.mark.parametrize("dtype,running", [(F32, True), (F32, False), (np.float16, True),
+                                           (np.float16, False)])
+def test_batch_norm_update_stats(dtype, running):
+    def updated(x):
+        lib = library(x)
+        rm = lib.tensor(np.linspace(-1, 1, 3, dtype=F32)) if running else None
+        rv = lib.tensor(np.linspace(0.5, 2, 3, dtype=F32)) if running else None
+        return lib.batch_norm_update_stats(x, rm, rv, 0.2) + ((rm, rv) if running else ())
+    tol = 1e-5 if dtype == F32 else 2e-3
+    check(updated, make((4, 3, 5)).astype(dtype), grad=False, atol=tol, rtol=tol)
+    check(updated, make((1, 3)).astype(dtype), grad=False, atol=tol, rtol=tol)
+    same_error(lambda lib: lib.batch_norm_update_stats(lib.ones(0, 3), lib.zeros(3),
+                                                       lib.ones(3), 0.1))
