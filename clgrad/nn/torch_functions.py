@@ -14,6 +14,7 @@ from .convolution import convolution
 from .distance import cdist
 from .native_dropouts import FUNCTIONS as DROPOUT_FUNCTIONS
 from .native_dropouts import check_probability
+from .native_embedding import FUNCTIONS as EMBEDDING_FUNCTIONS
 from .native_norms import FUNCTIONS as NORM_FUNCTIONS
 from .recurrent import gru_step, lstm_step, rnn_step
 from .rnn_functions import FUNCTIONS as RNN_FUNCTIONS
@@ -48,6 +49,10 @@ def alpha_dropout(input, p: float, train: bool):
 def feature_alpha_dropout(input, p: float, train: bool):
     check_probability(p)
     return F.feature_alpha_dropout(input, p, training=train)
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    return input.addmv_(mat, vec, beta=beta, alpha=alpha)
 
 
 def embedding(weight, indices, padding_idx: int = -1, scale_grad_by_freq: bool = False,
@@ -199,11 +204,11 @@ FUNCTIONS.update({fn.__name__: fn for fn in (
     instance_norm, adaptive_max_pool1d, kl_div, binary_cross_entropy_with_logits,
     margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss, poisson_nll_loss,
     triplet_margin_loss, ctc_loss, grid_sampler, affine_grid_generator, rnn_tanh_cell,
-    rnn_relu_cell, gru_cell, lstm_cell)})
+    rnn_relu_cell, gru_cell, lstm_cell, addmv_)})
 FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)
 FUNCTIONS.update(RNN_FUNCTIONS)     # rnn_tanh, rnn_relu, gru, lstm (rnn_functions.py)
 # the native forms and helpers, module by module (native_norms.py: native_layer_norm, ...)
-for _functions in (NORM_FUNCTIONS, DROPOUT_FUNCTIONS, BATCH_NORM_STATS):
+for _functions in (NORM_FUNCTIONS, DROPOUT_FUNCTIONS, BATCH_NORM_STATS, EMBEDDING_FUNCTIONS):
     FUNCTIONS.update(_functions)
 
 # the ones PyTorch also has as Tensor methods (x.prelu(weight)); clgrad/__init__.py puts them on
