@@ -403,6 +403,74 @@ def test_batch_norm_update_stats(dtype, running):
                                                        lib.ones(3), 0.1))
 
 
+# ---- segment_reduce -----------------------------------------------------------------------------
+
+SEGMENT_DATA = np.array([1, 2, 3, 4, 0, 6], F32)     # a zero; no ties (see below)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod"])
+def test_segment_reduce(reduce):
+    lengths = np.array([2, 0, 3, 1])
+
+    def reduced(d, kind, initial=None, unsafe=False):
+        lib = library(d)
+        lens = lib.tensor(np.array([2, 2]) if unsafe else lengths)
+        if kind == "offsets":
+            return lib.segment_reduce(d, reduce, offsets=lib.tensor(np.array([0, 2, 2, 5, 6])),
+                                      initial=initial)
+        return lib.segment_reduce(d, reduce, lengths=lens, initial=initial, unsafe=unsafe)
+    check(lambda d: reduced(d, "lengths"), SEGMENT_DATA)
+    check(lambda d: reduced(d, "offsets", initial=2.0), SEGMENT_DATA)
+    check(lambda d: reduced(d, "lengths", unsafe=True), SEGMENT_DATA)
+    with_nan = SEGMENT_DATA.copy()
+    with_nan[[0, 3]] = np.nan
+    check(lambda d: reduced(d, "lengths"), with_nan)
+    two_d = np.arange(24, dtype=F32).reshape(2, 6, 2) * 0.7 % 5 - 1
+    check(lambda d: library(d).segment_reduce(
+        d, reduce, lengths=library(d).tensor(np.array([[2, 4], [3, 3]], np.int32)), axis=1),
+        two_d)
+    check(lambda d: library(d).segment_reduce(d, reduce, lengths=library(d).tensor(
+        np.array([1, 0, 5])), axis=-3), two_d.transpose(1, 0, 2).copy())
+
+
+@pytest.mark.parametrize("reduce", ["max", "min"])
+def test_segment_reduce_ties_share_the_gradient(reduce):
+    # PyTorch 2.13 divides a tied segment's gradient among its ties only where it is positive
+    # (its kernel tests grad > 0 to find the elements it wrote): compared where it is
+    data = np.array([3, 3, 1, 3, 3, 5] if reduce == "max" else [3, 3, 1, 1, 3, 5], F32)
+    grads = []
+    for lib in (torch, cg):
+        d = lib.tensor(data, requires_grad=True)
+        out = lib.segment_reduce(d, reduce, lengths=lib.tensor([2, 4]), initial=3.0)
+        out.backward(lib.tensor([1.0, 2.0]))
+        grads.append(d.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0])
+
+
+def test_segment_reduce_edges():
+    check(lambda d: library(d).segment_reduce(d, "sum", lengths=library(d).tensor([0, 0])),
+          np.zeros(0, F32))
+    check(lambda d: library(d).segment_reduce(d, "max", lengths=library(d).tensor([2, 4]),
+                                              initial=math.nan), SEGMENT_DATA)
+    check(lambda d: library(d).segment_reduce(d, "mean", lengths=library(d).tensor([2, 4])),
+          SEGMENT_DATA.astype(np.float16), atol=1e-3, rtol=1e-3, grad=False)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.segment_reduce(lib.ones(6), "avg", lengths=lib.tensor([2, 4])),
+    lambda lib: lib.segment_reduce(lib.ones(6), "sum"),
+    lambda lib: lib.segment_reduce(lib.ones(6), "sum", indices=lib.tensor([0])),
+    lambda lib: lib.segment_reduce(lib.ones(6), "sum", lengths=lib.tensor([2, 2])),
+    lambda lib: lib.segment_reduce(lib.ones(6), "sum", lengths=lib.tensor([-1, 7])),
+    lambda lib: lib.segment_reduce(lib.ones(6), "sum", offsets=lib.tensor([0, 4, 2, 6])),
+    lambda lib: lib.segment_reduce(lib.ones(6), "sum", lengths=lib.tensor([2.0, 4.0])),
+    lambda lib: lib.segment_reduce(lib.arange(6), "sum", lengths=lib.tensor([2, 4])),
+    lambda lib: lib.segment_reduce(lib.ones(2, 6), "sum", lengths=lib.tensor([2, 4]), axis=1),
+    lambda lib: lib.segment_reduce(lib.ones(6), "sum", lengths=lib.tensor([2, 4]), axis=1)])
+def test_segment_reduce_errors(call):
+    same_error(call)
+
+
 # ---- embedding_bag, embedding_renorm_ -----------------------------------------------------------
 
 BAG_INDICES, BAG_OFFSETS = np.array([1, 2, 4, 5, 4, 3, 2, 0]), np.array([0, 2, 2, 5])

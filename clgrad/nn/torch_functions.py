@@ -8,6 +8,7 @@ their weights as arguments."""
 from __future__ import annotations
 
 from ..frontend.operands import is_tensor
+from ..frontend.segment_reduce import FUNCTIONS as SEGMENT_FUNCTIONS
 from . import functional as F
 from .batch_norm_stats import FUNCTIONS as BATCH_NORM_STATS
 from .convolution import convolution
@@ -208,7 +209,8 @@ FUNCTIONS.update({fn.__name__: fn for fn in (
 FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)
 FUNCTIONS.update(RNN_FUNCTIONS)     # rnn_tanh, rnn_relu, gru, lstm (rnn_functions.py)
 # the native forms and helpers, module by module (native_norms.py: native_layer_norm, ...)
-for _functions in (NORM_FUNCTIONS, DROPOUT_FUNCTIONS, BATCH_NORM_STATS, EMBEDDING_FUNCTIONS):
+for _functions in (NORM_FUNCTIONS, DROPOUT_FUNCTIONS, BATCH_NORM_STATS, EMBEDDING_FUNCTIONS,
+                   SEGMENT_FUNCTIONS):
     FUNCTIONS.update(_functions)
 
 # the ones PyTorch also has as Tensor methods (x.prelu(weight)); clgrad/__init__.py puts them on
