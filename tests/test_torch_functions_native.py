@@ -471,6 +471,52 @@ def test_segment_reduce_errors(call):
     same_error(call)
 
 
+# ---- svd_lowrank, pca_lowrank -------------------------------------------------------------------
+
+def _low_rank(m, n, rank=4, batch=()):
+    rng = np.random.default_rng(3)
+    return (rng.standard_normal(batch + (m, rank)) @ rng.standard_normal(batch + (rank, n))).astype(
+        F32)
+
+
+@pytest.mark.parametrize("shape,q,with_mean", [((20, 12), 6, False), ((12, 20), 5, True),
+                                                ((2, 16, 10), 6, False)])
+def test_svd_lowrank(shape, q, with_mean):
+    cg.manual_seed(4)
+    a = _low_rank(*shape[-2:], batch=shape[:-2])
+    mean = a.mean(-2, keepdims=True) if with_mean else None
+    U, S, V = cg.svd_lowrank(cg.tensor(a), q=q, M=None if mean is None else cg.tensor(mean))
+    centered = a - (0 if mean is None else mean)
+    assert U.shape == shape[:-1] + (q,) and S.shape == shape[:-2] + (q,) and \
+        V.shape == shape[:-2] + (shape[-1], q)
+    u, s, v = U.numpy(), S.numpy(), V.numpy()
+    np.testing.assert_allclose((u * s[..., None, :]) @ np.swapaxes(v, -1, -2), centered,
+                               atol=1e-4)
+    np.testing.assert_allclose(np.swapaxes(u, -1, -2) @ u, np.broadcast_to(np.eye(q), s.shape +
+                                                                          (q,)), atol=1e-4)
+    _, ts, _ = torch.svd_lowrank(torch.tensor(a), q=q,
+                                 M=None if mean is None else torch.tensor(mean))
+    exact = np.linalg.svd(centered.astype(np.float64), compute_uv=False)[..., :4]
+    np.testing.assert_allclose(s[..., :4], exact, rtol=1e-4)
+    np.testing.assert_allclose(ts.numpy()[..., :4], s[..., :4], rtol=1e-4)
+
+
+def test_pca_lowrank():
+    cg.manual_seed(5)
+    a = _low_rank(30, 8) + 3.0
+    U, S, V = cg.pca_lowrank(cg.tensor(a))
+    _, ts, _ = torch.pca_lowrank(torch.tensor(a))
+    assert U.shape == (30, 6) and S.shape == (6,) and V.shape == (8, 6)
+    np.testing.assert_allclose(S.numpy()[:4], ts.numpy()[:4], rtol=1e-4)
+    centered = a - a.mean(0)
+    np.testing.assert_allclose((U.numpy() * S.numpy()) @ V.numpy().T, centered, atol=1e-4)
+    U, S, V = cg.pca_lowrank(cg.tensor(a), q=3, center=False, niter=3)
+    assert S.shape == (3,)
+    np.testing.assert_allclose(S.numpy(), np.linalg.svd(a, compute_uv=False)[:3], rtol=1e-3)
+    same_error(lambda lib: lib.pca_lowrank(lib.ones(4, 3), q=4))
+    same_error(lambda lib: lib.pca_lowrank(lib.ones(4, 3), niter=-1))
+
+
 # ---- embedding_bag, embedding_renorm_ -----------------------------------------------------------
 
 BAG_INDICES, BAG_OFFSETS = np.array([1, 2, 4, 5, 4, 3, 2, 0]), np.array([0, 2, 2, 5])

@@ -7,6 +7,7 @@ recurrent cells (rnn_tanh_cell, gru_cell, lstm_cell, ...) and loops (rnn_functio
 their weights as arguments."""
 from __future__ import annotations
 
+from ..frontend.lowrank import FUNCTIONS as LOWRANK_FUNCTIONS
 from ..frontend.operands import is_tensor
 from ..frontend.segment_reduce import FUNCTIONS as SEGMENT_FUNCTIONS
 from . import functional as F
@@ -210,7 +211,7 @@ FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)
 FUNCTIONS.update(RNN_FUNCTIONS)     # rnn_tanh, rnn_relu, gru, lstm (rnn_functions.py)
 # the native forms and helpers, module by module (native_norms.py: native_layer_norm, ...)
 for _functions in (NORM_FUNCTIONS, DROPOUT_FUNCTIONS, BATCH_NORM_STATS, EMBEDDING_FUNCTIONS,
-                   SEGMENT_FUNCTIONS):
+                   SEGMENT_FUNCTIONS, LOWRANK_FUNCTIONS):
     FUNCTIONS.update(_functions)
 
 # the ones PyTorch also has as Tensor methods (x.prelu(weight)); clgrad/__init__.py puts them on
