@@ -613,3 +613,37 @@ def test_addmv_():
         return out
     check(updated, (3,), (3, 2), (2,))
     same_error(lambda lib: lib.addmv_(lib.ones(3), lib.ones(3, 2), lib.ones(2), 2, 3))
+
+
+# ---- slice_copy, slice_inverse ------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [(), (1, 1, 3), (1, 0, None, 2), (-1, -3, -1), (0, 1, 100),
+                                  (0, 2, 1)])
+def test_slice_copy(args):
+    check(lambda x: library(x).slice_copy(x, *args), (3, 4))
+
+
+def test_slice_inverse():
+    def inverse(x, y):
+        lib = library(x)
+        if lib is torch:    # PyTorch's is a view of a view: its slice of x, written with y
+            base = x * 1
+            view = base[:, 1:4:2]
+            view.copy_(y)
+            return lib.slice_inverse(view, base, 1, 1, 4, 2)
+        return lib.slice_inverse(y, x * 1, 1, 1, 4, 2)
+    check(inverse, (3, 5), (3, 2), grad=False)
+    y = cg.tensor(make((3, 2)), requires_grad=True)
+    out = y.slice_inverse(cg.tensor(make((3, 5))), 1, 1, 4, 2)
+    assert out.grad_fn.name() == "SliceInverseBackward0"
+    g = make((3, 5), seed=9)
+    out.backward(cg.tensor(g))
+    np.testing.assert_array_equal(y.grad.numpy(), g[:, 1:4:2])      # PyTorch's: grad.slice(...)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.slice_copy(lib.ones(3, 4), 2),
+    lambda lib: lib.slice_copy(lib.ones(3, 4), 0, 0, 3, 0),
+    lambda lib: lib.slice_copy(lib.tensor(1.0))])
+def test_slice_copy_errors(call):
+    same_error(call)
