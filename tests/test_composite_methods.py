@@ -141,3 +141,30 @@ def test_errors_name_the_op_and_shapes():
                    lambda: torch.ones(2, 2).dot(torch.ones(2))):
             with pytest.raises(RuntimeError):
                 fn()
+
+
+@pytest.mark.parametrize("weight", [0.2, 0.7, 1.0, -0.6, "tensor"])
+def test_lerp_as_pytorchs_kernel(weight):
+    """From end where |w| >= 0.5 (w = 1 gives end exactly; -inf toward 1 by 0.7 is inf),
+    and PyTorch's gradient products, which an infinite incoming gradient keeps ±inf
+    (self + w (end - self) gave g - g w: NaN)."""
+    x = np.array([1.0, -inf, 0.1, -3.0, inf, 2.0, 0.3], np.float32)
+    y = np.array([2.0, 1.0, 0.7, 5.0, 1.0, 2.0, 1e-8], np.float32)
+    g = np.array([1.0, 2.0, inf, -inf, 1.0, 0.5, inf], np.float32)
+    w = np.array([0.2, 0.7, 1.0, -0.6, 0.5, 0.49, 1.0], np.float32)
+    if weight == "tensor":
+        check(lambda a, b, ww, gg: a.lerp(b, ww) * gg, x, y, w, g, atol=0, rtol=3e-7)
+    else:       # (within an ulp: the kernel may fuse a multiply-add)
+        check(lambda a, b, gg: library(a).lerp(a, b, weight) * gg, x, y, g, atol=0, rtol=3e-7)
+
+
+def test_lerp_refuses_what_pytorch_refuses():
+    for lib in (cg, torch) if torch is not None else (cg,):
+        x = lib.ones(2)
+        with pytest.raises(RuntimeError, match="expected dtype double for `end`"):
+            x.double().lerp(x, 0.5)
+        with pytest.raises(RuntimeError, match="expected dtype float for `weight` but got dtype long"):
+            x.lerp(x, lib.tensor([1, 0]))
+        with pytest.raises(NotImplementedError, match='"lerp_kernel_scalar" not implemented'):
+            x.int().lerp(x.int(), 0.5)
+    assert cg.ones(2).lerp(cg.zeros(2), cg.tensor(0.25, dtype=cg.float64)).tolist() == [0.75, 0.75]

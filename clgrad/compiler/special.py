@@ -8,6 +8,12 @@ from .ir import Node
 from .ops import Op
 
 
+def lerp(a: Node, b: Node, weight: Node) -> Node:
+    """a + weight (b - a) as PyTorch's kernel: from b where |weight| >= 0.5, so that both
+    ends are exact (weight 1 gives b)."""
+    return (weight.abs() < 0.5).where(a + weight * (b - a), b - (b - a) * (1 - weight))
+
+
 def polynomial(coefficients, t: Node) -> Node:
     """Σ c_k t^k by Horner's rule, the coefficients highest degree first (Cephes' polevl)."""
     p = t.const_like(coefficients[0])

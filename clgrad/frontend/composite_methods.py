@@ -13,7 +13,8 @@ from . import creation, inplace, joining
 from . import elementwise as ew
 from .backward import record
 from .no_derivative import named_in_place
-from .operands import as_float, from_opmath, normalize_dim, opmath
+from .operands import (as_float, broadcast_shape, broadcast_to, common_device, from_opmath,
+                       is_tensor, normalize_dim, opmath)
 from .type_info import finfo
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -115,7 +116,39 @@ def expm1(self):
 
 
 def lerp(self, end, weight):
-    return self + weight * (end - self)
+    """self + weight (end - self), computed as PyTorch's kernel does: from end,
+    end - (end - self)(1 - weight), where |weight| >= 0.5, so that weight 1 gives end exactly
+    (and lerp(-inf, 1, 0.7) inf, not NaN). The gradients are PyTorch's products: g (1 - w)
+    to self, g w to end, g (end - self) to a tensor weight."""
+    for name, other in (("end", end), ("weight", weight)):
+        if is_tensor(other) and other.dtype != self.dtype and (name == "end" or other.ndim):
+            raise RuntimeError(f"expected dtype {_C_NAMES.get(self.dtype, self.dtype.name)} for "
+                               f"`{name}` but got dtype {_C_NAMES.get(other.dtype, other.dtype.name)}")
+    if not is_tensor(end):
+        raise TypeError(f"lerp(): argument 'end' must be Tensor, not {type(end).__name__}")
+    if not self.dtype.is_float:
+        kernel = "lerp_kernel_tensor" if is_tensor(weight) else "lerp_kernel_scalar"
+        raise NotImplementedError(f'"{kernel}" not implemented for {self.dtype.name} (shapes '
+                                  f"{self.shape} and {end.shape}); pass float tensors")
+    tensors = [t for t in (self, end, weight) if is_tensor(t)]
+    device = common_device("lerp", tensors)
+    shape = broadcast_shape("lerp", *(t.shape for t in tensors))
+    x, y = (opmath(broadcast_to(t.node, shape)) for t in (self, end))
+    w = opmath(broadcast_to(weight.node.cast(self.dtype), shape)) if is_tensor(weight) \
+        else x.const_like(float(weight))
+    value = special.lerp(x, y, w)
+    derivation = ir.sloped(x, 1 - w) + ir.sloped(y, w)
+    if is_tensor(weight):
+        derivation = derivation + ir.sloped(w, y - x)
+    return record("lerp_tensor" if is_tensor(weight) else "lerp", from_opmath(value, self.node),
+                  device, tensors, derivation=from_opmath(derivation, self.node))
+
+
+# C++'s names of the dtypes, as PyTorch's dtype checks print them
+_C_NAMES = {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half",
+            dt.bfloat16: "c10::BFloat16", dt.int64: "long int", dt.int32: "int",
+            dt.int16: "short int", dt.int8: "signed char", dt.uint8: "unsigned char",
+            dt.bool_: "bool"}
 
 
 def addcmul(self, tensor1, tensor2, value=1):

@@ -17,6 +17,7 @@ GRAD_FN_NAMES = {
     "div_scalar": "DivBackward1",           # t / number, where PyTorch keeps the number apart
     "rdiv": "MulBackward0",                 # number / t: PyTorch computes reciprocal(t) * number
     "div_rounded": "DivBackward2",          # div(..., rounding_mode='trunc' or 'floor')
+    "lerp_tensor": "LerpBackward1",         # a tensor weight
     "pow_tensor": "PowBackward1",           # t ** tensor
     "rpow": "PowBackward2",                 # number ** t
     "clamp": "ClampBackward1",

@@ -6,7 +6,7 @@ interpolation weight. Installed on Tensor by tensor.py from METHODS."""
 from __future__ import annotations
 
 from ..compiler import dtype as dt
-from ..compiler import ir
+from ..compiler import ir, special
 from ..compiler.ir import Node
 from .backward import record
 from .operands import is_tensor, normalize_dim
@@ -50,11 +50,6 @@ def _ranks(rows: Node, q: Node, ignore_nan: bool) -> Node:
     return has_nan.where(float(n - 1), q * float(n - 1))
 
 
-def _lerp(a: Node, b: Node, weight: Node) -> Node:
-    """PyTorch's lerp: exact at both ends."""
-    return (weight < 0.5).where(a + weight * (b - a), b - (b - a) * (1 - weight))
-
-
 def _quantile(op: str, self, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
     _check(op, self, q, interpolation)
     x = self if dim is not None else self.reshape(-1)
@@ -80,7 +75,7 @@ def _quantile(op: str, self, q, dim, keepdim: bool, interpolation: str, ignore_n
     if interpolation in ("linear", "midpoint"):
         above = _read_at(rows, last, rank.ceil().cast(dt.int64))
         weight = rank.const_like(0.5) if interpolation == "midpoint" else rank - below
-        out = _lerp(out, above, weight)
+        out = special.lerp(out, above, weight)
     shape = _result_shape(self, x, axis, dim, keepdim, k if is_tensor(q) and q.ndim else None)
     inputs = [self, q] if is_tensor(q) else [self]
     return record(op, out.reshape(shape), self.device, inputs)

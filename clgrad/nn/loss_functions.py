@@ -234,8 +234,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
         zero = t.eq(0)
         xlogy = zero.where(0, t * zero.where(1, t).log())     # 0 log 0 = 0, NaN stays NaN
         loss, name = xlogy - t * x, "sub"
-        # PyTorch's target gradient is xlogy(t != 0, t) + t / t - x: NaN at t = 0
-        derivation = ir.sloped(t, zero.where(0, t.log()) + t / t) - t * x
+        # PyTorch's target gradient is xlogy(t != 0, t) + t / t - x (NaN at t = 0), three
+        # products of g, as its xlogy(t, t) - t * x derives them (an infinite g: NaN)
+        derivation = ir.sloped(t, zero.where(0, t.log())) + ir.sloped(t, t / t) - t * x
     tensors = [input, target]
     if reduction == "batchmean":
         total = reduce_loss(loss, "sum")
