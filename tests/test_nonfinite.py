@@ -505,3 +505,20 @@ def test_logaddexp_gradient_with_an_infinite_incoming_gradient(name):
     b = np.array([1.0, -0.5, 0.2, 1.0, 1.0, inf, 1.0, -inf, -80.0, 80.0], np.float32)
     g = np.array([inf, -inf, inf, inf, -inf, inf, inf, -inf, inf, inf], np.float32)
     check(lambda x, y, w: getattr(library(x), name)(x, y) * w, a, b, g)
+
+
+@pytest.mark.parametrize("pos_weight", [False, True])
+def test_bce_with_logits_gradient_with_an_infinite_incoming_gradient(pos_weight):
+    """PyTorch's (sigmoid(x) - y) g to the input and -x g to the target (with pos_weight its
+    forms of them): one product each, where the loss's own derivative met an infinite g in
+    terms of both signs (NaN)."""
+    x = np.array([-4.0, -1.0, 0.3, 2.0, 0.0, 30.0, -30.0], np.float32)
+    y = np.array([0.2, 0.5, 0.7, 0.9, 1.0, 0.0, 0.3], np.float32)
+    g = np.array([inf, -inf, inf, 1.0, inf, -inf, 1.0], np.float32)
+    pw = np.array([2.0, 0.5, 1.0, 3.0, 1.5, 0.7, 2.0], np.float32)
+
+    def loss(a, t, w):
+        weight = library(a).tensor(pw) if pos_weight else None
+        return F(a).binary_cross_entropy_with_logits(a, t, reduction="none",
+                                                      pos_weight=weight) * w
+    check(loss, x, y, g)

@@ -19,6 +19,7 @@ from ..frontend.no_derivative import refuse_gradient
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device, from_opmath, opmath
 from ..frontend.reductions import log_softmax_node
+from .activation import sigmoid_node, softplus_node
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
 from .loss_functions import legacy_reduction
@@ -422,13 +423,21 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     # log(1 + exp(-x)) computed stably as max(-x, 0) + log(1 + exp(-|x|))
     softplus = (-x).maximum(0) + (1 + (-x.abs()).exp()).log()
     scale = x.const_like(1)
+    # PyTorch's gradients, one product of g each (the loss's own derivative meets an
+    # infinite g in terms of both signs): sigmoid(x) - y to the input, -x to the target
+    slope_x, slope_y = sigmoid_node(x) - y, -x
     if pos_weight is not None:
         pw = broadcast_to(pos_weight.node.cast(x.dtype), x.shape)
         scale = 1 + (pw - 1) * y
+        slope_x = (pw * y + 1 - y) * sigmoid_node(x) - pw * y
+        slope_y = softplus_node(-x) * pw - softplus_node(x)    # log_sigmoid(-x) - pw log_sigmoid(x)
     loss = (1 - y) * x + scale * softplus
+    derivation = ir.sloped(x, slope_x) + ir.sloped(y, slope_y)
     if weight is not None:
-        loss = loss * broadcast_to(weight.node.cast(x.dtype), x.shape)
-    return record("binary_cross_entropy_with_logits", _reduce(loss, reduction), device, tensors)
+        w = broadcast_to(weight.node.cast(x.dtype), x.shape)
+        loss, derivation = loss * w, derivation * w
+    return record("binary_cross_entropy_with_logits", _reduce(loss, reduction), device, tensors,
+                  derivation=_reduce(derivation, reduction))
 
 
 def one_hot(tensor, num_classes: int = -1):
