@@ -8,6 +8,7 @@ so that two correct float32 implementations must agree on it.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import random
@@ -23,8 +24,9 @@ SIZES = (2, 3, 1, 4, 8, 5, 13, 16, 7, 30, 32, 64, 104, 128, 1000)
 MAX_NUMEL = 4096
 MAX_MAGNITUDE = 1e4       # larger results are rejected outside the edge mode
 MARGIN = 1e-4             # how far from a jump, relative to the operand's scale, is clear
-KINDS = {torch.float32: "float", torch.float64: "float", torch.int64: "int",
-         torch.int32: "int", torch.bool: "bool"}
+KINDS = {torch.float32: "float", torch.float64: "float", torch.float16: "float",
+         torch.bfloat16: "float", torch.int64: "int", torch.int32: "int", torch.bool: "bool"}
+SIXTEEN_BIT = {torch.float16: "half", torch.bfloat16: "bfloat16"}   # dtype -> its cast method
 
 torch.set_num_threads(1)  # deterministic and light on a shared machine
 
@@ -96,6 +98,10 @@ class Builder:
         self.lines: list[str] = []
         self.pool: list[Value] = []
         self.used: set[str] = set()         # names some line reads
+        # inside narrowed(): the operand the next family asks for, and the 16-bit dtype its
+        # new float inputs are cast to (a matmul's weight, a norm's affine, a partner)
+        self.preferred: Value | None = None
+        self.narrow_to: torch.dtype | None = None
 
     # ---- values ----
     def new_input(self, shape: tuple, dtype: str = "float32") -> Value:
@@ -105,7 +111,20 @@ class Builder:
         value = Value(f"x{k}", torch.tensor(make_input(self.data_seed, k, shape, dtype,
                                                        self.edges)))
         self.pool.append(value)
+        if self.narrow_to is not None and dtype == "float32":
+            return self.emit(f"{value.name}.{SIXTEEN_BIT[self.narrow_to]}()") or value
         return value
+
+    @contextlib.contextmanager
+    def narrowed(self, x: Value):
+        """Inside, the next operand a family asks for is x if it fits, and new float inputs
+        come cast to x's dtype: a family's line on a 16-bit value stays in its dtype."""
+        saved = self.preferred, self.narrow_to
+        self.preferred, self.narrow_to = x, x.t.dtype
+        try:
+            yield
+        finally:
+            self.preferred, self.narrow_to = saved
 
     def emit(self, expr: str) -> Value | None:
         """Evaluates expr with PyTorch; keeps it as a new line if PyTorch accepts it and the
@@ -141,7 +160,10 @@ class Builder:
 
     def operand(self, kinds=("float",), min_ndim: int = 0) -> Value:
         """A value of one of kinds from the pool (often the newest: chains fuse), else a new
-        input."""
+        input; inside narrowed(), its value first if it fits."""
+        preferred, self.preferred = self.preferred, None
+        if preferred is not None and preferred.kind in kinds and preferred.t.dim() >= min_ndim:
+            return preferred
         fits = [v for v in self.pool if v.kind in kinds and v.t.dim() >= min_ndim]
         if fits and not self.ch.chance(10):
             return fits[-1] if self.ch.chance(40) else self.ch.pick(fits)

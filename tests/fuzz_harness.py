@@ -1,20 +1,26 @@
 """Runs one generated program on a framework (clgrad or torch) and judges clgrad's answer
 against PyTorch's.
 
-Every reproducer the fuzzer writes is this file followed by the program's text, so it stays
-standalone: it imports NumPy only and receives the frameworks as arguments.
+Every reproducer the fuzzer writes is fuzz_rounding's text, this file's and the program's, so
+it stays standalone: it imports NumPy only and receives the frameworks as arguments.
 """
 import contextlib
 from typing import NamedTuple
 
 import numpy as np
 
+try:        # (a reproducer holds fuzz_rounding's text above this file's)
+    from fuzz_rounding import flip_runs, kinds as _kinds, tracker as _reach_tracker
+except ImportError:
+    _kinds, _reach_tracker = kinds, tracker  # noqa: F821
+
 INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
 FLOAT_SPECIALS = (np.nan, np.inf, -np.inf)
 
 # clgrad's float32 answer may differ from PyTorch's float32 answer by
 # RTOL * |value| + ATOL * (largest |value| of that tensor)
-# + SUMS * (its reach: the largest |value| it was computed from, see _reach_tracker)
+# + SUMS * (its reach: the largest |value| it was computed from, see
+#   fuzz_rounding.tracker)
 # + SLACK * (how far PyTorch's own float32 answer is from its float64 answer, and how far
 #   the float64 answer moves when the inputs move by float32's rounding: the conditioning
 #   of the value).
@@ -53,13 +59,20 @@ class Result(NamedTuple):
     outputs: list       # NumPy arrays
     grads: list         # one per input: a NumPy array, or None without a gradient
     # torch only: for each output and gradient, the largest magnitude among the values it was
-    # computed from (see _reach_tracker); zeros for clgrad
+    # computed from (see fuzz_rounding.tracker); zeros for clgrad
     output_reach: list
     grad_reach: list
     # torch's float64 run only: for each output and gradient, how far each element moves when
     # the float inputs move by float32's rounding (see references); empty elsewhere
     output_spread: tuple = ()
     grad_spread: tuple = ()
+    # run() under a tracker: whether a 16-bit value reaches each output and gradient, and
+    # each gradient's float64 shadow (fuzz_rounding.tracker's summary)
+    narrow: tuple = ()
+    # torch's float32 run only: (output tolerances, gradient tolerances) by the 16-bit model
+    # (fuzz_rounding.flip_runs): None for a value no 16-bit one reaches
+    flips: tuple = ((), ())
+    dtypes: tuple = ()      # the outputs' dtype names (NumPy has no bfloat16)
 
 
 def reference(torch, program, arrays: list, requires_grad: list,
@@ -71,7 +84,11 @@ def reference(torch, program, arrays: list, requires_grad: list,
     with _working_float(torch, float_dtype):
         values = run(torch, program, arrays, requires_grad, float_dtype)
         tracked = run(torch, program, arrays, requires_grad, float_dtype, _reach_tracker(torch))
-    return values._replace(output_reach=tracked.output_reach, grad_reach=tracked.grad_reach)
+        flips = (), ()
+        if float_dtype is np.float32 and any(tracked.narrow[0] + tracked.narrow[1]):
+            flips = flip_runs(torch, run, program, arrays, requires_grad, tracked)
+    return values._replace(output_reach=tracked.output_reach, grad_reach=tracked.grad_reach,
+                           flips=flips)
 
 
 @contextlib.contextmanager
@@ -145,53 +162,35 @@ def run(fw, program, arrays: list, requires_grad: list, float_dtype=np.float32,
     does not: the int and bool results of float tensors, and what they select through where.
     Each output's cotangent depends on its position alone, so such an extra output changes
     nothing where its gradient is zero.) Everything is computed in one go (clgrad.realize)
-    where the framework can. tracking: a _reach_tracker to run torch under."""
+    where the framework can. tracking: a fuzz_rounding.tracker to run torch under."""
     tracking = tracking or contextlib.nullcontext()
     leaves = [fw.tensor(a.astype(float_dtype) if a.dtype.kind == "f" else a, requires_grad=g)
               for a, g in zip(arrays, requires_grad)]
     with tracking:
         outputs = program(fw, *leaves)
-        floats = (fw.float16, fw.float32, fw.float64)
+        floats = (fw.float16, fw.bfloat16, fw.float32, fw.float64)
         differentiable = [k for k, o in enumerate(outputs)
                           if o.requires_grad and o.dtype in floats]
         if differentiable:
+            tracking.backward = True        # (a tracker adds 16-bit gradients in any order)
             fw.autograd.backward([outputs[k] for k in differentiable],
                                  [cotangent(fw, outputs[k], k) for k in differentiable])
     grads = [x.grad for x in leaves]
     if hasattr(fw, "realize"):
         fw.realize(*outputs, *[g for g in grads if g is not None])
     reach = getattr(tracking, "reach", lambda t: 0.0)
-    return Result([o.detach().numpy() for o in outputs],
-                  [None if g is None else g.numpy() for g in grads],
-                  [reach(o) for o in outputs], [0.0 if g is None else reach(g) for g in grads])
+    summary = getattr(tracking, "summary", lambda outputs, grads: ())
+    return Result([numpy_of(fw, o) for o in outputs],
+                  [None if g is None else numpy_of(fw, g) for g in grads],
+                  [reach(o) for o in outputs], [0.0 if g is None else reach(g) for g in grads],
+                  narrow=summary(outputs, grads),
+                  dtypes=tuple(str(o.dtype).rsplit(".", 1)[-1] for o in outputs))
 
 
-def _reach_tracker(torch):
-    """A torch dispatch mode that marks every float value an op makes (backward ops included)
-    with its reach: the largest finite magnitude among it and the values it was computed from.
-    A sum that cancels keeps the rounding errors of its summands, whose size depends on the
-    order of summation (clgrad's is not torch's): the reach bounds them."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_leaves
-
-    def magnitude(t) -> float:
-        finite = t.detach()[torch.isfinite(t)] if t.is_floating_point() else None
-        return float(finite.abs().max()) if finite is not None and finite.numel() else 0.0
-
-    class ReachTracker(TorchDispatchMode):
-        def reach(self, t) -> float:
-            return getattr(t, "_fuzz_reach", None) or magnitude(t)
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            sources = [self.reach(t) for t in tree_leaves((args, kwargs))
-                       if isinstance(t, torch.Tensor)]
-            for t in tree_leaves(out):
-                if isinstance(t, torch.Tensor) and t.is_floating_point():
-                    t._fuzz_reach = max(sources + [magnitude(t)])
-            return out
-
-    return ReachTracker()
+def numpy_of(fw, t) -> np.ndarray:
+    """t as a NumPy array; a bfloat16 one (NumPy has no such type) in float32, exactly."""
+    t = t.detach()
+    return (t.float() if t.dtype == fw.bfloat16 else t).numpy()
 
 
 def cotangent(fw, output, k: int):
@@ -206,16 +205,20 @@ def judge(got: Result, ref: Result, ref64: Result, edges: bool) -> tuple[str, st
     float32 and torch in float64. Values without a reliable answer are left out; the
     detail names them."""
     left_out, compared = [], 0
+    for k, (a, b) in enumerate(zip(got.dtypes, ref.dtypes)):
+        if a != b:
+            return "wrong forward", f"output {k}: dtype {a} != torch's {b}"
     with np.errstate(invalid="ignore", over="ignore"):
-        for name, have, want, want64, reach, spread in _values(got, ref, ref64):
+        for name, have, want, want64, reach, spread, flips in _values(got, ref, ref64):
             if want is None:
                 continue
-            reason = _unstable(want, want64, edges)
+            reason = _unstable(want, want64, edges) or (flips if isinstance(flips, str)
+                                                        else None)
             if reason:
                 left_out.append(f"{name} left out: {reason}")
                 continue
             compared += 1
-            problem = _mismatch(have, want, want64, reach, spread)
+            problem = _mismatch(have, want, want64, reach, spread, flips)
             if problem:
                 status = "wrong forward" if name.startswith("output") else "wrong gradient"
                 return status, f"{name}: {problem}"
@@ -224,12 +227,13 @@ def judge(got: Result, ref: Result, ref64: Result, edges: bool) -> tuple[str, st
 
 def _values(got: Result, ref: Result, ref64: Result):
     """(name, clgrad's, torch's, torch's float64 array, torch's reach, the float64 array's
-    spread or None) for each output and each input's gradient."""
+    spread or None, its 16-bit flips or None) for each output and each input's gradient."""
     for k, arrays in enumerate(zip(got.outputs, ref.outputs, ref64.outputs)):
-        yield (f"output {k}", *arrays, ref.output_reach[k], _at(ref64.output_spread, k))
+        yield (f"output {k}", *arrays, ref.output_reach[k], _at(ref64.output_spread, k),
+               _at(ref.flips[0], k))
     for k, arrays in enumerate(zip(got.grads, ref.grads, ref64.grads)):
         yield (f"gradient of input {k}", *_none_as_zeros(*arrays), ref.grad_reach[k],
-               _at(ref64.grad_spread, k))
+               _at(ref64.grad_spread, k), _at(ref.flips[1], k))
 
 
 def _at(spreads: list, k: int):
@@ -246,11 +250,6 @@ def _none_as_zeros(*arrays) -> tuple:
 def _scale(a: np.ndarray) -> float:
     finite = np.abs(a[np.isfinite(a)])
     return float(finite.max()) if finite.size else 0.0
-
-
-def _kinds(a: np.ndarray) -> np.ndarray:
-    """0 where finite, 1 NaN, 2 +inf, 3 -inf."""
-    return np.select([np.isnan(a), np.isposinf(a), np.isneginf(a)], [1, 2, 3], 0)
 
 
 def _unstable(want: np.ndarray, want64: np.ndarray, edges: bool) -> str | None:
@@ -276,7 +275,9 @@ def _deviation(want: np.ndarray, want64: np.ndarray) -> float:
 
 
 def _mismatch(have: np.ndarray, want: np.ndarray, want64: np.ndarray, reach: float,
-              spread=None) -> str | None:
+              spread=None, flips=None) -> str | None:
+    """What is wrong with have, or None. flips (a value a 16-bit one reaches): the 16-bit
+    model's tolerance (fuzz_rounding), in place of the float32 model's reach and deviation."""
     if have.shape != want.shape:
         return f"shape {have.shape} != torch's {want.shape}"
     if have.dtype != want.dtype:
@@ -285,8 +286,8 @@ def _mismatch(have: np.ndarray, want: np.ndarray, want64: np.ndarray, reach: flo
         return _first_difference(have, want, have != want)
     if np.any(_kinds(have) != _kinds(want)):
         return _first_difference(have, want, _kinds(have) != _kinds(want))
-    tolerance = (RTOL * np.abs(want.astype(np.float64)) + ATOL * _scale(want)
-                 + SUMS * reach + SLACK * _deviation(want, want64))
+    tolerance = RTOL * np.abs(want.astype(np.float64)) + ATOL * _scale(want) + (
+        SUMS * reach + SLACK * _deviation(want, want64) if flips is None else flips)
     if spread is not None and spread.shape == want.shape:
         tolerance = tolerance + SLACK * spread
     error = np.where(np.isfinite(want), np.abs(have.astype(np.float64) - want), 0.0)

@@ -596,8 +596,12 @@ def in_place(b: Builder) -> str | None:
     return f"(lambda t: (t{view}.{call.format(n=number, v='t' + view)}, t)[1])({x.name}.clone())"
 
 
-# op family -> weight
+import fuzz_narrow  # noqa: E402 (it hands 16-bit values to this module's families)
+
+# op family -> weight. The 16-bit family comes last and keeps the total under 128: a seed
+# draws what it drew before it was added up to its first 16-bit line (random.randint draws
+# as many bits for any total from 64 to 127, and a draw past the old total was redrawn)
 FAMILIES = {unary: 10, binary: 10, reduce_: 8, reshape: 3, permute: 4, matmul: 4, where: 3,
             compare: 3, cast: 3, clamp: 2, slice_: 4, index: 3, join: 3, expand: 2, logical: 1,
             scatter: 2, conv: 2, scan: 4, fuzz_nn.activation: 4, fuzz_nn.normalization: 3,
-            fuzz_nn.loss: 3, in_place: 3}
+            fuzz_nn.loss: 3, in_place: 3, fuzz_narrow.sixteen_bit: 6}

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from fuzz_harness import cotangent, make_inputs
+from fuzz_harness import numpy_of, cotangent, make_inputs
 
 CALLS = 6
 FIRST_REPLAY = 3          # (the first call runs eagerly, the next two are captured)
@@ -28,7 +28,7 @@ LEARNING_RATE = 0.125     # a power of two: the update rounds the same everywher
 
 def _step(fw, program, leaves: list, cotangents: list) -> list:
     outputs = program(fw, *leaves)
-    floats = (fw.float16, fw.float32, fw.float64)
+    floats = (fw.float16, fw.bfloat16, fw.float32, fw.float64)
     differentiable = [k for k, o in enumerate(outputs) if o.requires_grad and o.dtype in floats]
     if differentiable:
         fw.autograd.backward([outputs[k] for k in differentiable],
@@ -125,9 +125,10 @@ def _views(t, tensors: list) -> bool:
 def first_difference(call: int, pairs) -> str | None:
     """The first of the (what, eager tensor, jitted tensor) pairs whose tensors differ in
     shape, dtype or any bit but a NaN's, named, after the given call; None where none do."""
+    import clgrad as cg
     for what, want, got in pairs:
-        a, b = want.detach().numpy(), got.detach().numpy()
-        if a.shape != b.shape or a.dtype != b.dtype or not np.array_equal(
+        a, b = (numpy_of(cg, t) for t in (want, got))     # (a bfloat16 one in float32, exactly)
+        if a.shape != b.shape or want.dtype != got.dtype or not np.array_equal(
                 a, b, equal_nan=a.dtype.kind in "fc"):
             role = "replay" if call >= FIRST_REPLAY else "capture" if call else "eager"
             return f"after call {call} ({role}): {what} differs"

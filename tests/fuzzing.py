@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 import fuzz_harness
+import fuzz_rounding
 from fuzz_gen import Builder, Choices, SeededChoices
 from fuzz_ops import FAMILIES
 from fuzz_harness import judge, make_inputs, references, run
@@ -130,8 +131,9 @@ def _check(source: str) -> tuple[str, str]:
 
 def reproducer(source: str, seed, device: str, status: str, detail: str,
                replay: bool = False) -> str:
-    """A standalone script: the harness, the program and a call that runs it (for --replay,
-    the program and a call of fuzz_replay.check_replay on it)."""
+    """A standalone script: the harness (fuzz_rounding's text, then fuzz_harness's), the
+    program and a call that runs it (for --replay, the program and a call of
+    fuzz_replay.check_replay on it)."""
     header = (f"# clgrad fuzz seed {seed} on {device}{' (--replay)' * replay}: {status}\n"
               f"# {detail}\n"
               f"# Run from a clgrad checkout: PYTHONPATH=. CLGRAD_DEVICE={device} python <this>\n")
@@ -140,7 +142,8 @@ def reproducer(source: str, seed, device: str, status: str, detail: str,
                 "    import sys\n    sys.path.insert(0, \"tests\")\n"
                 "    from fuzz_replay import check_replay\n"
                 "    print(check_replay(open(__file__).read()))\n")
-    return (header + inspect.getsource(fuzz_harness) + "\n\n" + source +
+    return (header + inspect.getsource(fuzz_rounding) + "\n\n" + inspect.getsource(fuzz_harness)
+            + "\n\n" + source +
             "\n\nif __name__ == \"__main__\":\n    main(program, INPUTS, DATA_SEED, EDGES)\n")
 
 

@@ -241,3 +241,73 @@ def test_graphs_the_fuzz_once_found_wrong_are_right(seed, tmp_path):
                            timeout=120)
     results = fuzzing.run_seeds([seed], opts, log=io.StringIO())
     assert results[seed]["status"] == "ok", results[seed]
+
+
+def _rounded(values, dtype: str, toward_zero: bool = False) -> np.ndarray:
+    """float32 values rounded to a 16-bit type (to nearest even, or toward zero), as float32."""
+    import torch
+    t = torch.tensor(np.asarray(values, np.float32))
+    r = t.to(getattr(torch, dtype)).float()
+    if toward_zero:     # a step back toward zero where nearest rounded away from it
+        down = torch.nextafter(r.to(getattr(torch, dtype)), torch.zeros((), dtype=getattr(
+            torch, dtype))).float()
+        r = torch.where(r.abs() > t.abs(), down, r)
+    return r.numpy()
+
+
+def test_16_bit_values_are_judged_by_pytorch_s_16_bit_run():
+    # PyTorch's float16 run is the answer; the exp may round the other way where it is
+    # near a tie, but a missing rounding, a rounding toward zero or bfloat16's is found
+    import torch
+    from fuzz_harness import run
+    from fuzz_rounding import tracker
+
+    def program(fw, x):
+        h = x.half()
+        return [(h.exp() * 3 - h).float()]
+    x = np.linspace(-2, 2, 1000, dtype=np.float32)
+    ref, ref64, _ = references(torch, program, [x], [False])
+
+    def judged(value) -> str:
+        got = Result([np.asarray(value, np.float32)], [None], [0.0], [0.0], dtypes=("float32",))
+        return judge(got, ref, ref64, edges=False)[0]
+    h = _rounded(x, "float16")
+    e = np.exp(h.astype(np.float64)).astype(np.float32)
+
+    def steps(dtype="float16", round_exp=True, toward_zero=False):
+        r = lambda v: _rounded(v, dtype, toward_zero)   # noqa: E731
+        return r(r((r(e) if round_exp else e) * 3) - h)
+    assert judged(steps()) == "ok"
+    assert judged(run(torch, program, [x], [False], np.float32, tracker(torch, 1)).outputs[0]) \
+        == "ok"                                         # every near tie of exp rounded up
+    assert judged(steps(round_exp=False)) == "wrong forward"
+    assert judged(steps(toward_zero=True)) == "wrong forward"
+    assert judged(steps("bfloat16")) == "wrong forward"
+    assert judged(e * 3 - h) == "wrong forward"         # all in float32
+    assert judge(Result([steps()], [None], [0.0], [0.0], dtypes=("float16",)), ref, ref64,
+                 edges=False)[0] == "wrong forward"     # (its dtype)
+
+
+def test_16_bit_gradients_may_round_their_formula_otherwise():
+    # PyTorch's sigmoid gradient is g (1 - y) y in float32 from its float16 output y, rounded
+    # once. Rounded after each product instead, it is a rounding or two apart, as the flips
+    # of each backward op allow; computed in bfloat16, or from y before its rounding (5 ulps
+    # off where 1 - y keeps few bits), it is found.
+    import torch
+    from fuzz_harness import cotangent
+
+    def program(fw, x):
+        return [x.half().sigmoid()]
+    x = np.linspace(-3, 3, 1000, dtype=np.float32)
+    ref, ref64, _ = references(torch, program, [x], [True])
+    g = cotangent(torch, torch.zeros(1000, dtype=torch.float16), 0).float().numpy()
+    exact = 1 / (1 + np.exp(-_rounded(x, "float16").astype(np.float64)))
+    y = _rounded(exact, "float16")
+
+    def judged(grad) -> str:
+        return judge(Result(ref.outputs, [grad], [0.0], [0.0], dtypes=("float16",)), ref,
+                     ref64, edges=False)[0]
+    assert judge(ref, ref, ref64, edges=False)[0] == "ok"
+    assert judged(_rounded(_rounded(g * y, "float16") * (1 - y), "float16")) == "ok"
+    assert judged(_rounded(g * y * (1 - y), "bfloat16")) == "wrong gradient"
+    assert judged(_rounded(g * exact * (1 - exact), "float16")) == "wrong gradient"
