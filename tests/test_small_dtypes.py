@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers import check, library, make
+from helpers import SEED, F, check, library, make
 
 import clgrad as cg
 
@@ -225,3 +225,80 @@ def test_iinfo_finfo(name):
         assert getattr(ours, field) == getattr(theirs, field), field
     with pytest.raises(TypeError, match="iinfo" if info == "finfo" else "finfo"):
         getattr(cg, "iinfo" if info == "finfo" else "finfo")(getattr(cg, name))
+
+
+def check_16_bit(fn, x: np.ndarray, dtype: str, ulps: float = 8) -> None:
+    """fn's outputs of x cast to dtype against PyTorch's, exactly; the gradient of x within
+    ulps of dtype (of each element's magnitude and, less, of the largest one's) of PyTorch's
+    formula run in float64 from the same 16-bit values: PyTorch's own rounds each of its
+    steps to the type (sinc's, of 16-bit cancellations, is 0.25 off in bfloat16), clgrad's
+    computes a function's in float32, and both round a few steps."""
+    cotangents = []
+    grads = []
+    for lib, float_type in ((cg, None), (torch, None), (torch, torch.float64)):
+        leaf = lib.tensor(x.astype(np.float64) if float_type else x, requires_grad=True)
+        h = leaf.to(getattr(lib, dtype))
+        outs = fn(h.to(float_type) if float_type else h)
+        if lib is cg:
+            got = [np.array(o.float().tolist(), np.float32) for o in outs]
+            cotangents = [make(tuple(o.shape), seed=SEED + k) for k, o in enumerate(outs)]
+        elif float_type is None:
+            for k, (o, g) in enumerate(zip(outs, got)):
+                assert o.dtype == getattr(torch, dtype), (k, o.dtype)
+                np.testing.assert_array_equal(g, o.float().detach().numpy(), f"output {k}")
+        lib.autograd.backward(list(outs), [lib.tensor(c).to(getattr(lib, dtype)).to(o.dtype)
+                                           for c, o in zip(cotangents, outs)])
+        grads.append(np.array(leaf.grad.tolist(), np.float64))
+    ulp = torch.finfo(getattr(torch, dtype)).eps
+    np.testing.assert_allclose(grads[0], grads[2], rtol=ulps * ulp,
+                               atol=ulps * ulp * np.abs(grads[2]).max() / 16)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_reductions_and_norms_round_once(dtype):
+    """A 16-bit float's mean, var, std and norm (normalize's too) are computed in float32 and
+    rounded once, as PyTorch's kernels do: the sum rounded before the division, or each
+    square rounded to the type, was an ulp off in a third to a half of the elements (fuzz
+    seeds 94000277 and 94000298). Along the last dim, log_softmax keeps the row's sum of
+    exponentials and its log in the 16-bit type, as PyTorch's kernel of the last dim does
+    (along another dim, it rounds once)."""
+    for fn in (lambda h: (h.mean(1), h.mean(), h.var(0), h.var(1, correction=0)),
+               lambda h: (h.std(1), h.std(0), h.norm(dim=1)),
+               lambda h: (library(h).linalg.vector_norm(h, 3, dim=0), F(h).normalize(h, dim=1)),
+               lambda h: (h.log_softmax(1), h.log_softmax(0))):
+        check_16_bit(fn, make((8, 130)), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_rsqrt_rounds_once(dtype):
+    """rsqrt of a 16-bit float is float32's rsqrt rounded once, not its sqrt rounded to the
+    type and then its reciprocal (an ulp off in a third of the elements). (PyTorch's own
+    vector code for the 16-bit types is an ulp off in 0.1-0.3% of them.)"""
+    x = np.abs(make((8, 130))) + 0.25
+    want = torch.tensor(x).to(getattr(torch, dtype)).float().rsqrt().to(getattr(torch, dtype))
+    got = cg.tensor(x).to(getattr(cg, dtype)).rsqrt()
+    assert got.dtype == getattr(cg, dtype)
+    np.testing.assert_array_equal(np.array(got.float().tolist(), np.float32), want.float().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_matmul_of_one_term_differentiates_as_a_product(dtype):
+    """A matmul over K = 1 runs as the product of a's column and b's row; of 16-bit floats in
+    float32, so that its gradient sums g times the other operand in float32 and rounds once,
+    as PyTorch's matmul does, rather than summing products each rounded to the type (an ulp
+    off in a third of the elements: fuzz seed 94000101). Sixths of [-2, 2): the products and
+    their sums are exact in float32, so the two round alike."""
+    a, b = (np.round(make(shape) * 6) / 6 for shape in ((64, 1), (1, 3)))
+    check(lambda x, y: (x.to(getattr(library(x), dtype)) @ y.to(getattr(library(y), dtype))
+                        ).float(), a, b, atol=0, rtol=0, grad_atol=0, grad_rtol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_functions_of_several_ops_round_once(dtype):
+    """sinc, erfinv, glu and logcumsumexp of a 16-bit float are computed in float32 and
+    rounded once, as PyTorch's kernels do: each op of theirs rounded to the type left 40% to
+    90% of the elements an ulp or more off (fuzz edge seed 94000120: logcumsumexp)."""
+    for fn in (lambda h: (h.sinc(),), lambda h: ((h / 2.5).erfinv(),),
+               lambda h: (F(h).glu(h, -1),), lambda h: (h.logcumsumexp(1), h.logcumsumexp(0))):
+        check_16_bit(fn, make((4, 250)), dtype)
+

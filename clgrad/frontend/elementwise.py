@@ -176,7 +176,9 @@ def sigmoid(x):
 
 
 def rsqrt(x):
-    return record("rsqrt", as_float(x.node).sqrt().recip(), x.device, [x])
+    """1 / sqrt(x); a 16-bit float's in float32, rounded once, as PyTorch's."""
+    given = as_float(x.node)
+    return record("rsqrt", from_opmath(opmath(given).sqrt().recip(), given), x.device, [x])
 
 
 def sign(x):

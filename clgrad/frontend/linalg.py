@@ -14,7 +14,7 @@ import math
 
 from ..compiler.ir import Node
 from .backward import record
-from .operands import broadcast_shape, broadcast_to, common_device, is_tensor
+from .operands import broadcast_shape, broadcast_to, common_device, from_opmath, is_tensor, opmath
 from .reductions import collapse
 
 # bmm runs its batches as gemms (one each) only for one batch of at least this many
@@ -80,9 +80,11 @@ def product(a: Node, b: Node, sole_sign: bool) -> Node:
         return _empty_product(a, b)
     if a.shape[-1] != 1:
         return a @ b
+    # a 16-bit product in float32, rounded once: its gradient then sums the products of g in
+    # float32, as PyTorch's matmul does, not each rounded to the type first
     shape = a.shape[:-1] + b.shape[-1:]
-    term = a.expand(shape) * b.expand(shape)
-    return term if sole_sign or not term.dtype.is_float else term + 0.0
+    term = opmath(a).expand(shape) * opmath(b).expand(shape)
+    return from_opmath(term if sole_sign or not term.dtype.is_float else term + 0.0, a)
 
 
 def product_onto(a: Node, b: Node) -> Node:

@@ -99,8 +99,10 @@ def erfinv(self):
     """The inverse of erf on [-1, 1] (±inf at ±1, NaN beyond). The value is Giles'
     approximation; the gradient sqrt(pi)/2 exp(y²) is attached to it as (x - x) * slope with
     both parts detached, as the polynomial's own derivative is less accurate. At ±1 it is
-    y * (1 + (x - x) x), whose value y and slope |y| = inf are PyTorch's."""
-    x = as_float(self.node)
+    y * (1 + (x - x) x), whose value y and slope |y| = inf are PyTorch's. A 16-bit float's
+    in float32, rounded once, as PyTorch's."""
+    given = as_float(self.node)
+    x = opmath(given)
     held = x.detach()
     w = -((1 - held) * (1 + held)).log()
     tails = w >= 5
@@ -112,7 +114,7 @@ def erfinv(self):
     moved = x - held                                  # 0, carrying x's gradient
     slope = edge.where(0, (y * y).exp() * (math.sqrt(math.pi) / 2))
     node = edge.where(y * (1 + moved * held), y + moved * slope)
-    return record("erfinv", node, self.device, [self])
+    return record("erfinv", from_opmath(node, given), self.device, [self])
 
 
 def _scaled(name: str, factor: float):
@@ -120,8 +122,10 @@ def _scaled(name: str, factor: float):
 
 
 def sinc(self):
-    """sin(pi x) / (pi x), 1 at 0 (gradient 0 there: the other branch divides by 1)."""
-    x = as_float(self.node)
+    """sin(pi x) / (pi x), 1 at 0 (gradient 0 there: the other branch divides by 1); a
+    16-bit float's in float32, rounded once, as PyTorch's."""
+    given = as_float(self.node)
+    x = opmath(given)
     zero = x.eq(0)
     px = zero.where(1, x * math.pi)
     # PyTorch's derivative, (πx cos πx - sin πx) / (πx²); below |πx| = 1e-3, where its
@@ -134,8 +138,8 @@ def sinc(self):
     # where π x² is 0, PyTorch selects a gradient of 0 (whatever flows in: inf too)
     flat = (x * x * math.pi).eq(0)
     derivation = flat.where(x.const_like(0), ir.sloped(x, flat.where(0, slope)))
-    return record("sinc", zero.where(1, px.sin() / px), self.device, [self],
-                  derivation=derivation)
+    return record("sinc", from_opmath(zero.where(1, px.sin() / px), given), self.device, [self],
+                  derivation=from_opmath(derivation, given))
 
 
 def _log_add_exp(name: str, a, b, scale: float):

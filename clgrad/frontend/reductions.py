@@ -65,9 +65,10 @@ def mean(x, dim, keepdim):
                            f"floating point or complex dtype. Got: {x.dtype.name}")
     axes = normalize_dims("mean", dim, x.ndim)
     count = math.prod(x.shape[a] for a in axes)
-    total = _drop(_sum_node(x.node, axes), axes, keepdim)
-    # (a 16-bit float's sum, rounded, divided in float: 1 / 100,000 as a float16 is 0.14% off)
-    out = from_opmath(opmath(total) * (1 / count if count else math.nan), total)
+    # (a 16-bit float's sum in float32, times 1 / count as a float, rounded once as PyTorch's:
+    # 1 / 100,000 as a float16 is 0.14% off, and a rounded sum is a second rounding)
+    total = _drop(_sum_node(opmath(x.node), axes), axes, keepdim)
+    out = from_opmath(total * (1 / count if count else math.nan), x.node)
     return record("mean" if dim is None else "mean_dim", out, x.device, [x])
 
 
@@ -303,9 +304,10 @@ def prod(x, dim, keepdim):
 def var(x, dim, unbiased, keepdim, correction):
     axes, node, count, denom = _spread_operands("var", x, dim, unbiased, correction)
     if (dim is None or x.ndim == 0) and not denom and count:
-        return record("var", _var_without_freedom(node, axes, count, keepdim), x.device, [x])
-    out = _drop(_variance(_shifted(node, axes, count), axes, count, denom), axes, keepdim)
-    return record("var", out, x.device, [x])
+        out = _var_without_freedom(node, axes, count, keepdim)
+    else:
+        out = _drop(_variance(_shifted(node, axes, count), axes, count, denom), axes, keepdim)
+    return record("var", from_opmath(out, as_float(x.node)), x.device, [x])
 
 
 def std(x, dim, unbiased, keepdim, correction):
@@ -317,22 +319,23 @@ def std(x, dim, unbiased, keepdim, correction):
     there, which the kernel compiler folds away."""
     axes, node, count, denom = _spread_operands("std", x, dim, unbiased, correction)
     if (dim is None or x.ndim == 0) and not denom and count:
-        v = _var_without_freedom(node, axes, count, keepdim)
-        return record("std", v.sqrt(), x.device, [x])
-    node = _shifted(node, axes, count)
-    scale = reduce_node(Op.RMAX, node.abs(), axes).detach()
-    scale = ((scale > 0) & (scale < math.inf)).where(scale, 1)
-    v = _variance(node / scale.expand(node.shape), axes, count, denom)
-    out = v.eq(0).where(v.detach(), v).sqrt() * scale
-    return record("std", _drop(out, axes, keepdim), x.device, [x])
+        out = _var_without_freedom(node, axes, count, keepdim).sqrt()
+    else:
+        node = _shifted(node, axes, count)
+        scale = reduce_node(Op.RMAX, node.abs(), axes).detach()
+        scale = ((scale > 0) & (scale < math.inf)).where(scale, 1)
+        v = _variance(node / scale.expand(node.shape), axes, count, denom)
+        out = _drop(v.eq(0).where(v.detach(), v).sqrt() * scale, axes, keepdim)
+    return record("std", from_opmath(out, as_float(x.node)), x.device, [x])
 
 
 def _spread_operands(name: str, x, dim, unbiased, correction) -> tuple:
-    """(axes, x's float node, elements per row, the divisor n - correction) of var or std."""
+    """(axes, x's float node in opmath (a 16-bit float's in float32, rounded once as
+    PyTorch's), elements per row, the divisor n - correction) of var or std."""
     axes = normalize_dims(name, dim, x.ndim)
     count = math.prod(x.shape[a] for a in axes)
     correction = (1 if unbiased else 0) if correction is None else correction
-    return axes, as_float(x.node), count, max(count - correction, 0)
+    return axes, opmath(as_float(x.node)), count, max(count - correction, 0)
 
 
 def _var_without_freedom(node: ir.Node, axes: tuple, count: int, keepdim: bool) -> ir.Node:
@@ -392,15 +395,24 @@ def logsumexp_node(node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
     return m + shifted.sum(axes).log()
 
 
-def log_softmax_node(node: ir.Node, axis: int) -> ir.Node:
+def log_softmax_node(node: ir.Node, axis: int, sums_in: dt.DType | None = None) -> ir.Node:
     """x - logsumexp(x) along axis, as PyTorch computes it: (x - m) - log(sum(exp(x - m)))
     with m the row's max unmasked, so a row of -inf, or with +inf, is NaN; a -inf among
-    finite values gives -inf."""
+    finite values gives -inf. sums_in: the 16-bit float whose values PyTorch's kernel of the
+    last dim keeps the sum and its log in (each rounded to it, their gradients not)."""
     if node.numel == 0:
         return node
     m = node.max((axis,)).detach().expand(node.shape)
     shifted = node - m
-    return shifted - shifted.exp().sum((axis,)).log().expand(node.shape)
+    total = _held_in(shifted.exp().sum((axis,)), sums_in)
+    return shifted - _held_in(total.log(), sums_in).expand(node.shape)
+
+
+def _held_in(node: ir.Node, dtype: dt.DType | None) -> ir.Node:
+    """node's value rounded to dtype (None: itself), its gradient node's own."""
+    if dtype is None:
+        return node
+    return node + (node.cast(dtype).cast(node.dtype) - node).detach()
 
 
 def _axis(op: str, dim, ndim: int) -> int:
@@ -432,10 +444,13 @@ def softmax(x, dim):
 
 
 def log_softmax(x, dim):
+    """A 16-bit float's in float32, rounded once; along the last dim, PyTorch's kernel also
+    keeps the row's sum of exponentials and its log in the 16-bit type."""
     axis = _axis("log_softmax", dim, x.ndim)
     node = _as_1d(as_float(x.node))
-    out = from_opmath(log_softmax_node(opmath(node), axis), node).reshape(x.shape)
-    return record("log_softmax", out, x.device, [x])
+    last = node.dtype.is_16_bit_float and axis == len(node.shape) - 1
+    out = log_softmax_node(opmath(node), axis, node.dtype if last else None)
+    return record("log_softmax", from_opmath(out, node).reshape(x.shape), x.device, [x])
 
 
 def _any_node(flags: ir.Node, dim, keepdim: bool, op: str) -> ir.Node:

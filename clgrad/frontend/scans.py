@@ -9,7 +9,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.scans import extreme_positions, split_scan
 from .backward import record
-from .operands import normalize_dim
+from .operands import from_opmath, normalize_dim, opmath
 from .reductions import _compared
 
 CummaxResult = namedtuple("cummax", ["values", "indices"])
@@ -49,7 +49,9 @@ def logcumsumexp(self, dim: int):
     if not self.dtype.is_float:
         raise NotImplementedError(f"logcumsumexp: not implemented for {self.dtype.name} "
                                   f"input of shape {tuple(self.shape)}")
-    out, axis = _scanned("logcumsumexp", self, dim, self.node, "logaddexp")
+    # (a 16-bit float's in float32, each result rounded once, as PyTorch's: not every partial)
+    out, axis = _scanned("logcumsumexp", self, dim, opmath(self.node), "logaddexp")
+    out = from_opmath(out, self.node)
     # rows of one element: PyTorch's gradient exp(x - out) is NaN at ±inf (a 0-d tensor's is g)
     x = self.node
     derivation = ir.sloped(x, (x - x).exp()) if self.ndim and self.shape[axis] == 1 else None

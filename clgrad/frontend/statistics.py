@@ -11,14 +11,19 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from .backward import record
 from .matrices import torch_name
-from .operands import normalize_dim, normalize_dims
+from .operands import from_opmath, normalize_dim, normalize_dims, opmath
 
 AminmaxResult = namedtuple("aminmax", ["min", "max"])
 
 
 def vector_norm_node(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
     """The p-norm of v over axes (kept as size 1); its gradient is 0 where the norm is 0, as
-    PyTorch's (not sqrt's inf times 0)."""
+    PyTorch's (not sqrt's inf times 0). A 16-bit float's in float32, rounded once, as
+    PyTorch's (not each of its squares rounded)."""
+    return from_opmath(_norm_node(opmath(v), p, axes), v)
+
+
+def _norm_node(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
     a = v.abs()
     if p == 1:
         return a.sum(axes)

@@ -305,7 +305,9 @@ def glu(input, dim: int = -1):
     a, b = half(0), half(1)
     s = _plain_sigmoid(b)
     derivation = ir.sloped(a, s) + ir.sloped(b, a * s * (1 - s))     # PyTorch's formulas
-    return record("glu", a * sigmoid_node(b), input.device, [input], derivation=derivation)
+    # (a 16-bit float's product in float32, rounded once, as PyTorch's)
+    value = from_opmath(opmath(a) * sigmoid_node(opmath(b)), x)
+    return record("glu", value, input.device, [input], derivation=derivation)
 
 
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
