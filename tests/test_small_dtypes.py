@@ -302,3 +302,11 @@ def test_16_bit_functions_of_several_ops_round_once(dtype):
                lambda h: (F(h).glu(h, -1),), lambda h: (h.logcumsumexp(1), h.logcumsumexp(0))):
         check_16_bit(fn, make((4, 250)), dtype)
 
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_rms_norm_of_a_16_bit_float_with_a_float32_weight_keeps_its_dtype(dtype):
+    """PyTorch's rms_norm returns the input's dtype whatever the weight's (it computes in
+    float32 and casts the result to the input's type); clgrad's was float32 (the CI fuzz's
+    rms_norm(x.half() + x.half(), (2,), w))."""
+    check_16_bit(lambda h: (F(h).rms_norm(h, (16,), library(h).linspace(0.5, 2, 16)),
+                            F(h).rms_norm(h, (4, 16), eps=1e-5)), make((3, 4, 16)), dtype)

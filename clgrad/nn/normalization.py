@@ -107,7 +107,8 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
         mean_square = (x * x).sum(axes) * (1 / count)
         x = x * (mean_square + eps).sqrt().recip().expand(x.shape)
     y = affine(x, weight, None, (1,) * (input.ndim - k) + shape)
-    return record("mul", y.cast(dtype), device, tensors)
+    # in input's dtype whatever weight's, as PyTorch's (its result.type_as(input))
+    return record("mul", y.cast(input.dtype), device, tensors)
 
 
 def _spatial_count(input) -> int:
