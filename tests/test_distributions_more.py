@@ -1,0 +1,366 @@
+"""The further continuous families of clgrad.distributions (HalfNormal, HalfCauchy, Cauchy,
+Gumbel, Weibull, Pareto, Chi2, InverseGamma, StudentT, Kumaraswamy) against
+torch.distributions: values and gradients on the same float32 parameters, batched and
+broadcast; PyTorch's NaN and infinity conventions; sample shapes, supports and statistics;
+rsample's pathwise gradients for the same base sample; argument and sample validation."""
+import math
+
+import numpy as np
+import pytest
+
+import clgrad as cg
+import clgrad.distributions as D
+
+torch = pytest.importorskip("torch")
+TD = torch.distributions
+
+RNG = np.random.default_rng(23)
+
+
+def _uniform(low, high, shape):
+    return RNG.uniform(low, high, shape).astype(np.float32)
+
+
+# name: (constructor of (module, params), params, value for log_prob). Parameters of shapes
+# (2, 1) and (3,) broadcast to the batch shape (2, 3); values of shape (4, 1, 3) or (4, 2, 3).
+FAMILIES = {
+    "Cauchy": (lambda M, p: M.Cauchy(p["loc"], p["scale"]),
+               {"loc": _uniform(-1, 1, (2, 1)), "scale": _uniform(0.5, 2, (3,))},
+               _uniform(-4, 4, (4, 1, 3))),
+    "HalfCauchy": (lambda M, p: M.HalfCauchy(p["scale"]), {"scale": _uniform(0.5, 2, (2, 3))},
+                   _uniform(0.01, 4, (4, 2, 3))),
+    "HalfNormal": (lambda M, p: M.HalfNormal(p["scale"]), {"scale": _uniform(0.5, 2, (2, 3))},
+                   _uniform(0.01, 4, (4, 1, 3))),
+    "Gumbel": (lambda M, p: M.Gumbel(p["loc"], p["scale"]),
+               {"loc": _uniform(-1, 1, (2, 1)), "scale": _uniform(0.5, 2, (3,))},
+               _uniform(-2, 4, (4, 1, 3))),
+    "Weibull": (lambda M, p: M.Weibull(p["scale"], p["concentration"]),
+                {"scale": _uniform(0.5, 2, (2, 1)), "concentration": _uniform(1.2, 3, (3,))},
+                _uniform(0.05, 3, (4, 1, 3))),
+    "Pareto": (lambda M, p: M.Pareto(p["scale"], p["alpha"]),
+               {"scale": _uniform(0.5, 1, (2, 1)), "alpha": _uniform(5, 8, (3,))},
+               _uniform(1.05, 4, (4, 1, 3))),
+    "Chi2": (lambda M, p: M.Chi2(p["df"]), {"df": _uniform(1, 6, (2, 3))},
+             _uniform(0.05, 6, (4, 2, 3))),
+    "InverseGamma": (lambda M, p: M.InverseGamma(p["concentration"], p["rate"]),
+                     {"concentration": _uniform(5, 8, (2, 1)), "rate": _uniform(0.5, 2, (3,))},
+                     _uniform(0.05, 2, (4, 1, 3))),
+    "StudentT": (lambda M, p: M.StudentT(p["df"], p["loc"], p["scale"]),
+                 {"df": _uniform(5, 9, (2, 1)), "loc": _uniform(-1, 1, (3,)),
+                  "scale": _uniform(0.5, 2, (2, 3))}, _uniform(-4, 4, (4, 1, 3))),
+    "StudentTDf": (lambda M, p: M.StudentT(p["df"]), {"df": _uniform(0.5, 4, (2, 3))},
+                   _uniform(-4, 4, (4, 2, 3))),
+    "Kumaraswamy": (lambda M, p: M.Kumaraswamy(p["concentration1"], p["concentration0"]),
+                    {"concentration1": _uniform(0.5, 3, (2, 1)),
+                     "concentration0": _uniform(0.5, 3, (3,))},
+                    _uniform(0.02, 0.98, (4, 1, 3))),
+}
+
+
+def _params(name, library, requires_grad=False, dtype=None):
+    out = {}
+    for key, value in FAMILIES[name][1].items():
+        options = {} if dtype is None else {"dtype": dtype}
+        out[key] = library.tensor(value, requires_grad=requires_grad, **options)
+    return out
+
+
+def _both(name, requires_grad=False):
+    make = FAMILIES[name][0]
+    ours, theirs = _params(name, cg, requires_grad), _params(name, torch, requires_grad)
+    return (make(D, ours), ours), (make(TD, theirs), theirs)
+
+
+def _numpy(t):
+    return t.detach().numpy()
+
+
+def assert_close(ours, theirs, rtol=1e-4, atol=1e-5, what=""):
+    assert tuple(ours.shape) == tuple(theirs.shape), (what, ours.shape, theirs.shape)
+    assert ours.dtype.name == str(theirs.dtype).replace("torch.", ""), (what, ours.dtype)
+    np.testing.assert_allclose(_numpy(ours), _numpy(theirs), rtol=rtol, atol=atol,
+                               equal_nan=True, err_msg=what)
+
+
+def _call(dist, what, value):
+    try:
+        attribute = getattr(dist, what)
+        if what in ("log_prob", "cdf", "icdf"):
+            return attribute(value)
+        return attribute() if what in ("entropy", "perplexity") else attribute
+    except (NotImplementedError, ValueError) as error:
+        return type(error)
+
+
+QUANTITIES = ("mean", "variance", "stddev", "mode", "entropy", "perplexity", "log_prob", "cdf",
+              "icdf")
+
+
+def _argument(name, what, library):
+    value = FAMILIES[name][2]
+    if what == "icdf":
+        value = np.random.default_rng(5).uniform(0.01, 0.99, value.shape).astype(np.float32)
+    return library.tensor(value)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_values_match_torch(name):
+    """Every quantity PyTorch computes agrees; what PyTorch leaves unimplemented raises
+    NotImplementedError here too."""
+    (ours, _), (theirs, _) = _both(name)
+    assert ours.batch_shape == theirs.batch_shape and ours.event_shape == theirs.event_shape
+    assert ours.has_rsample == theirs.has_rsample
+    assert ours.has_enumerate_support == theirs.has_enumerate_support
+    assert set(ours.arg_constraints) == set(theirs.arg_constraints)
+    assert type(ours.support).__name__ == type(theirs.support).__name__
+    for what in QUANTITIES:
+        expected = _call(theirs, what, _argument(name, what, torch))
+        got = _call(ours, what, _argument(name, what, cg))
+        if isinstance(expected, type):
+            assert got is expected, (what, got)
+        else:
+            assert_close(got, expected, rtol=2e-4, what=what)
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_gradients_match_torch(name):
+    """The gradients of a weighted sum of every differentiable quantity, with respect to the
+    parameters and log_prob's value."""
+    (ours, ours_params), (theirs, theirs_params) = _both(name, requires_grad=True)
+    values = {lib: _argument(name, "log_prob", lib).requires_grad_(True) for lib in (cg, torch)}
+    losses = []
+    for dist, lib in ((ours, cg), (theirs, torch)):
+        total = 0
+        for k, what in enumerate(("mean", "variance", "entropy", "log_prob", "cdf", "icdf")):
+            if name in ("Chi2", "InverseGamma") and what == "cdf":
+                continue        # igamma has no gradient in its first argument
+            value = values[lib] if what != "icdf" else _argument(name, what, lib)
+            result = _call(dist, what, value)
+            if not isinstance(result, type) and result.requires_grad:
+                finite = result.isfinite() if lib is cg else torch.isfinite(result)
+                result = result * finite.to(result.dtype).detach()
+                total = total + (result * math.cos(k + 1)).nan_to_num().sum()
+        losses.append(total)
+    losses[0].backward()
+    losses[1].backward()
+    for key, tensor in theirs_params.items():
+        if tensor.grad is not None:
+            assert_close(ours_params[key].grad, tensor.grad, rtol=1e-3, atol=1e-4, what=key)
+    assert_close(values[cg].grad, values[torch].grad, rtol=1e-3, atol=1e-4, what="value")
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_samples_have_the_shape_dtype_and_support(name):
+    (ours, _), (theirs, _) = _both(name)
+    for sample_shape in ((), (5,), (2, 1)):
+        sample = ours.sample(sample_shape)
+        expected = theirs.sample(sample_shape)
+        assert sample.shape == expected.shape and sample.dtype.name == str(expected.dtype)[6:]
+        assert not sample.requires_grad
+        assert ours.support.check(sample).all().item()
+    expanded = ours.expand((3,) + tuple(ours.batch_shape))
+    reference = theirs.expand(expanded.batch_shape)
+    assert type(expanded) is type(ours)
+    assert expanded.batch_shape == reference.batch_shape
+    assert expanded.event_shape == reference.event_shape
+    assert expanded.sample((2,)).shape == reference.sample((2,)).shape
+    value = _argument(name, "log_prob", cg).unsqueeze(1)
+    assert_close(expanded.log_prob(value),
+                 reference.log_prob(_argument(name, "log_prob", torch).unsqueeze(1)),
+                 rtol=2e-4)
+    assert_close(expanded.entropy(), reference.entropy(), rtol=2e-4)
+
+
+STATISTICS = ["HalfNormal", "Gumbel", "Weibull", "Pareto", "Chi2", "InverseGamma", "StudentT",
+              "Kumaraswamy"]
+
+
+@pytest.mark.parametrize("name", STATISTICS)
+def test_sample_statistics(name):
+    """The mean and variance of 20000 draws are within five standard errors of the
+    distribution's (the fourth central moment estimated from the draws)."""
+    n = 20000
+    cg.manual_seed(7)
+    (ours, _), _ = _both(name)
+    draws = ours.sample((n,)).numpy().astype(np.float64)
+    mean, variance = ours.mean.numpy(), ours.variance.numpy()
+    centered = draws - draws.mean(0)
+    fourth = (centered ** 4).mean(0)
+    assert (np.abs(draws.mean(0) - mean) < 5 * np.sqrt(variance / n) + 1e-6).all()
+    spread = np.sqrt(np.maximum(fourth - variance ** 2, 0) / n)
+    assert (np.abs(draws.var(0) - variance) < 5 * spread + 1e-6).all()
+
+
+@pytest.mark.parametrize("name", ["Cauchy", "HalfCauchy", "StudentTDf"])
+def test_heavy_tailed_samples_follow_the_cdf(name):
+    """Of 20000 draws, the fraction below each quartile is within five standard errors of
+    the quartile's probability."""
+    n = 20000
+    cg.manual_seed(9)
+    (ours, _), (theirs, _) = _both(name)
+    draws = ours.sample((n,)).numpy()
+    for q in (0.25, 0.5, 0.75):
+        if name == "StudentTDf":    # PyTorch has no icdf for StudentT: the Normal-free check
+            below = (draws < theirs.loc.numpy()).mean(0)
+            assert (np.abs(below - 0.5) < 5 * math.sqrt(0.25 / n)).all()
+            break
+        quartile = ours.icdf(cg.full(tuple(ours.batch_shape), q)).numpy()
+        below = (draws < quartile).mean(0)
+        assert (np.abs(below - q) < 5 * math.sqrt(q * (1 - q) / n)).all()
+
+
+def test_conventions_for_undefined_moments_are_pytorchs():
+    """NaN and infinite means, variances and modes where PyTorch has them."""
+    cases = [
+        lambda M, L: M.Cauchy(L.tensor([0.0, 1.0]), 2.0).mean,
+        lambda M, L: M.Cauchy(L.tensor([0.0, 1.0]), 2.0).variance,
+        lambda M, L: M.HalfCauchy(L.tensor([1.0, 2.0])).mean,
+        lambda M, L: M.HalfCauchy(L.tensor([1.0, 2.0])).variance,
+        lambda M, L: M.StudentT(L.tensor([0.5, 1.0, 1.5, 2.0, 3.0])).mean,
+        lambda M, L: M.StudentT(L.tensor([0.5, 1.0, 1.5, 2.0, 3.0]), 1.0, 2.0).variance,
+        lambda M, L: M.InverseGamma(L.tensor([0.5, 1.0, 1.5, 2.0, 3.0]), 2.0).mean,
+        lambda M, L: M.InverseGamma(L.tensor([0.5, 1.0, 1.5, 2.0, 3.0]), 2.0).variance,
+        lambda M, L: M.Pareto(1.5, L.tensor([0.5, 1.0, 1.5, 2.0, 3.0])).mean,
+        lambda M, L: M.Pareto(1.5, L.tensor([0.5, 1.0, 1.5, 2.0, 3.0])).variance,
+        lambda M, L: M.Kumaraswamy(L.tensor([0.5, 2.0, 2.0]), L.tensor([2.0, 0.5, 0.9])).mode,
+        lambda M, L: M.Weibull(1.5, L.tensor([0.5, 1.0, 2.0])).mode,
+        lambda M, L: M.HalfNormal(L.tensor([1.0, 2.0]), validate_args=False).log_prob(
+            L.tensor([-1.0, 0.0])),
+        lambda M, L: M.Chi2(L.tensor([1.0, 3.0])).df,
+        lambda M, L: M.Chi2(2.0).rate.expand(2),
+        lambda M, L: M.Gumbel(0.5, 2.0).log_prob(L.tensor([0.0, 3.0])),
+        lambda M, L: M.Gumbel(0.5, 2.0).cdf(L.tensor([0.0, 3.0])),
+    ]
+    for index, case in enumerate(cases):
+        with np.errstate(all="ignore"):
+            expected = case(TD, torch)
+        got = case(D, cg)
+        assert_close(got, expected, what=str(index))
+
+
+def test_half_cauchy_log_prob_outside_the_support_without_validation():
+    for M, L in ((D, cg), (TD, torch)):
+        dist = M.HalfCauchy(L.tensor([1.0, 2.0]), validate_args=False)
+        assert np.isneginf(_numpy(dist.log_prob(L.tensor([-1.0, -2.0])))).all()
+
+
+# ---- rsample's pathwise gradients ---------------------------------------------------------
+
+def _through_icdf(dist, x):
+    return dist.icdf(dist.cdf(x).detach())
+
+
+def _through_standard_gamma(dist, x):
+    g = (x * dist.rate).detach()
+    alpha = dist.concentration
+    slope = torch._standard_gamma_grad(alpha.detach().expand_as(g), g)
+    return (g + (alpha - alpha.detach()) * slope) / dist.rate
+
+
+def _through_inverse_gamma(dist, x):
+    return 1 / _through_standard_gamma(dist.base_dist, 1 / x)
+
+
+PATHS = {"Cauchy": _through_icdf, "HalfCauchy": _through_icdf, "HalfNormal": _through_icdf,
+         "Gumbel": _through_icdf, "Weibull": _through_icdf, "Pareto": _through_icdf,
+         "Kumaraswamy": _through_icdf, "Chi2": _through_standard_gamma,
+         "InverseGamma": _through_inverse_gamma}
+
+
+@pytest.mark.parametrize("name", PATHS)
+def test_rsample_gradients_are_pytorchs_for_the_same_sample(name):
+    """d loss(x) / d parameters for x = rsample: the reference recomputes x from the same base
+    draw (its probability or its standard Gamma draw) in float64."""
+    (ours, ours_params), _ = _both(name, requires_grad=True)
+    x = ours.rsample((6,))
+    assert x.requires_grad
+    weights = np.random.default_rng(2).normal(size=tuple(x.shape)).astype(np.float32)
+    (x * cg.tensor(weights) + 0.01 * x * x).sum().backward()
+    theirs_params = _params(name, torch, True, torch.float64)
+    theirs = FAMILIES[name][0](TD, theirs_params)
+    x_ref = PATHS[name](theirs, torch.tensor(x.detach().numpy().astype(np.float64)))
+    np.testing.assert_allclose(x_ref.detach().numpy(), x.detach().numpy(), rtol=1e-4,
+                               atol=1e-5)
+    (x_ref * torch.tensor(weights, dtype=torch.float64) + 0.01 * x_ref * x_ref).sum().backward()
+    for key, tensor in theirs_params.items():
+        np.testing.assert_allclose(ours_params[key].grad.numpy(), tensor.grad.numpy(),
+                                   rtol=3e-3, atol=1e-4, err_msg=key)
+
+
+def test_student_t_rsample_gradients_are_pytorchs_for_the_same_draws():
+    """x = loc + scale * N * rsqrt(Z / df) for the same normal draw N and Chi2 draw Z, the
+    Chi2 draw with PyTorch's implicit gradient in df."""
+    (ours, ours_params), _ = _both("StudentT", requires_grad=True)
+    cg.manual_seed(4)
+    x = ours.rsample((6,))
+    cg.manual_seed(4)
+    normal = cg.randn(*x.shape).numpy().astype(np.float64)
+    weights = np.random.default_rng(3).normal(size=tuple(x.shape)).astype(np.float32)
+    (x * cg.tensor(weights)).sum().backward()
+    p = _params("StudentT", torch, True, torch.float64)
+    loc, scale, df = (t.detach().numpy().astype(np.float64) for t in (p["loc"], p["scale"],
+                                                                     p["df"]))
+    # the Chi2 draw the sample implies
+    z = df * (normal * scale / (x.detach().numpy() - loc)) ** 2
+    chi2 = TD.Chi2(p["df"].expand(2, 3))
+    z_ref = _through_standard_gamma(chi2, torch.tensor(z))
+    x_ref = p["loc"] + p["scale"] * torch.tensor(normal) * torch.rsqrt(z_ref / p["df"])
+    np.testing.assert_allclose(x_ref.detach().numpy(), x.detach().numpy(), rtol=1e-3,
+                               atol=1e-4)
+    (x_ref * torch.tensor(weights, dtype=torch.float64)).sum().backward()
+    for key, tensor in p.items():
+        np.testing.assert_allclose(ours_params[key].grad.numpy(), tensor.grad.numpy(),
+                                   rtol=5e-3, atol=1e-3, err_msg=key)
+
+
+# ---- validation ---------------------------------------------------------------------------
+
+INVALID = [
+    lambda M, L: M.Cauchy(L.tensor([0.0]), L.tensor([-1.0])),
+    lambda M, L: M.Cauchy(L.tensor([0.0]), L.tensor([1.0])).log_prob([1.0]),
+    lambda M, L: M.HalfNormal(L.tensor([0.0])),
+    lambda M, L: M.HalfNormal(L.tensor([1.0])).log_prob(L.tensor([-1.0])),
+    lambda M, L: M.HalfCauchy(L.tensor([-1.0])),
+    lambda M, L: M.HalfCauchy(L.tensor([1.0])).log_prob(L.tensor([-1.0])),
+    lambda M, L: M.Gumbel(L.tensor([0.0]), L.tensor([0.0])),
+    lambda M, L: M.Weibull(L.tensor([1.0]), L.tensor([-1.0])),
+    lambda M, L: M.Weibull(L.tensor([1.0]), L.tensor([1.0])).log_prob(L.tensor([-1.0])),
+    lambda M, L: M.Pareto(L.tensor([-1.0]), L.tensor([1.0])),
+    lambda M, L: M.Pareto(L.tensor([2.0]), L.tensor([1.0])).log_prob(L.tensor([1.0])),
+    lambda M, L: M.Chi2(L.tensor([0.0])),
+    lambda M, L: M.Chi2(L.tensor([1.0])).log_prob(L.tensor([-1.0])),
+    lambda M, L: M.InverseGamma(L.tensor([1.0]), L.tensor([-1.0])),
+    lambda M, L: M.InverseGamma(L.tensor([1.0]), L.tensor([1.0])).log_prob(L.tensor([0.0])),
+    lambda M, L: M.StudentT(L.tensor([-1.0])),
+    lambda M, L: M.StudentT(L.tensor([1.0]), 0.0, L.tensor([0.0])),
+    lambda M, L: M.StudentT(L.tensor([1.0, 2.0])).log_prob(L.tensor([0.0, 1.0, 2.0])),
+    lambda M, L: M.Kumaraswamy(L.tensor([1.0]), L.tensor([0.0])),
+    lambda M, L: M.Kumaraswamy(L.tensor([1.0]), L.tensor([1.0])).log_prob(L.tensor([1.5])),
+]
+
+
+def _error(fn, M, L) -> str:
+    try:
+        fn(M, L)
+    except (ValueError, NotImplementedError) as error:
+        return f"{type(error).__name__}: {error}".replace("torch.", "clgrad.")
+    return "no error"
+
+
+@pytest.mark.parametrize("case", range(len(INVALID)))
+def test_validation_errors_are_pytorchs(case):
+    expected = _error(INVALID[case], TD, torch)
+    assert expected != "no error"
+    assert _error(INVALID[case], D, cg) == expected
+
+
+def test_numbers_give_scalar_distributions():
+    for make in (lambda M: M.Cauchy(0.0, 1.0), lambda M: M.HalfNormal(1.0),
+                 lambda M: M.HalfCauchy(1.0), lambda M: M.Gumbel(0.0, 1.0),
+                 lambda M: M.Weibull(1.0, 2.0), lambda M: M.Pareto(1.0, 2.0),
+                 lambda M: M.Chi2(2.0), lambda M: M.InverseGamma(2.0, 1.0),
+                 lambda M: M.StudentT(3.0), lambda M: M.Kumaraswamy(2.0, 3.0)):
+        ours, theirs = make(D), make(TD)
+        assert ours.batch_shape == theirs.batch_shape
+        assert ours.sample((3,)).shape == theirs.sample((3,)).shape
+        assert_close(ours.entropy(), theirs.entropy(), rtol=2e-4)
