@@ -30,9 +30,11 @@ from .laplace import Laplace
 from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .pareto import Pareto
 from .poisson import Poisson
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
@@ -42,6 +44,7 @@ from .weibull import Weibull
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
            "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
            "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace",
+           "LogitRelaxedBernoulli", "NegativeBinomial", "RelaxedBernoulli",
            "LogNormal", "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "StudentT",
            "TransformedDistribution", "Uniform", "Weibull",
