@@ -21,6 +21,11 @@ def _uniform(low, high, shape):
     return RNG.uniform(low, high, shape).astype(np.float32)
 
 
+def _simplex(shape):
+    x = _uniform(0.05, 1.0, shape)
+    return (x / x.sum(-1, keepdims=True)).astype(np.float32)
+
+
 # name: (constructor of (module, params), params, value for log_prob). Parameters of shapes
 # (2, 1) and (3,) broadcast to the batch shape (2, 3); values of shape (4, 1, 3) or (4, 2, 3).
 FAMILIES = {
@@ -72,6 +77,19 @@ FAMILIES = {
                                {"temperature": _uniform(0.5, 2, (3,)),
                                 "logits": _uniform(-2, 2, (2, 3))},
                                _uniform(0.02, 0.98, (4, 2, 3))),
+    "RelaxedOneHotCategorical": (lambda M, p: M.RelaxedOneHotCategorical(p["temperature"],
+                                                                         p["probs"]),
+                                 {"temperature": np.array(0.8, np.float32),
+                                  "probs": _uniform(0.1, 1, (2, 4))}, _simplex((5, 2, 4))),
+    "RelaxedOneHotCategoricalLogits": (
+        lambda M, p: M.RelaxedOneHotCategorical(p["temperature"], logits=p["logits"]),
+        {"temperature": np.array(1.5, np.float32), "logits": _uniform(-2, 2, (2, 4))},
+        _simplex((5, 1, 4))),
+    "ExpRelaxedCategorical": (
+        lambda M, p: (M if M is D else TD.relaxed_categorical).ExpRelaxedCategorical(
+            p["temperature"], logits=p["logits"]),
+        {"temperature": np.array(0.6, np.float32), "logits": _uniform(-2, 2, (2, 4))},
+        np.log(_simplex((5, 2, 4)))),
 }
 
 
@@ -289,7 +307,16 @@ def _through_relaxed_bernoulli(dist, x):
     return torch.sigmoid((noise + dist.logits) / dist.temperature)
 
 
-PATHS = {"RelaxedBernoulli": _through_relaxed_bernoulli,
+def _through_relaxed_one_hot(dist, x):
+    """x = softmax((logits + g) / temperature) for the fixed Gumbel noise g (up to a
+    constant, which softmax ignores)."""
+    noise = (x.log() * dist.temperature - dist.logits).detach()
+    return torch.softmax((noise + dist.logits) / dist.temperature, -1)
+
+
+PATHS = {"RelaxedOneHotCategorical": _through_relaxed_one_hot,
+         "RelaxedOneHotCategoricalLogits": _through_relaxed_one_hot,
+         "RelaxedBernoulli": _through_relaxed_bernoulli,
          "RelaxedBernoulliLogits": _through_relaxed_bernoulli,
          "Cauchy": _through_icdf, "HalfCauchy": _through_icdf, "HalfNormal": _through_icdf,
          "Gumbel": _through_icdf, "Weibull": _through_icdf, "Pareto": _through_icdf,
@@ -374,6 +401,11 @@ INVALID = [
     lambda M, L: M.RelaxedBernoulli(L.tensor(1.0), L.tensor([1.5])),
     lambda M, L: M.RelaxedBernoulli(L.tensor(1.0)),
     lambda M, L: M.RelaxedBernoulli(L.tensor(1.0), L.tensor([0.5])).log_prob(L.tensor([1.5])),
+    lambda M, L: M.RelaxedOneHotCategorical(L.tensor(1.0), L.tensor([[0.5, -0.5]])),
+    lambda M, L: M.RelaxedOneHotCategorical(L.tensor(1.0), L.tensor([0.5, 0.5])).log_prob(
+        L.tensor([0.5, 0.6])),
+    lambda M, L: M.RelaxedOneHotCategorical(L.tensor(1.0), L.tensor([0.5, 0.5])).log_prob(
+        L.tensor([0.5, 0.3, 0.2])),
 ]
 
 

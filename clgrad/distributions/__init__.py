@@ -35,17 +35,20 @@ from .normal import Normal
 from .pareto import Pareto
 from .poisson import Poisson
 from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
 from .weibull import Weibull
 
-__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
-           "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Gumbel",
-           "HalfCauchy", "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace",
-           "LogitRelaxedBernoulli", "NegativeBinomial", "RelaxedBernoulli",
-           "LogNormal", "MixtureSameFamily", "MultivariateNormal", "Normal", "OneHotCategorical",
-           "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "StudentT",
-           "TransformedDistribution", "Uniform", "Weibull",
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+           "Dirichlet", "Distribution", "ExpRelaxedCategorical", "Exponential",
+           "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace",
+           "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily",
+           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
+           "Weibull",
            "constraints", "kl_divergence", "register_kl", "transforms"] + transforms.__all__
