@@ -90,6 +90,12 @@ FAMILIES = {
             p["temperature"], logits=p["logits"]),
         {"temperature": np.array(0.6, np.float32), "logits": _uniform(-2, 2, (2, 4))},
         np.log(_simplex((5, 2, 4)))),
+    "Multinomial": (lambda M, p: M.Multinomial(5, p["probs"]),
+                    {"probs": _uniform(0.1, 1, (2, 4))},
+                    RNG.multinomial(5, [0.1, 0.2, 0.3, 0.4], (4, 2)).astype(np.float32)),
+    "MultinomialLogits": (lambda M, p: M.Multinomial(3, logits=p["logits"]),
+                          {"logits": _uniform(-2, 2, (2, 3))},
+                          RNG.multinomial(3, [0.5, 0.2, 0.3], (4, 1)).astype(np.float32)),
 }
 
 
@@ -204,15 +210,16 @@ def test_samples_have_the_shape_dtype_and_support(name):
     assert_close(expanded.log_prob(value),
                  reference.log_prob(_argument(name, "log_prob", torch).unsqueeze(1)),
                  rtol=2e-4)
-    expected = _call(reference, "entropy", None)
+    expected = _call(theirs, "entropy", None)     # an expanded Multinomial has none there
     if isinstance(expected, type):
         assert _call(expanded, "entropy", None) is expected
     else:
-        assert_close(expanded.entropy(), expected, rtol=2e-4)
+        assert_close(expanded.entropy(), expected.expand(expanded.batch_shape), rtol=2e-4)
 
 
 STATISTICS = ["HalfNormal", "Gumbel", "Weibull", "Pareto", "Chi2", "InverseGamma", "StudentT",
-              "Kumaraswamy", "NegativeBinomial", "NegativeBinomialLogits"]
+              "Kumaraswamy", "NegativeBinomial", "NegativeBinomialLogits", "Multinomial",
+              "MultinomialLogits"]
 
 
 @pytest.mark.parametrize("name", STATISTICS)
@@ -406,6 +413,11 @@ INVALID = [
         L.tensor([0.5, 0.6])),
     lambda M, L: M.RelaxedOneHotCategorical(L.tensor(1.0), L.tensor([0.5, 0.5])).log_prob(
         L.tensor([0.5, 0.3, 0.2])),
+    lambda M, L: M.Multinomial(L.tensor(3), L.tensor([0.5, 0.5])),
+    lambda M, L: M.Multinomial(3, L.tensor([0.5, 0.5]), L.tensor([0.0, 0.0])),
+    lambda M, L: M.Multinomial(3, L.tensor([[0.5, -0.5]])),
+    lambda M, L: M.Multinomial(3, L.tensor([0.5, 0.5])).log_prob(L.tensor([2.0, 2.0])),
+    lambda M, L: M.Multinomial(3, L.tensor([0.5, 0.5])).log_prob(L.tensor([1.0, 1.0, 1.0])),
 ]
 
 

@@ -30,6 +30,7 @@ from .laplace import Laplace
 from .log_normal import LogNormal
 from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import MultivariateNormal
+from .multinomial import Multinomial
 from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .pareto import Pareto
@@ -47,7 +48,7 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
            "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
            "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace",
            "LogNormal", "LogitRelaxedBernoulli", "MixtureSameFamily",
-           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+           "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform",
            "Weibull",
