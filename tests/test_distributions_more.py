@@ -96,6 +96,14 @@ FAMILIES = {
     "MultinomialLogits": (lambda M, p: M.Multinomial(3, logits=p["logits"]),
                           {"logits": _uniform(-2, 2, (2, 3))},
                           RNG.multinomial(3, [0.5, 0.2, 0.3], (4, 1)).astype(np.float32)),
+    # probabilities on both sides of the Taylor region (0.499, 0.501] and inside it
+    "ContinuousBernoulli": (lambda M, p: M.ContinuousBernoulli(p["probs"]),
+                            {"probs": np.array([[0.2, 0.4995, 0.7], [0.5005, 0.9, 0.35]],
+                                               np.float32)},
+                            _uniform(0.02, 0.98, (4, 1, 3))),
+    "ContinuousBernoulliLogits": (lambda M, p: M.ContinuousBernoulli(logits=p["logits"]),
+                                  {"logits": _uniform(-3, 3, (2, 3))},
+                                  _uniform(0.02, 0.98, (4, 2, 3))),
 }
 
 
@@ -219,7 +227,7 @@ def test_samples_have_the_shape_dtype_and_support(name):
 
 STATISTICS = ["HalfNormal", "Gumbel", "Weibull", "Pareto", "Chi2", "InverseGamma", "StudentT",
               "Kumaraswamy", "NegativeBinomial", "NegativeBinomialLogits", "Multinomial",
-              "MultinomialLogits"]
+              "MultinomialLogits", "ContinuousBernoulli", "ContinuousBernoulliLogits"]
 
 
 @pytest.mark.parametrize("name", STATISTICS)
@@ -321,7 +329,8 @@ def _through_relaxed_one_hot(dist, x):
     return torch.softmax((noise + dist.logits) / dist.temperature, -1)
 
 
-PATHS = {"RelaxedOneHotCategorical": _through_relaxed_one_hot,
+PATHS = {"ContinuousBernoulli": _through_icdf, "ContinuousBernoulliLogits": _through_icdf,
+         "RelaxedOneHotCategorical": _through_relaxed_one_hot,
          "RelaxedOneHotCategoricalLogits": _through_relaxed_one_hot,
          "RelaxedBernoulli": _through_relaxed_bernoulli,
          "RelaxedBernoulliLogits": _through_relaxed_bernoulli,
@@ -413,6 +422,9 @@ INVALID = [
         L.tensor([0.5, 0.6])),
     lambda M, L: M.RelaxedOneHotCategorical(L.tensor(1.0), L.tensor([0.5, 0.5])).log_prob(
         L.tensor([0.5, 0.3, 0.2])),
+    lambda M, L: M.ContinuousBernoulli(L.tensor([1.5]), validate_args=True),
+    lambda M, L: M.ContinuousBernoulli(L.tensor([0.5]), L.tensor([0.0])),
+    lambda M, L: M.ContinuousBernoulli(L.tensor([0.3])).log_prob(L.tensor([1.5])),
     lambda M, L: M.Multinomial(L.tensor(3), L.tensor([0.5, 0.5])),
     lambda M, L: M.Multinomial(3, L.tensor([0.5, 0.5]), L.tensor([0.0, 0.0])),
     lambda M, L: M.Multinomial(3, L.tensor([[0.5, -0.5]])),
@@ -436,12 +448,21 @@ def test_validation_errors_are_pytorchs(case):
     assert _error(INVALID[case], D, cg) == expected
 
 
+def test_continuous_bernoulli_clamps_probs_before_default_validation():
+    """As PyTorch's: probs outside [0, 1] pass the default check once clamped, and only an
+    explicit validate_args checks them first."""
+    for M, L in ((D, cg), (TD, torch)):
+        dist = M.ContinuousBernoulli(L.tensor([1.5, -0.5]))
+        assert _numpy(dist.probs).tolist() == pytest.approx([1 - 1.1920929e-07, 1.1920929e-07])
+
+
 def test_numbers_give_scalar_distributions():
     for make in (lambda M: M.Cauchy(0.0, 1.0), lambda M: M.HalfNormal(1.0),
                  lambda M: M.HalfCauchy(1.0), lambda M: M.Gumbel(0.0, 1.0),
                  lambda M: M.Weibull(1.0, 2.0), lambda M: M.Pareto(1.0, 2.0),
                  lambda M: M.Chi2(2.0), lambda M: M.InverseGamma(2.0, 1.0),
-                 lambda M: M.StudentT(3.0), lambda M: M.Kumaraswamy(2.0, 3.0)):
+                 lambda M: M.StudentT(3.0), lambda M: M.Kumaraswamy(2.0, 3.0),
+                 lambda M: M.ContinuousBernoulli(0.3)):
         ours, theirs = make(D), make(TD)
         assert ours.batch_shape == theirs.batch_shape
         assert ours.sample((3,)).shape == theirs.sample((3,)).shape

@@ -14,6 +14,7 @@ from .binomial import Binomial
 from .cauchy import Cauchy, HalfCauchy
 from .categorical import Categorical, OneHotCategorical, OneHotCategoricalStraightThrough
 from .chi2 import Chi2
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -44,6 +45,7 @@ from .uniform import Uniform
 from .weibull import Weibull
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2",
+           "ContinuousBernoulli",
            "Dirichlet", "Distribution", "ExpRelaxedCategorical", "Exponential",
            "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
            "HalfNormal", "Independent", "InverseGamma", "Kumaraswamy", "Laplace",
