@@ -9,7 +9,7 @@ import math
 import torch
 
 import fuzz_nn
-from fuzz_gen import MARGIN, MAX_NUMEL, Builder, Value
+from fuzz_gen import MARGIN, MAX_NUMEL, SIXTEEN_BIT, Builder, Value
 
 # unary ops on floats: template, and where the op jumps (its output or its gradient)
 UNARY = {
@@ -491,6 +491,9 @@ def conv(b: Builder) -> str | None:
     gathered operands. A max pool takes a new input, whose distinct values leave no near
     ties for the two frameworks to break apart."""
     x = b.operand(("float",), min_ndim=3)
+    if x.t.dtype in SIXTEEN_BIT and b.narrow_to is None:
+        with b.narrowed(x):     # its weight in its dtype: PyTorch refuses another (but for an
+            return conv(b)      # empty input: edge seed 94001114), so conv takes x again
     spatial = len(x.shape) - 2
     if spatial > 2:
         return None
