@@ -467,3 +467,55 @@ def test_numbers_give_scalar_distributions():
         assert ours.batch_shape == theirs.batch_shape
         assert ours.sample((3,)).shape == theirs.sample((3,)).shape
         assert_close(ours.entropy(), theirs.entropy(), rtol=2e-4)
+
+
+# ---- KL divergence ------------------------------------------------------------------------
+
+KL_PAIRS = {
+    "Cauchy": (lambda M, a, b: M.Cauchy(a, b), (-1, 1), (0.5, 2)),
+    "Gumbel": (lambda M, a, b: M.Gumbel(a, b), (-1, 1), (0.5, 2)),
+    "HalfNormal": (lambda M, a, b: M.HalfNormal(b), (0, 1), (0.5, 2)),
+    "Pareto": (lambda M, a, b: M.Pareto(a, b), (0.5, 2), (0.5, 3)),
+    "ContinuousBernoulli": (lambda M, a, b: M.ContinuousBernoulli(a), (0.05, 0.95), (0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", KL_PAIRS)
+def test_kl_divergence_values_and_gradients_are_pytorchs(name):
+    make, (a_low, a_high), (b_low, b_high) = KL_PAIRS[name]
+    rng = np.random.default_rng(17)
+    arrays = [rng.uniform(a_low, a_high, (2, 3)).astype(np.float32),
+              rng.uniform(b_low, b_high, (2, 3)).astype(np.float32),
+              rng.uniform(a_low, a_high, (3,)).astype(np.float32),
+              rng.uniform(b_low, b_high, (3,)).astype(np.float32)]
+    results = []
+    for M, L in ((D, cg), (TD, torch)):
+        tensors = [L.tensor(x, requires_grad=True) for x in arrays]
+        kl = M.kl_divergence(make(M, *tensors[:2]), make(M, *tensors[2:]))
+        (kl * L.tensor(np.cos(np.arange(6.0)).reshape(2, 3).astype(np.float32))).sum(
+            ).backward()
+        results.append((kl, [t.grad for t in tensors]))
+    assert_close(results[0][0], results[1][0], rtol=2e-4, what="kl")
+    for ours, theirs in zip(results[0][1], results[1][1]):
+        if theirs is not None:
+            assert_close(ours, theirs, rtol=1e-3, atol=1e-4)
+
+
+KL_BETWEEN = [
+    lambda M, L: (M.Gumbel(L.tensor([0.0, 1.0]), 2.0), M.Normal(L.tensor([0.5, -1.0]), 1.5)),
+    lambda M, L: (M.Gumbel(L.tensor([0.0, 1.0]), 2.0), M.Exponential(L.tensor([1.0, 2.0]))),
+    lambda M, L: (M.Gumbel(L.tensor([0.0]), 2.0), M.Pareto(L.tensor([1.0]), 2.0)),
+    lambda M, L: (M.Pareto(L.tensor([1.0, 2.0]), 2.0), M.Uniform(0.0, L.tensor([3.0, 4.0]))),
+    lambda M, L: (M.Pareto(L.tensor([1.0]), 2.0), M.ContinuousBernoulli(L.tensor([0.3]))),
+    lambda M, L: (M.Laplace(L.tensor([0.0]), 1.0), M.Pareto(L.tensor([1.0]), 2.0)),
+    lambda M, L: (M.Normal(L.tensor([0.0]), 1.0), M.ContinuousBernoulli(L.tensor([0.3]))),
+    lambda M, L: (M.Exponential(L.tensor([1.0])), M.Pareto(L.tensor([1.0]), 2.0)),
+    lambda M, L: (M.Pareto(L.tensor([1.0, 2.0]), 2.0), M.Pareto(L.tensor([1.5, 1.5]), 3.0)),
+]
+
+
+@pytest.mark.parametrize("pair", range(len(KL_BETWEEN)))
+def test_kl_divergence_between_families_is_pytorchs(pair):
+    ours = D.kl_divergence(*KL_BETWEEN[pair](D, cg))
+    theirs = TD.kl_divergence(*KL_BETWEEN[pair](TD, torch))
+    assert_close(ours, theirs, rtol=2e-4)
