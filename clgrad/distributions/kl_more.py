@@ -12,7 +12,7 @@ from .exponential import Exponential
 from .gamma import Gamma
 from .gumbel import Gumbel
 from .half_normal import HalfNormal
-from .kl import _kl_normal_normal, infinite_like, register_kl
+from .kl import infinite_like, kl_divergence, register_kl
 from .laplace import Laplace
 from .normal import Normal
 from .pareto import Pareto
@@ -41,7 +41,7 @@ def _kl_gumbel_gumbel(p, q):
 
 @register_kl(HalfNormal, HalfNormal)
 def _kl_halfnormal_halfnormal(p, q):
-    return _kl_normal_normal(p.base_dist, q.base_dist)
+    return kl_divergence(p.base_dist, q.base_dist)     # Normal's
 
 
 @register_kl(Pareto, Pareto)
