@@ -519,3 +519,67 @@ def test_kl_divergence_between_families_is_pytorchs(pair):
     ours = D.kl_divergence(*KL_BETWEEN[pair](D, cg))
     theirs = TD.kl_divergence(*KL_BETWEEN[pair](TD, torch))
     assert_close(ours, theirs, rtol=2e-4)
+
+
+# ---- transforms ---------------------------------------------------------------------------
+
+def _more_transforms(M):
+    T = M.transforms
+    return [T.SoftmaxTransform(), T.StickBreakingTransform(), T.LowerCholeskyTransform(),
+            T.StickBreakingTransform().inv]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_transforms_are_pytorchs(index):
+    ours, theirs = _more_transforms(D)[index], _more_transforms(TD)[index]
+    rng = np.random.default_rng(index)
+    x = rng.uniform(-1.5, 1.5, (2, 3, 3)).astype(np.float32)
+    if index == 3:      # a point of the simplex
+        x = _simplex((2, 3, 4))
+    results = []
+    for t, L in ((ours, cg), (theirs, torch)):
+        xt = L.tensor(x, requires_grad=True)
+        y = t(xt)
+        x_again = t.inv(y)
+        weights = L.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape))
+                           .astype(np.float32))
+        loss = (y * weights).sum()
+        if index != 0 and index != 2:
+            ladj = t.log_abs_det_jacobian(xt, y)
+            loss = loss + ladj.sum()
+        else:
+            ladj = y.sum(-1)
+        loss.backward()
+        results.append((y, x_again, ladj, xt.grad))
+    for k, (a, b) in enumerate(zip(*results)):
+        assert_close(a, b, rtol=2e-4, atol=2e-5, what=f"result {k}")
+    assert repr(ours.domain) == repr(theirs.domain)
+    assert repr(ours.codomain) == repr(theirs.codomain)
+    assert ours.bijective == theirs.bijective
+    assert ours.forward_shape((3, 2)) == theirs.forward_shape((3, 2))
+    assert ours.inverse_shape((3, 4)) == theirs.inverse_shape((3, 4))
+    assert ours == _more_transforms(D)[index] and ours != D.transforms.ExpTransform()
+    assert codomain_holds(ours, x)
+
+
+def codomain_holds(transform, x):
+    return bool(transform.codomain.check(transform(cg.tensor(x))).all().item())
+
+
+def test_stick_breaking_transformed_normal_is_pytorchs():
+    """A logistic-normal-like distribution on the simplex: log_prob through the stick-breaking
+    transform and its Jacobian, batched, with gradients."""
+    loc = np.array([[0.2, -0.5, 1.0], [0.0, 0.3, -0.2]], np.float32)
+    value = _simplex((5, 2, 4))
+    results = []
+    for M, L in ((D, cg), (TD, torch)):
+        loc_t = L.tensor(loc, requires_grad=True)
+        base = M.Independent(M.Normal(loc_t, 0.7), 1)
+        dist = M.TransformedDistribution(base, M.transforms.StickBreakingTransform())
+        assert tuple(dist.event_shape) == (4,) and tuple(dist.batch_shape) == (2,)
+        log_prob = dist.log_prob(L.tensor(value))
+        log_prob.sum().backward()
+        assert tuple(dist.sample((3,)).shape) == (3, 2, 4)
+        results.append((log_prob, loc_t.grad))
+    assert_close(*[r[0] for r in results], rtol=2e-4, atol=2e-5)
+    assert_close(*[r[1] for r in results], rtol=1e-3, atol=1e-4)

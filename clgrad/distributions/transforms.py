@@ -1,21 +1,23 @@
 """torch.distributions.transforms: invertible maps y = f(x) with log |det J|, for
 TransformedDistribution. ExpTransform, AffineTransform, SigmoidTransform, TanhTransform,
 SoftplusTransform, PowerTransform, AbsTransform, and (transform.py) the Transform base class,
-ComposeTransform, identity_transform and IndependentTransform; `t.inv` is t's inverse."""
+ComposeTransform, identity_transform and IndependentTransform; SoftmaxTransform,
+StickBreakingTransform and LowerCholeskyTransform; `t.inv` is t's inverse."""
 from __future__ import annotations
 
 import math
 
 from .. import frontend as ops
 from ..frontend.tensor import Tensor
-from ..nn.functional import softplus
+from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints
 from .transform import ComposeTransform, IndependentTransform, Transform, identity_transform
 from .utils import broadcast_all, is_number, lazy_property
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
-           "IndependentTransform", "PowerTransform", "SigmoidTransform", "SoftplusTransform",
-           "TanhTransform", "Transform", "identity_transform"]
+           "IndependentTransform", "LowerCholeskyTransform", "PowerTransform",
+           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
+           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
 
 
 class _Elementwise(Transform):
@@ -220,3 +222,84 @@ class AffineTransform(Transform):
 
     def inverse_shape(self, shape):
         return _broadcast_shapes(shape, self.loc, self.scale)
+
+
+class SoftmaxTransform(Transform):
+    """y = softmax(x) over the last dimension, onto the simplex; not bijective (its inverse,
+    log y, is one of many)."""
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other):
+        return isinstance(other, SoftmaxTransform)
+
+    def _call(self, x):
+        probs = (x - x.max(-1, True)[0]).exp()
+        return probs / probs.sum(-1, True)
+
+    def _inverse(self, y):
+        return y.log()
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+
+class StickBreakingTransform(Transform):
+    """A vector of K reals onto the simplex of K + 1 coordinates by stick breaking (iterated
+    sigmoids); bijective."""
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, StickBreakingTransform)
+
+    def _call(self, x):
+        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
+        z = _clipped_sigmoid(x - offset.log())
+        z_cumprod = (1 - z).cumprod(-1)
+        return pad(z, [0, 1], value=1) * pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        offset = y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)
+        sf = (1 - y_crop.cumsum(-1)).clamp(min=ops.finfo(y.dtype).tiny)
+        return y_crop.log() - sf.log() + offset.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
+        x = x - offset.log()
+        return (-x + logsigmoid(x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape[:-1] + (shape[-1] - 1,)
+
+
+class LowerCholeskyTransform(Transform):
+    """A square matrix onto a lower-triangular one of positive diagonal: its strict lower
+    triangle, and the exp of its diagonal."""
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
