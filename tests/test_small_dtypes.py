@@ -312,3 +312,22 @@ def test_rms_norm_of_a_16_bit_float_with_a_float32_weight_keeps_its_dtype(dtype)
     rms_norm(x.half() + x.half(), (2,), w))."""
     check_16_bit(lambda h: (F(h).rms_norm(h, (16,), library(h).linspace(0.5, 2, 16)),
                             F(h).rms_norm(h, (4, 16), eps=1e-5)), make((3, 4, 16)), dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_losses_that_broadcast_first_promote_a_0_d_target_as_an_equal(dtype):
+    """PyTorch's mse_loss, l1_loss and smooth_l1_loss broadcast input and target before the
+    loss, so a 0-d float32 target with a 16-bit input makes a float32 loss, computed in
+    float32; clgrad's promoted it as a 0-d operand (a 16-bit loss: fuzz seed 94001152's
+    bfloat16 smooth_l1_loss against a 0-d target)."""
+    def losses(x, t):
+        h, f = x.to(getattr(library(x), dtype)), F(x)
+        return [f.mse_loss(h, t), f.l1_loss(h, t, reduction="sum"),
+                f.smooth_l1_loss(h, t, reduction="none")]
+    with pytest.warns(UserWarning, match="different to the input size"):
+        check(losses, make((5, 6)), np.array(0.3, np.float32), atol=1e-6, rtol=1e-6,
+              grad_atol=1e-2, grad_rtol=1e-2)
+    # huber_loss does not broadcast first: a 16-bit loss (whose backward PyTorch refuses)
+    h, t = (lib.tensor(make((5, 6))).to(getattr(lib, dtype)) for lib in (cg, torch))
+    assert F(h).huber_loss(h, cg.tensor(0.3)).dtype == getattr(cg, dtype)
+    assert F(t).huber_loss(t, torch.tensor(0.3)).dtype == getattr(torch, dtype)

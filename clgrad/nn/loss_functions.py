@@ -58,6 +58,9 @@ def check_reduction(reduction: str, allowed=REDUCTIONS) -> None:
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+_BROADCAST_FIRST = ("mse_loss", "l1_loss", "smooth_l1_loss")
+
+
 def _pair(op: str, input, target, warn: bool = True):
     """input and target as float nodes of their common dtype and broadcast shape (PyTorch
     warns when the shapes differ), and their device."""
@@ -70,7 +73,11 @@ def _pair(op: str, input, target, warn: bool = True):
                       f"the input size {tuple(input.shape)}. This will likely lead to "
                       "incorrect results due to broadcasting. Please ensure they have the same "
                       "size.", UserWarning, stacklevel=3)
-    dtype = result_dtype(op, (input, target))
+    # mse, l1 and smooth_l1 broadcast the two first (PyTorch's torch.broadcast_tensors), so that
+    # a 0-d one stands as the other's equal: a float16 input and a 0-d float32 target are
+    # float32, as a loss of float16 and 0-d float32 values of another loss is float16
+    dtype = dt.promote(input.dtype, target.dtype) if op in _BROADCAST_FIRST else \
+        result_dtype(op, (input, target))
     x = as_float(ir.cast(input.node, dtype))
     shape = broadcast_shape(op, input.shape, target.shape)
     return broadcast_to(x, shape), broadcast_to(target.node.cast(x.dtype), shape), device
