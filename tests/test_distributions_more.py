@@ -583,3 +583,38 @@ def test_stick_breaking_transformed_normal_is_pytorchs():
         results.append((log_prob, loc_t.grad))
     assert_close(*[r[0] for r in results], rtol=2e-4, atol=2e-5)
     assert_close(*[r[1] for r in results], rtol=1e-3, atol=1e-4)
+
+
+def test_reshape_and_cumulative_distribution_transforms_are_pytorchs():
+    x = np.random.default_rng(4).uniform(-1, 1, (5, 2, 6)).astype(np.float32)
+    results = []
+    for M, L in ((D, cg), (TD, torch)):
+        T = M.transforms
+        reshape = T.ReshapeTransform((2, 6), (3, 4))
+        y = reshape(L.tensor(x))
+        assert tuple(reshape.forward_shape((7, 2, 6))) == (7, 3, 4)
+        assert tuple(reshape.inverse_shape((7, 3, 4))) == (7, 2, 6)
+        assert reshape.domain.event_dim == 2 and reshape.bijective
+        cdf = T.CumulativeDistributionTransform(
+            M.Normal(L.tensor(np.linspace(-1, 1, 6).astype(np.float32)), 2.0))
+        xt = L.tensor(x[0], requires_grad=True)
+        u = cdf(xt)
+        ladj = cdf.log_abs_det_jacobian(xt, u)
+        (u.sum() + ladj.sum()).backward()
+        results.append((y, reshape.inv(y), reshape.log_abs_det_jacobian(L.tensor(x), y), u,
+                        cdf.inv(u), ladj, xt.grad))
+        with pytest.raises(ValueError, match="different numbers of elements"):
+            T.ReshapeTransform((2, 3), (4,))
+        with pytest.raises(ValueError, match="Shape mismatch"):
+            reshape.forward_shape((5, 3))
+        assert cdf.sign == 1 and repr(cdf.codomain) == repr(M.constraints.unit_interval)
+    for k, (a, b) in enumerate(zip(*results)):
+        assert_close(a, b, rtol=2e-4, atol=2e-5, what=f"result {k}")
+    # a Uniform as the inverse cdf of a Normal: the Normal's values come back
+    base = D.Uniform(cg.zeros(3), cg.ones(3))
+    normal = D.Normal(cg.tensor([0.0, 1.0, -1.0]), 1.5)
+    dist = D.TransformedDistribution(base, D.transforms.CumulativeDistributionTransform(
+        normal).inv)
+    value = cg.tensor([[0.3, 1.2, -2.0]])
+    np.testing.assert_allclose(dist.log_prob(value).numpy(), normal.log_prob(value).numpy(),
+                               rtol=1e-4, atol=1e-5)
