@@ -444,13 +444,18 @@ def softmax(x, dim):
 
 
 def log_softmax(x, dim):
-    """A 16-bit float's in float32, rounded once; along the last dim, PyTorch's kernel also
-    keeps the row's sum of exponentials and its log in the 16-bit type."""
     axis = _axis("log_softmax", dim, x.ndim)
     node = _as_1d(as_float(x.node))
+    return record("log_softmax", log_softmax_in_type(node, axis).reshape(x.shape), x.device,
+                  [x])
+
+
+def log_softmax_in_type(node: ir.Node, axis: int) -> ir.Node:
+    """log_softmax of a float node, as PyTorch's kernels compute it: a 16-bit float's in
+    float32, rounded once; along the last dim, also keeping the row's sum of exponentials
+    and its log in the 16-bit type."""
     last = node.dtype.is_16_bit_float and axis == len(node.shape) - 1
-    out = log_softmax_node(opmath(node), axis, node.dtype if last else None)
-    return record("log_softmax", from_opmath(out, node).reshape(x.shape), x.device, [x])
+    return from_opmath(log_softmax_node(opmath(node), axis, node.dtype if last else None), node)
 
 
 def _any_node(flags: ir.Node, dim, keepdim: bool, op: str) -> ir.Node:

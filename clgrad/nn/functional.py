@@ -18,7 +18,7 @@ from ..frontend.jit_protocol import in_jit
 from ..frontend.no_derivative import refuse_gradient
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device, from_opmath, opmath
-from ..frontend.reductions import log_softmax_node
+from ..frontend.reductions import log_softmax_in_type
 from .activation import sigmoid_node, softplus_node
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
@@ -378,7 +378,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     tensors = [t for t in (input, weight) if t is not None]
     device = common_device("cross_entropy", tensors + [target])
     x = as_float(input.node)
-    logp = log_softmax_node(x, 1)
+    logp = log_softmax_in_type(x, 1)    # (PyTorch's log_softmax, then its nll_loss)
     if target.dtype.is_float:
         _check_same_shape("cross_entropy", input, target)
         probs = target.node.cast(x.dtype)
