@@ -81,10 +81,12 @@ def positive(self):
 
 
 def digamma(self):
-    """ψ(x), its gradient PyTorch's ψ'(x) (the series' own derivative is 0 at the poles)."""
-    x = as_float(self.node)
-    return record("digamma", special.digamma(x), self.device, [self],
-                  derivation=ir.sloped(x, special.trigamma(x)))
+    """ψ(x), its gradient PyTorch's ψ'(x) (the series' own derivative is 0 at the poles); a
+    16-bit float's in float32, rounded once, as PyTorch's."""
+    given = as_float(self.node)
+    x = opmath(given)
+    return record("digamma", from_opmath(special.digamma(x), given), self.device, [self],
+                  derivation=from_opmath(ir.sloped(x, special.trigamma(x)), given))
 
 
 # Giles' single-precision erfinv ("Approximating the erfinv function", 2010): polynomials in
