@@ -1,6 +1,7 @@
 """How much of PyTorch's public API clgrad has: names in torch.*, Tensor.*, torch.nn.functional.*,
-torch.nn.* (layer and loss classes) and torch.nn.utils(.rnn).*, each looked up on clgrad's
-matching namespace.
+torch.nn.* (layer and loss classes), torch.nn.utils(.rnn).*, torch.linalg, torch.special,
+torch.distributions, torch.testing and torch.random, each looked up on clgrad's matching
+namespace.
 
     python tools/coverage.py            # writes docs/coverage.md
     python tools/coverage.py --check    # exits 1 if docs/coverage.md is out of date
@@ -18,11 +19,17 @@ import sys
 from pathlib import Path
 
 import torch
+import torch.distributions
+import torch.linalg
 import torch.nn
 import torch.nn.functional
 import torch.nn.utils.rnn
+import torch.random
+import torch.special
+import torch.testing
 
 import clgrad
+import clgrad.distributions
 import clgrad.nn
 import clgrad.nn.functional
 import clgrad.nn.utils.rnn
@@ -90,6 +97,15 @@ def declared(module):
     return lambda: sorted(module.__all__)
 
 
+def functions_in_scope(module):
+    """A module's functions without those out of scope (torch.linalg's eig and eigvals need
+    complex numbers)."""
+    return lambda: [n for n in _functions(module) if n not in _NEEDS_COMPLEX]
+
+
+_NEEDS_COMPLEX = {"eig", "eigvals"}
+
+
 SECTIONS = [
     ("torch.nn.functional", functional_functions, clgrad.nn.functional, "cg.nn.functional"),
     ("torch.nn (layers and losses)", nn_modules, clgrad.nn, "cg.nn"),
@@ -98,6 +114,14 @@ SECTIONS = [
      "cg.nn.utils.rnn"),
     ("Tensor methods", tensor_methods, None, "cg.Tensor"),
     ("torch.* functions", torch_functions, clgrad, "cg"),
+    ("torch.linalg", functions_in_scope(torch.linalg), clgrad.linalg, "cg.linalg"),
+    ("torch.special", declared(torch.special), clgrad.special, "cg.special"),
+    ("torch.distributions", declared(torch.distributions), clgrad.distributions,
+     "cg.distributions"),
+    ("torch.testing", functions_in_scope(torch.testing), clgrad.testing, "cg.testing"),
+    ("torch.random", lambda: ["default_generator", "fork_rng", "get_rng_state", "initial_seed",
+                              "manual_seed", "seed", "set_rng_state"], clgrad.random,
+     "cg.random"),
 ]
 
 
