@@ -237,7 +237,7 @@ POLY_X = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 0.3, 0.99, 1.0000001, 1.5, -1.5, 2.0,
 def test_polynomials(name, dtype):
     x = np.array(POLY_X, dtype=dtype)
     rtol, atol = (3e-5, 1e-6) if dtype == np.float32 else (1e-10, 1e-12)
-    for n in [0, 1, 2, 3, 7, 9, 12, -1, 2.7, -0.5]:
+    for n in [0, 1, 3, 12, -1, 2.7]:    # (each n is a kernel of its own)
         _compare(getattr(special, name)(cg.tensor(x), n), getattr(TS, name)(torch.tensor(x), n),
                  rtol, atol, f"{name} n={n}")
     # a tensor n: each element its own n (NaN, ±inf and negatives give 0, fractions truncate)
