@@ -26,6 +26,29 @@ def one_parameter(dist, probs, logits) -> object:
     return logits
 
 
+def counted_parameter(dist, total_count, probs, logits) -> None:
+    """A number of trials beside probs or logits (Binomial, NegativeBinomial): both stored,
+    broadcast together, total_count in the parameter's dtype."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        dist.total_count, dist.probs = broadcast_all(total_count, probs)
+        dist._param = dist.probs
+    else:
+        dist.total_count, dist.logits = broadcast_all(total_count, logits)
+        dist._param = dist.logits
+    dist.total_count = dist.total_count.type_as(dist._param)
+
+
+def expand_counted(dist, cls, batch_shape, _instance):
+    """dist (a counted_parameter family of class cls) expanded to batch_shape."""
+    new = dist._get_checked_instance(cls, _instance)
+    batch_shape = Size(batch_shape)
+    new.total_count = dist.total_count.expand(batch_shape)
+    expand_parameter(dist, new, batch_shape)
+    return dist._expanded_init(new, batch_shape)
+
+
 def expand_parameter(dist, new, shape) -> None:
     """new's probs and/or logits: dist's (those it has computed) expanded to shape."""
     if "probs" in dist.__dict__:

@@ -4,9 +4,9 @@ from __future__ import annotations
 from .. import frontend as ops
 from ..frontend.size import Size
 from . import constraints
-from .bernoulli import BinaryProbabilities, enumerate_values, expand_parameter
+from .bernoulli import (BinaryProbabilities, counted_parameter, enumerate_values,
+                        expand_counted)
 from .distribution import Distribution
-from .utils import broadcast_all
 
 
 def _clamp_by_zero(x):
@@ -22,23 +22,11 @@ class Binomial(BinaryProbabilities, Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self._param = self.logits
-        self.total_count = self.total_count.type_as(self._param)
+        counted_parameter(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        expand_parameter(self, new, batch_shape)
-        return self._expanded_init(new, batch_shape)
+        return expand_counted(self, Binomial, batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

@@ -6,10 +6,10 @@ from ..frontend.grad_mode import no_grad
 from ..frontend.size import Size
 from ..nn.functional import logsigmoid
 from . import constraints
-from .bernoulli import BinaryProbabilities, expand_parameter
+from .bernoulli import BinaryProbabilities, counted_parameter, expand_counted
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property
+from .utils import lazy_property
 
 
 class NegativeBinomial(BinaryProbabilities, Distribution):
@@ -21,23 +21,11 @@ class NegativeBinomial(BinaryProbabilities, Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self._param = self.logits
-        self.total_count = self.total_count.type_as(self._param)
+        counted_parameter(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        expand_parameter(self, new, batch_shape)
-        return self._expanded_init(new, batch_shape)
+        return expand_counted(self, NegativeBinomial, batch_shape, _instance)
 
     @property
     def mean(self):
