@@ -5,8 +5,8 @@ Below x = a + 1, P is its power series; above, Q is Legendre's continued fractio
 evaluated from a fixed depth back to the first term, so each is one chain of elementwise ops
 that fuses into one kernel: 64 terms reach float32's precision (PyTorch's float32 accuracy)
 for a up to about 100, where PyTorch switches to an asymptotic expansion. The gradient
-with respect to x is PyTorch's closed form (a backward node of its own, one_sided_backward);
-as in PyTorch, there is none with respect to a: asking for it raises in backward."""
+with respect to x is PyTorch's closed form (no_derivative.OneSidedBackward); as in PyTorch,
+there is none with respect to a: asking for it raises in backward."""
 from __future__ import annotations
 
 import math
@@ -18,7 +18,7 @@ from ..compiler.ops import Op
 from . import elementwise as ew
 from .backward import record
 from .composite_methods import _in_place
-from .one_sided_backward import OneSidedBackward
+from .no_derivative import OneSidedBackward
 from .operands import is_tensor
 
 _TERMS = 64

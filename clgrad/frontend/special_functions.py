@@ -14,7 +14,7 @@ from .backward import record
 from .composite_methods import _in_place
 from ..compiler import dtype as dt
 from . import special_arguments
-from .one_sided_backward import OneSidedBackward
+from .no_derivative import OneSidedBackward
 from .operands import as_float, from_opmath, is_tensor, opmath
 
 # Chebyshev coefficients of exp(-x) I0(x) on [0, 8] and of exp(-x) sqrt(x) I0(x) on (8, inf)

@@ -19,7 +19,7 @@ from ..frontend import creation
 from ..frontend.backward import record
 from ..frontend.elementwise import where
 from ..frontend.grad_mode import is_grad_enabled, no_grad
-from ..frontend.one_sided_backward import OneSidedBackward
+from ..frontend.no_derivative import OneSidedBackward
 from ..frontend.operands import is_tensor
 from ..frontend.tensor import Tensor, host_values
 from .embedding_bag import embedding_bag as functional_embedding_bag
