@@ -78,3 +78,31 @@ def test_pairwise_error_grows_slowly():
         values = np.full(2 ** k + 16 * 3 + 5, 1 / 3, np.float32)
         total = cg.from_numpy(values).sum().item()
         assert math.isclose(total, _exact(values), rel_tol=4e-7)
+
+
+
+@pytest.mark.parametrize("norm", ["layer_norm", "group_norm", "batch_norm", "instance_norm"])
+@pytest.mark.parametrize("value", [1234.567, 0.1, -77.77, 1e6 + 0.5])
+def test_normalising_equal_values_gives_zero(norm, value):
+    # the mean is summed from each row's first element: a row of 1e6 + 0.5 normalised to 0.999
+    # (its sum's rounding error over a variance of that error's size); PyTorch's layer_norm and
+    # group_norm give 0 (Welford), its float64 norms 1e-9 at most
+    torch = pytest.importorskip("torch")
+    values = np.full((4, 6, 10), value, np.float32)
+    values[1] = np.linspace(-3, 5, 60, dtype=np.float32).reshape(6, 10)   # one ordinary sample
+    if norm == "batch_norm":
+        values = values.transpose(1, 0, 2).copy()       # its rows are channels, across samples
+    call = {"layer_norm": lambda F, t: F.layer_norm(t, (6, 10)),
+            "group_norm": lambda F, t: F.group_norm(t, 3),
+            "batch_norm": lambda F, t: F.batch_norm(t, None, None, training=True),
+            "instance_norm": lambda F, t: F.instance_norm(t)}[norm]
+    weights = np.random.default_rng(0).standard_normal(values.shape)
+    results = []
+    for lib, dtype in ((cg, np.float32), (torch, np.float64)):
+        x = lib.tensor(values.astype(dtype), requires_grad=True)
+        y = call(lib.nn.functional, x)
+        (y * lib.tensor(weights.astype(dtype))).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy()))
+    (y, grad), (expected_y, expected_grad) = results
+    np.testing.assert_allclose(y, expected_y, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(grad, expected_grad, rtol=1e-3, atol=1e-3)
