@@ -20,6 +20,7 @@ from .native_embedding import FUNCTIONS as EMBEDDING_FUNCTIONS
 from .native_norms import FUNCTIONS as NORM_FUNCTIONS
 from .recurrent import gru_step, lstm_step, rnn_step
 from .rnn_functions import FUNCTIONS as RNN_FUNCTIONS
+from .spectral import FUNCTIONS as SPECTRAL_FUNCTIONS
 
 SAME = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
         "conv_transpose3d", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
@@ -211,9 +212,9 @@ FUNCTIONS.update(grid_sampler_2d=grid_sampler, grid_sampler_3d=grid_sampler)
 FUNCTIONS.update(RNN_FUNCTIONS)     # rnn_tanh, rnn_relu, gru, lstm (rnn_functions.py)
 # the native forms and helpers, module by module (native_norms.py: native_layer_norm, ...)
 for _functions in (NORM_FUNCTIONS, DROPOUT_FUNCTIONS, BATCH_NORM_STATS, EMBEDDING_FUNCTIONS,
-                   SEGMENT_FUNCTIONS, LOWRANK_FUNCTIONS):
+                   SEGMENT_FUNCTIONS, LOWRANK_FUNCTIONS, SPECTRAL_FUNCTIONS):
     FUNCTIONS.update(_functions)
 
 # the ones PyTorch also has as Tensor methods (x.prelu(weight)); clgrad/__init__.py puts them on
 # Tensor, since frontend/ cannot import nn
-TENSOR_METHODS = ("prelu", "hardshrink")
+TENSOR_METHODS = ("prelu", "hardshrink", "stft", "istft")
