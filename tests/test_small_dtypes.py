@@ -181,6 +181,7 @@ def test_creation_and_numpy_interop(tmp_path):
         t = cg.from_numpy(array)
         assert t.dtype.name == array.dtype.name and t.numpy().dtype == array.dtype
     half = cg.tensor([1.5, 2.0], dtype=cg.bfloat16)
+    assert cg.tensor(1.5, dtype=cg.bfloat16).shape == ()      # (was (1,))
     with pytest.raises(TypeError, match="unsupported ScalarType BFloat16"):
         half.numpy()
     assert half.tolist() == [1.5, 2.0] and half.element_size() == 2

@@ -86,7 +86,9 @@ def storage_numpy(dtype: DType) -> type:
 
 def round_bfloat16(x: np.ndarray) -> np.ndarray:
     """float32 values rounded to the nearest bfloat16 (ties to even), as bits; NaN stays NaN."""
-    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    x = np.asarray(x, dtype=np.float32)
+    # (ascontiguousarray makes a 0-d array 1-d: a bfloat16 tensor of a number had shape (1,))
+    bits = np.ascontiguousarray(x).view(np.uint32).reshape(x.shape)
     rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
     return np.where(np.isnan(x), np.uint16(0x7FC0), rounded.astype(np.uint16))
 
