@@ -349,6 +349,27 @@ def test_prod_of_everything_with_two_zeros_has_no_gradient():
         check(lambda t: t.reshape(2, -1).prod() * inf if t.shape[0] % 2 == 0 else t.prod(), x)
 
 
+@pytest.mark.parametrize("scale", [1.0, inf])
+def test_cumprod_gradient_past_a_zero(scale):
+    # PyTorch masks each step of its rule to its part of the row: what lies past the first
+    # zero (an inf or NaN, or an infinite g times the products of 0 there) does not reach the
+    # elements before it, which got NaN
+    x = np.array([[2, 0, 3, 4], [2, 3, 4, 0], [0, 0, 3, 4], [2, 0, 3, 0], [2, 0, inf, 4],
+                  [2, 0, nan, 4], [0, 1.5, 0, inf], [1, 2, 3, 4]], np.float32)
+    check(lambda t: t.cumprod(1) * scale, x)
+
+
+@pytest.mark.parametrize("scale", [3.0, nan, inf])
+def test_logcumsumexp_gradient_over_rows_of_one_element(scale):
+    # PyTorch's rule for rows of any length, exp(log|g| - out + x) for g's positive and
+    # negative parts: NaN at +-inf, 0 for a NaN g, and at a large x log|g| is lost to rounding
+    # (+-1); clgrad's g * exp(x - x) gave g and NaN
+    x = np.array([[inf], [-inf], [nan], [1e30], [-1e30], [0.5], [6e4], [-0.0]], np.float32)
+    check(lambda t: t.logcumsumexp(1) * scale, x)
+    check(lambda t: t.logcumsumexp(0) * scale, x.T.copy())
+    check(lambda t: t[0, 0].logcumsumexp(0) * scale, x)     # a 0-d tensor's is g
+
+
 def test_sign_gradient_is_zeros_that_flow_on():
     # PyTorch's sign passes on zeros, not nothing: 0 * inf before it is NaN; sign(-0.0) is +0
     x = np.array([1.0, 0.0, -2.0, -0.0, nan, inf], np.float32)

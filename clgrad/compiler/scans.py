@@ -9,6 +9,7 @@ import numpy as np
 from . import dtype as dt
 from . import ir
 from .ir import Node
+from .ops import Op
 
 
 def flip(x: Node, axis: int) -> Node:
@@ -18,6 +19,13 @@ def flip(x: Node, axis: int) -> Node:
 def reverse_scan(x: Node, axis: int, combine: str) -> Node:
     """out[i] = combine of x[i], x[i+1], ..., x[n-1] along axis."""
     return flip(ir.scan(flip(x, axis), axis, combine), axis)
+
+
+def kept_scan(x: Node, axis: int, combine: str) -> Node:
+    """scan(x, axis, combine) as a SCAN node also where each row holds one element (ir.scan
+    gives x itself there): a derivation (frontend backward.record) whose gradient is the
+    combine's rule for rows of any length, as PyTorch's is."""
+    return Node(Op.SCAN, x.dtype, x.shape, (x,), (axis, combine))
 
 
 def positions(x: Node, axis: int) -> Node:
@@ -89,17 +97,24 @@ def _row_positions(at: Node, axis: int) -> tuple[tuple, Node, Node]:
 
 
 def _cumprod_rule(x: Node, out: Node, g: Node, axis: int) -> Node:
-    """PyTorch's cumprod gradient with zeros: before a row's first zero, the reversed cumsum
-    of g * out divided by the element; at the first zero, the same sum over the products that
-    skip it (the cumprod with that zero read as 1); after it, zero (every product there holds
-    the first zero and another factor)."""
+    """PyTorch's cumprod gradient with zeros, masked as its steps are: before a row's first
+    zero z1, the reversed cumsum of g * out over the elements before z1 only, divided by the
+    element; at z1, the sum of g times the products of the elements after z1 up to each one,
+    over z1 to the second zero (g read as 0 elsewhere), times the product before z1; after
+    z1, zero. So what lies past the zeros (an inf, a NaN, an infinite g meeting a product of
+    0) does not reach the elements before them."""
     zero = x.eq(0)
     zeros_so_far = ir.scan(zero.cast(dt.int32), axis, "add")
-    before = zeros_so_far.eq(0)
-    first_zero = zero & zeros_so_far.eq(1)
-    no_zero = reverse_scan(g * out, axis, "add") / before.where(x, 1)
-    skipping = ir.scan(first_zero.where(1, x), axis, "mul")
-    at_zero = reverse_scan(g * skipping, axis, "add")
+    before, one_zero = zeros_so_far.eq(0), zeros_so_far.eq(1)
+    first_zero = zero & one_zero
+    no_zero = reverse_scan(before.where(g * out, 0), axis, "add") / before.where(x, 1)
+    after_first = ir.scan(one_zero.where(first_zero.where(1, x), 1), axis, "mul")
+    past_first = (after_first * one_zero.where(g, 0)).sum((axis,)).expand(x.shape)
+    # the product before z1, as out holds it at z1 - 1 (1 where z1 is the first element): the
+    # same multiplications in the same order, then by ones
+    prefix = ir.scan(before.where(x, 1), axis, "mul")
+    last = tuple((n - 1, n) if a == axis else (0, n) for a, n in enumerate(x.shape))
+    at_zero = past_first * prefix.shrink(last).expand(x.shape)
     return before.where(no_zero, first_zero.where(at_zero, 0))
 
 
@@ -120,10 +135,12 @@ def _logcumsumexp_rule(x: Node, out: Node, g: Node, axis: int) -> Node:
 def scan_rule(node: Node, g: Node):
     (x,) = node.src
     axis, combine = node.arg
+    # a row of one element is itself (kept_scan's node is never computed)
+    out = x if x.shape[axis] == 1 else node
     if combine == "add":
         return (reverse_scan(g, axis, "add"),)
     if combine == "mul":
-        return (_cumprod_rule(x, node, g, axis),)
+        return (_cumprod_rule(x, out, g, axis),)
     if combine == "logaddexp":
-        return (_logcumsumexp_rule(x, node, g, axis),)
-    return (added_along(g, axis, extreme_positions(x, node, axis)),)
+        return (_logcumsumexp_rule(x, out, g, axis),)
+    return (added_along(g, axis, extreme_positions(x, out, axis)),)

@@ -7,7 +7,7 @@ from collections import namedtuple
 
 from ..compiler import dtype as dt
 from ..compiler import ir
-from ..compiler.scans import extreme_positions, split_scan
+from ..compiler.scans import extreme_positions, kept_scan, split_scan
 from .backward import record
 from .operands import from_opmath, normalize_dim, opmath
 from .reductions import _compared
@@ -52,9 +52,11 @@ def logcumsumexp(self, dim: int):
     # (a 16-bit float's in float32, each result rounded once, as PyTorch's: not every partial)
     out, axis = _scanned("logcumsumexp", self, dim, opmath(self.node), "logaddexp")
     out = from_opmath(out, self.node)
-    # rows of one element: PyTorch's gradient exp(x - out) is NaN at ±inf (a 0-d tensor's is g)
-    x = self.node
-    derivation = ir.sloped(x, (x - x).exp()) if self.ndim and self.shape[axis] == 1 else None
+    # rows of one element, which no scan computes, take the rule of longer ones as PyTorch's
+    # do: exp(log|g| - out + x), NaN at ±inf, 0 for a NaN g, and at a large x |g| is lost to
+    # rounding (a 0-d tensor's gradient is g)
+    one = self.ndim and self.shape[axis] == 1
+    derivation = kept_scan(self.node, axis, "logaddexp") if one else None
     return record("logcumsumexp", out, self.device, [self], derivation=derivation)
 
 
