@@ -370,6 +370,19 @@ def test_logcumsumexp_gradient_over_rows_of_one_element(scale):
     check(lambda t: t[0, 0].logcumsumexp(0) * scale, x)     # a 0-d tensor's is g
 
 
+@pytest.mark.parametrize("p", [0.5, 1.5, 2.0, 3.0, -1.0, inf])
+def test_vector_norm_gradient_with_a_nonfinite_incoming_gradient(p):
+    # PyTorch's norm_backward multiplies g into each element's factor, so an infinite or NaN
+    # g gives NaN at a zero x (where clgrad's graph gave 0), except where orders above 1 mask
+    # g / norm ** (p - 1) to 0 at a norm of 0 (order 2 gave 0 there, PyTorch NaN); a NaN in an
+    # inf-norm's row takes the whole of g, times its sign 0. The order -1 norm of a row with a
+    # zero is 0 (|0| ** -1 is inf), which clgrad's left out.
+    x = np.array([[0, 1, -2], [0, 0, 0], [1, 2, 0], [nan, 1, 0], [3, -3, 1]], np.float32)
+    for scale in (1.0, inf, nan):
+        check(lambda t: library(t).linalg.vector_norm(t, p, dim=1) * scale, x)
+    check(lambda t: t.norm(p) * inf, x[:1])
+
+
 def test_sign_gradient_is_zeros_that_flow_on():
     # PyTorch's sign passes on zeros, not nothing: 0 * inf before it is NaN; sign(-0.0) is +0
     x = np.array([1.0, 0.0, -2.0, -0.0, nan, inf], np.float32)

@@ -33,6 +33,8 @@ def _norm_node(v: ir.Node, p: float, axes: tuple[int, ...]) -> ir.Node:
         return -((-a).max(axes))
     if p == 0:
         return a.ne(0).cast(v.dtype).sum(axes)
+    if p < 0:       # a zero's |x| ** p is inf, which makes the norm 0
+        return (a ** p).sum(axes) ** (1 / p)
     if p == 2:
         powered = (v * v).sum(axes)
     else:
@@ -73,11 +75,46 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None):
         _refuse_empty(x, ord, None if whole else axes)
     norm_dtype("linalg.vector_norm", dtype, x.dtype)
     node = x.node.cast(dtype) if dtype is not None else x.node
-    out = vector_norm_node(node, float(ord), axes) if node.numel else \
-        ir.const(0, node.dtype, tuple(1 if a in axes else n for a, n in enumerate(x.shape)))
+    kept = tuple(1 if a in axes else n for a, n in enumerate(x.shape))
+    out = vector_norm_node(node, float(ord), axes) if node.numel else ir.const(0, node.dtype, kept)
+    derivation = _norm_derivation(node, float(ord), out, axes) if node.numel else None
     if not keepdim:
-        out = out.reshape(tuple(n for a, n in enumerate(x.shape) if a not in axes))
-    return record("linalg_vector_norm", out, x.device, [x])
+        shape = tuple(n for a, n in enumerate(x.shape) if a not in axes)
+        out = out.reshape(shape)
+        derivation = None if derivation is None else derivation.reshape(shape)
+    return record("linalg_vector_norm", out, x.device, [x], derivation=derivation)
+
+
+def _norm_derivation(v: ir.Node, p: float, norm: ir.Node, axes: tuple[int, ...]):
+    """A graph whose gradient is PyTorch's norm_backward, its steps in its order (so an
+    infinite or NaN g makes NaN where it multiplies a zero, and a 16-bit float's steps round
+    as PyTorch's do, reading the rounded norm), or None where the norm's own graph gives it
+    (orders 0 and 1). The gradient reaches each element through the sloped nodes innermost
+    last: the outermost op of the graph is the first applied to g."""
+    if p in (0, 1):
+        return None
+    n = norm.detach().expand(v.shape)
+    sign = _sign(v)
+    if math.isinf(p):
+        hit = v.abs().eq(n) | v.ne(v)
+        count = hit.cast(v.dtype).sum(axes).expand(v.shape)
+        # sgn * ((g / count) * hit)
+        return (ir.sloped(ir.sloped(v, sign), hit.cast(v.dtype)) / count).sum(axes)
+    zero_norm = n.eq(0)
+    if p == 2:      # g * (x / norm), 0 where the norm is 0
+        return ir.sloped(v, zero_norm.where(0, v / n)).sum(axes)
+    if p < 1:       # (scaled * g) * norm ** (1 - p), scaled 0 at a zero x
+        scaled = sign * v.eq(0).where(0, v.abs() ** (p - 1))
+        return ir.sloped(ir.sloped(v, n ** (1 - p)), scaled).sum(axes)
+    # scaled * (g / norm ** (p - 1), 0 where the norm is 0)
+    scaled = sign * v.abs() ** (p - 1) if p < 2 else v * v.abs() ** (p - 2)
+    return (zero_norm.where(0, ir.sloped(v, scaled)) / n ** (p - 1)).sum(axes)
+
+
+def _sign(v: ir.Node) -> ir.Node:
+    """PyTorch's sgn of a real x: -1, 0 or 1, and 0 for a NaN."""
+    zero = v.const_like(0)
+    return (v < zero).where(-1, (zero < v).where(1, zero))
 
 
 def _refuse_empty(x, ord, axes) -> None:
