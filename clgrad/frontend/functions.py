@@ -76,7 +76,7 @@ METHODS_AS_FUNCTIONS = (
     "conj_physical", "conj_physical_", "is_complex", "angle",
     # linear algebra (lu.py, triangular.py, matrix_functions.py, qr.py, eigen.py, householder.py)
     "inverse", "det", "slogdet", "logdet", "matrix_power", "cholesky", "qr", "pinverse", "svd",
-    "lu", "orgqr", "geqrf",
+    "lu", "orgqr", "geqrf", "ormqr",
 )
 
 

@@ -1,15 +1,17 @@
 """Householder reflectors H_i = I - tau_i v_i v_i^T, v_i column i of a matrix below its
 diagonal with a 1 on it. linalg.householder_product (torch.orgqr): the first n columns of their
-product; each reflector is two matrix products, so the gradient comes from theirs. geqrf: the
-reflectors of A's QR decomposition, as LAPACK's (no gradient, as PyTorch has none)."""
+product Q; ormqr: Q (or Q^T) times another matrix, on either side. Each reflector is two
+matrix products, so the gradients come from theirs. geqrf: the reflectors of A's QR
+decomposition, as LAPACK's (no gradient, as PyTorch has none)."""
 from __future__ import annotations
 
 from collections import namedtuple
 
+from ..compiler.dtype import float32, float64
 from ..compiler.factorizations import _columns, band, eye, mT
 from .backward import record
 from .elementwise import where
-from .matrices import check_matrix
+from .matrices import check_matrix, torch_name
 
 _OP = "torch.linalg.householder_product"
 
@@ -37,19 +39,75 @@ def _check(A, tau) -> None:
                            f"{A.dtype}")
 
 
+def _reflectors(a, t):
+    """Each reflector's (v_i (..., m, 1), tau_i broadcast to its shape), of the first k."""
+    m, k = a.shape[-2], t.shape[-1]
+    vectors = _columns(band(a, -1, lower=True), 0, k) + _columns(eye(m, a), 0, k)
+    for i in range(k):
+        v = _columns(vectors, i, i + 1)
+        yield v, _columns(t, i, i + 1).reshape(t.shape[:-1] + (1, 1)).expand(v.shape)
+
+
 def householder_product(A, tau):
     """H_1 H_2 ... H_k applied to the first n columns of the identity, right to left."""
     _check(A, tau)
     m, n = A.shape[-2:]
-    a, t = A.node, tau.node
-    identity = eye(m, a)
-    reflectors = band(a, -1, lower=True) + _columns(identity, 0, n)
-    q = _columns(identity, 0, n)
-    for i in reversed(range(tau.shape[-1])):
-        v = _columns(reflectors, i, i + 1)                              # (..., m, 1)
-        scale = _columns(t, i, i + 1).reshape(t.shape[:-1] + (1, 1)).expand(v.shape)
+    q = _columns(eye(m, A.node), 0, n)
+    for v, scale in reversed(list(_reflectors(A.node, tau.node))):
         q = q - (v * scale) @ (mT(v) @ q)
     return record("linalg_householder_product", q, A.device, [A, tau])
+
+
+def _check_ormqr(input, tau, other, left: bool) -> None:
+    """PyTorch's checks, in its order."""
+    for name, x in (("input", input), ("other", other)):
+        if x.ndim < 2:
+            raise RuntimeError(f"torch.ormqr: {name} must have at least 2 dimensions.")
+    side = -2 if left else -1
+    if other.shape[side] != input.shape[-2]:
+        raise RuntimeError(f"torch.ormqr: other.shape[{side}] must be equal to "
+                           f"input.shape[-2]")
+    if tau.ndim == 0 or tau.shape[-1] != min(other.shape[side], input.shape[-1]):
+        raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to "
+                           f"min(other.shape[{side}], input.shape[-1])")
+    for name, x in (("tau", tau), ("other", other)):
+        wanted = input.ndim - 1 if name == "tau" else input.ndim
+        if x.ndim != wanted:
+            relation = "one dimension less than" if name == "tau" else \
+                "the same number of dimensions as"
+            raise RuntimeError(f"torch.ormqr: Expected {name} to have {relation} input, but got "
+                               f"{name}.ndim equal to {x.ndim} and input.ndim is equal to "
+                               f"{input.ndim}")
+    for name, x in (("tau", tau), ("other", other)):
+        batch = tuple(x.shape[:input.ndim - 2])
+        if batch != tuple(input.shape[:-2]):
+            raise RuntimeError(f"torch.ormqr: Expected batch dimensions of {name} to be equal "
+                               f"to input.shape[:-2], but got {list(batch)}")
+    for name, x in (("tau", tau), ("other", other)):
+        if x.dtype != input.dtype:      # ("dtypeDouble": PyTorch's spacing)
+            raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same "
+                               f"dtype, but input has dtype{torch_name(input.dtype)} and "
+                               f"{name} has dtype {torch_name(x.dtype)}")
+    if input.dtype not in (float32, float64):
+        raise NotImplementedError(f"\"ormqr_cpu\" not implemented for "
+                                  f"'{torch_name(input.dtype)}'")
+
+
+def ormqr(input, tau, other, left: bool = True, transpose: bool = False):
+    """op(Q) other (left) or other op(Q) (right), where Q = H_1 H_2 ... H_k from input's
+    reflectors and tau (geqrf's) and op(Q) is Q^T if transpose. Each H_i is symmetric, so
+    op(Q) applies the reflectors one by one, right to left for Q other and other Q^T."""
+    _check_ormqr(input, tau, other, left)
+    c = other.node
+    reflectors = list(_reflectors(input.node, tau.node))
+    if left != transpose:
+        reflectors.reverse()
+    for v, scale in reflectors:
+        if left:
+            c = c - (v * scale) @ (mT(v) @ c)
+        else:
+            c = c - (c @ v) @ mT(v * scale)
+    return record("ormqr", c, input.device, [input, tau, other])
 
 
 GeqrfResult = namedtuple("geqrf", ["a", "tau"])
@@ -88,4 +146,4 @@ def geqrf(input):
     return GeqrfResult(cat(columns, -1), tau)
 
 
-METHODS = [("orgqr", householder_product), ("geqrf", geqrf)]
+METHODS = [("orgqr", householder_product), ("geqrf", geqrf), ("ormqr", ormqr)]
