@@ -1,4 +1,5 @@
-"""ormqr (frontend/householder.py) against PyTorch."""
+"""ormqr (frontend/householder.py) and lobpcg (lobpcg.py, lobpcg_gradient.py) against
+PyTorch and NumPy."""
 import numpy as np
 import pytest
 
@@ -71,3 +72,90 @@ def test_ormqr_refuses_mixed_dtypes_as_pytorch():
     a, tau = reflectors((5, 3))
     with pytest.raises(RuntimeError, match="input has dtypeDouble and tau has dtype Float"):
         cg.ormqr(cg.tensor(a).double(), cg.tensor(tau), cg.tensor(make((5, 2))))
+
+
+# ---- lobpcg ----
+
+M = 12
+SPECTRUM = np.linspace(1.0, 12.0, M)        # well separated eigenvalues
+
+
+def symmetric(spectrum=SPECTRUM, seed=0):
+    q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((len(spectrum),) * 2))
+    return (q * spectrum) @ q.T
+
+
+def assert_eigenpairs(A, E, X, expected, atol):
+    """E are the expected eigenvalues, and X's columns orthonormal eigenvectors of A (to
+    lobpcg's tolerance on the residual, relative to A's norm)."""
+    E, X = E.numpy(), X.numpy()
+    np.testing.assert_allclose(E, expected, atol=atol)
+    np.testing.assert_allclose(A @ X, X * E, atol=100 * atol)
+    np.testing.assert_allclose(X.T @ X, np.eye(X.shape[-1]), atol=100 * atol)
+
+
+# each run shares its kernels with the others of its shapes (A of 12 rows, 2 eigenpairs)
+@pytest.mark.parametrize("largest,method", [(True, None), (False, "basic")])
+def test_lobpcg_against_numpy_and_torch(largest, method):
+    A = symmetric()
+    E, X = cg.lobpcg(cg.tensor(A), k=2, largest=largest, method=method)
+    every = np.linalg.eigvalsh(A)
+    expected = every[::-1][:2] if largest else every[:2]
+    assert_eigenpairs(A, E, X, expected, 1e-8)
+    E_torch, X_torch = torch.lobpcg(torch.tensor(A), k=2, largest=largest, method=method)
+    np.testing.assert_allclose(E.numpy(), E_torch.numpy(), atol=1e-8)
+    # the same vectors, up to their signs
+    np.testing.assert_allclose(np.abs(X.numpy().T @ X_torch.numpy()), np.eye(2), atol=1e-6)
+
+
+def test_lobpcg_in_float32_from_a_given_basis_with_a_tracker():
+    A = symmetric().astype(np.float32)
+    X0 = make((M, 3), seed=4)
+    steps = []
+    E, X = cg.lobpcg(cg.tensor(A), k=2, X=cg.tensor(X0), largest=False,
+                     tracker=lambda worker: steps.append(worker.ivars["istep"]))
+    assert E.dtype == cg.float32 and X.shape == (M, 2)
+    assert_eigenpairs(A, E, X, SPECTRUM[:2], 1e-4)
+    assert steps == list(range(1, len(steps) + 1))
+
+
+def test_lobpcg_generalized_and_batched():
+    A, B = symmetric(), symmetric(np.linspace(1.0, 2.0, M), seed=1)
+    E, X = cg.lobpcg(cg.tensor(A), k=2, B=cg.tensor(B))
+    E_torch, _ = torch.lobpcg(torch.tensor(A), k=2, B=torch.tensor(B))
+    np.testing.assert_allclose(E.numpy(), E_torch.numpy(), atol=1e-8)
+    np.testing.assert_allclose(A @ X.numpy(), B @ X.numpy() * E.numpy(), atol=1e-6)
+    batch = np.stack([A, symmetric(seed=2) * 2])
+    E, X = cg.lobpcg(cg.tensor(batch), k=2)
+    assert E.shape == (2, 2) and X.shape == (2, M, 2)
+    np.testing.assert_allclose(E.numpy(), [[12.0, 11.0], [24.0, 22.0]], atol=1e-8)
+
+
+def test_lobpcg_gradient_is_pytorchs():
+    A = symmetric()
+    G = make((M, M), np.float64, seed=6)
+    g = np.array([0.5, -1.0])
+
+    def loss_and_gradient(lib):
+        a = lib.tensor(A, requires_grad=True)
+        E, X = lib.lobpcg(a, k=2)
+        # a loss the eigenvectors' signs do not change
+        ((E * lib.tensor(g)).sum() + ((X @ X.mT) * lib.tensor(G)).sum()).backward()
+        return E.grad_fn.name(), a.grad.numpy()
+
+    (name, ours), (torch_name, theirs) = loss_and_gradient(cg), loss_and_gradient(torch)
+    assert name == torch_name == "LOBPCGAutogradFunctionBackward"
+    np.testing.assert_allclose(ours, theirs, atol=1e-6)
+
+
+def test_lobpcg_errors_are_pytorchs():
+    for lib in (cg, torch):
+        with pytest.raises(ValueError, match=r"smaller than 3 x the number of requested "
+                                             r"eigenpairs \(=5\)"):
+            lib.lobpcg(lib.tensor(symmetric()), k=5)
+        with pytest.raises(AssertionError, match="A must be square"):
+            lib.lobpcg(lib.zeros(12, 9))
+        A = lib.tensor(symmetric(), requires_grad=True)
+        E, _ = lib.lobpcg(A, k=2, B=lib.tensor(symmetric(np.linspace(1.0, 2.0, M), seed=1)))
+        with pytest.raises(ValueError, match="does not support backward with B != I"):
+            E.sum().backward()

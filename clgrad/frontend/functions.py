@@ -10,7 +10,7 @@ from . import array_functions, host_functions, more_creation, products, shape_fu
 from . import copies, gamma_sampling, global_state, legacy_linalg, random_fills, type_functions
 from . import array_interop, functional_forms, histograms, layouts, numeric_gradient
 from . import autocast_state, control_flow, legacy_types, real_tensors, special_functions
-from . import symbolic_numbers
+from . import lobpcg, symbolic_numbers
 from . import strided_views, triangular, vmap_loop
 from .lu import lu_solve_deprecated, lu_unpack
 from .matrix_functions import matrix_exp
@@ -116,7 +116,7 @@ _COMPOSED = {**shape_functions.FUNCTIONS, **products.FUNCTIONS, **type_functions
              "lu_solve": lu_solve_deprecated, "matrix_exp": matrix_exp,
              **array_interop.FUNCTIONS, **functional_forms.FUNCTIONS, **histograms.FUNCTIONS,
              **layouts.FUNCTIONS, **numeric_gradient.FUNCTIONS, **strided_views.FUNCTIONS,
-             **real_tensors.FUNCTIONS, **gamma_sampling.FUNCTIONS}
+             **real_tensors.FUNCTIONS, **gamma_sampling.FUNCTIONS, **lobpcg.FUNCTIONS}
 globals().update(_COMPOSED)
 
 
