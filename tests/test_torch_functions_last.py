@@ -1,5 +1,7 @@
-"""ormqr (frontend/householder.py) and lobpcg (lobpcg.py, lobpcg_gradient.py) against
-PyTorch and NumPy."""
+"""ormqr (frontend/householder.py), lobpcg (lobpcg.py, lobpcg_gradient.py) and from_file
+(array_interop.py) against PyTorch and NumPy."""
+import os
+
 import numpy as np
 import pytest
 
@@ -159,3 +161,60 @@ def test_lobpcg_errors_are_pytorchs():
         E, _ = lib.lobpcg(A, k=2, B=lib.tensor(symmetric(np.linspace(1.0, 2.0, M), seed=1)))
         with pytest.raises(ValueError, match="does not support backward with B != I"):
             E.sum().backward()
+
+
+# ---- from_file ----
+
+
+@pytest.fixture
+def numbers(tmp_path):
+    path = tmp_path / "numbers.bin"
+    np.arange(10, dtype=np.float32).tofile(path)
+    return str(path)
+
+
+@pytest.mark.parametrize("size,dtype", [(0, None), (10, None), (5, "int32"), (3, "float64"),
+                                        (7, "bool"), (5, "bfloat16"), (4, "uint8")])
+def test_from_file_reads_as_pytorch(numbers, size, dtype):
+    ours = cg.from_file(numbers, size=size, dtype=dtype and getattr(cg, dtype))
+    theirs = torch.from_file(numbers, size=size, dtype=dtype and getattr(torch, dtype))
+    assert ours.dtype.name == str(theirs.dtype).replace("torch.", "")
+    np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+
+
+def test_from_file_shared_writes_the_file(numbers, tmp_path):
+    x = cg.from_file(numbers, shared=True, size=3)
+    x.add_(100)
+    np.testing.assert_array_equal(np.fromfile(numbers, np.float32)[:4], [100, 101, 102, 3])
+    y = cg.from_file(numbers, shared=False, size=3)
+    y.add_(100)                             # a copy: the file stays
+    np.testing.assert_array_equal(np.fromfile(numbers, np.float32)[:3], [100, 101, 102])
+    grown = str(tmp_path / "new.bin")       # made, with zeros, to hold size elements
+    assert cg.from_file(grown, shared=True, size=6, dtype=cg.int16).tolist() == [0] * 6
+    assert os.path.getsize(grown) == 12
+
+
+def test_from_file_shares_only_what_clgrad_can_map(numbers):
+    with pytest.raises(NotImplementedError, match="NumPy has no bfloat16"):
+        cg.from_file(numbers, shared=True, size=2, dtype=cg.bfloat16)
+    with pytest.raises(NotImplementedError, match="clgrad stores as 0 or 1"):
+        cg.from_file(numbers, shared=True, size=8, dtype=cg.bool)    # 1.0's bytes: 0x80
+    assert cg.from_file(numbers, shared=True, size=4, dtype=cg.bool).tolist() == [False] * 4
+
+
+@pytest.mark.parametrize("arguments", [
+    {"size": 11}, {"size": 6, "dtype": "float64"}, {"size": -1},
+    {"size": 1, "filename": "/nonexistent/file"},
+    {"size": 1, "filename": "/nonexistent/file", "shared": True},
+])
+def test_from_file_errors_are_pytorchs(numbers, arguments):
+    def raised(lib):
+        kwargs = dict(arguments, filename=arguments.get("filename", numbers))
+        if "dtype" in kwargs:
+            kwargs["dtype"] = getattr(lib, kwargs["dtype"])
+        with pytest.raises(Exception) as info:
+            lib.from_file(**kwargs)
+        return info.value
+
+    ours, theirs = raised(cg), raised(torch)
+    assert type(ours) is type(theirs) and str(ours) == str(theirs)

@@ -1,7 +1,10 @@
-"""Tensors over other objects' memory: asarray (a tensor, a NumPy array, a sequence) and
-frombuffer (anything with the buffer protocol). On a CPU device they share that memory, as
-from_numpy does, wherever from_numpy can (creation.from_numpy says where it copies)."""
+"""Tensors over other objects' memory: asarray (a tensor, a NumPy array, a sequence),
+frombuffer (anything with the buffer protocol) and from_file (a file's bytes). On a CPU device
+they share that memory, as from_numpy does, wherever from_numpy can (creation.from_numpy says
+where it copies)."""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -94,4 +97,78 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
     return creation.from_numpy(array, requires_grad=requires_grad)
 
 
-FUNCTIONS = {"asarray": asarray, "frombuffer": frombuffer}
+def _file_error(filename: str, mode: str, error: OSError) -> RuntimeError:
+    return RuntimeError(f"unable to open file <{filename}> in {mode} mode: {error.strerror} "
+                        f"({error.errno})")
+
+
+def _mapped(filename: str, nbytes: int) -> np.ndarray:
+    """The file's first nbytes, mapped into memory that writes back to it (the file made, or
+    grown with zeros, to hold them)."""
+    try:
+        with open(filename, "ab"):      # made if missing; never truncated
+            pass
+        if os.path.getsize(filename) < nbytes:
+            os.truncate(filename, nbytes)
+        return np.memmap(filename, np.uint8, "r+", shape=(nbytes,))
+    except OSError as error:
+        raise _file_error(filename, "read-write", error) from None
+
+
+def _read(filename: str, nbytes: int) -> np.ndarray:
+    """A copy of the file's first nbytes."""
+    try:
+        with open(filename, "rb") as file:
+            data = file.read(nbytes)
+    except OSError as error:
+        raise _file_error(filename, "read-only", error) from None
+    if len(data) < nbytes:
+        raise RuntimeError(f"file <{filename}> size <{os.path.getsize(filename)}> is smaller "
+                           f"than the required mapping size <{nbytes}>")
+    return np.frombuffer(bytearray(data), np.uint8)
+
+
+def from_file(filename, shared: bool | None = None, size: int = 0, *, dtype=None,
+              layout=None, device=None, pin_memory: bool = False,
+              requires_grad: bool = False):
+    """A 1-D tensor of size elements of dtype (the default float dtype) read from the file's
+    first bytes. With shared=True the tensor is the file's memory, mapped: its in-place
+    changes are written to the file (made, or grown, to hold size elements), which a CPU
+    device alone can share; otherwise it is a copy of the file's bytes."""
+    if not isinstance(filename, (str, bytes)):
+        raise TypeError(f"from_file(): argument 'filename' (position 1) must be str, not "
+                        f"{type(filename).__name__}")
+    name = os.fsdecode(filename)
+    dtype = creation._resolve_dtype(dtype) or dt.DEFAULT_FLOAT
+    device = get_device(device)
+    nbytes = size * dtype.itemsize
+    if size < 0:
+        raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{name}>: Cannot allocate "
+                           f"memory (12)")
+    if size == 0:
+        return creation.empty(0, dtype=dtype, device=device, requires_grad=requires_grad)
+    storage = dt.storage_numpy(dtype)
+    if shared:
+        if not device.shares_host_memory or dtype == dt.bfloat16:
+            why = "NumPy has no bfloat16 to map it as" if device.shares_host_memory else \
+                f"{device.spec} cannot use host memory as its own"
+            raise NotImplementedError(f"from_file: shared=True maps the file's memory into the "
+                                      f"tensor, which clgrad cannot do here: {why} "
+                                      f"(shared=False reads a copy)")
+        values = _mapped(name, nbytes).view(storage)
+        if dtype == dt.bool_ and np.any(values > 1):
+            raise NotImplementedError(f"from_file: shared=True maps the file's bytes as bools, "
+                                      f"which clgrad stores as 0 or 1, and <{name}> holds "
+                                      f"others (shared=False reads them, any nonzero byte as "
+                                      f"True)")
+    else:
+        values = _read(name, nbytes).view(storage)
+        if dtype == dt.bool_:       # (any nonzero byte is True, as PyTorch reads it)
+            values = (values != 0).view(storage)
+    if dtype == dt.bfloat16:        # (NumPy has no bfloat16: its values are uploaded)
+        return creation.tensor(dt.decode(values, dtype), dtype=dtype, device=device,
+                               requires_grad=requires_grad)
+    return creation.from_numpy(dt.decode(values, dtype), device=device,
+                               requires_grad=requires_grad)
+
+FUNCTIONS = {"asarray": asarray, "frombuffer": frombuffer, "from_file": from_file}
