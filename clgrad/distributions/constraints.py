@@ -8,8 +8,8 @@ from ..frontend.eigen import eigvalsh
 from ..frontend.triangular import cholesky_ex
 from .utils import shown
 
-__all__ = ["Constraint", "boolean", "cat", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "independent", "integer_interval", "interval",
+__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+           "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
            "half_open_interval", "is_dependent", "less_than", "lower_cholesky",
            "lower_triangular", "MixtureSameFamilyConstraint", "multinomial", "nonnegative",
            "nonnegative_integer", "one_hot", "positive", "positive_semidefinite",
@@ -290,6 +290,18 @@ class _LowerCholesky(Constraint):
         return _is_lower_triangular(value) & positive_diagonal
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit length (within ten
+    times the dtype's eps per column)."""
+    event_dim = 2
+
+    def check(self, value):
+        tol = ops.finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = value.detach().norm(dim=-1)
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
+
+
 class _Square(Constraint):
     event_dim = 2
 
@@ -394,6 +406,7 @@ half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()

@@ -95,6 +95,45 @@ class _lazy_property_and_property(lazy_property, property):
         property.__init__(self, wrapped)
 
 
+def _tril_positions(n: int, diag: int) -> list:
+    """The row-major positions in an n x n matrix of its elements on or below diagonal
+    diag."""
+    return [i * n + j for i in range(n) for j in range(n) if j < i + diag + 1]
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The elements of each D x D matrix of mat on or below diagonal diag, in row order."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    positions = ops.tensor(_tril_positions(n, diag), device=mat.device)
+    return mat.flatten(-2)[..., positions]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The D x D lower-triangular matrices whose elements on or below diagonal diag are
+    vec's last dimension in row order (tril_matrix_to_vec's inverse)."""
+    # the positive root of D² + (1 + 2 diag) D - |diag| (diag + 1) - 2 len(vec) = 0
+    root = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1]
+                               + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(root) - root > ops.finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(root)
+    positions = _tril_positions(n, diag)
+    if len(positions) != vec.shape[-1]:     # a root just below an integer
+        raise RuntimeError(f"vec_to_tril_matrix: shape mismatch: value tensor of shape "
+                           f"{list(vec.shape)} cannot be broadcast to indexing result of shape "
+                           f"{list(vec.shape[:-1]) + [len(positions)]}")
+    # each matrix element picks its element of vec, or the zero appended after them
+    slots = [vec.shape[-1]] * (n * n)
+    for k, position in enumerate(positions):
+        slots[position] = k
+    padded = ops.cat([vec, vec.new_zeros(tuple(vec.shape[:-1]) + (1,))], -1)
+    picked = padded[..., ops.tensor(slots, device=vec.device)]
+    return picked.reshape(tuple(vec.shape[:-1]) + (n, n))
+
+
 def extended_size(sample_shape) -> Size:
     return sample_shape if isinstance(sample_shape, Size) else Size(sample_shape)
 
@@ -109,4 +148,4 @@ def is_all_true(valid) -> bool:
 
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits",
-           "lazy_property", "euler_constant"]
+           "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix", "euler_constant"]
