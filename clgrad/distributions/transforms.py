@@ -2,7 +2,9 @@
 TransformedDistribution. ExpTransform, AffineTransform, SigmoidTransform, TanhTransform,
 SoftplusTransform, PowerTransform, AbsTransform, and (transform.py) the Transform base class,
 ComposeTransform, identity_transform and IndependentTransform; SoftmaxTransform,
-StickBreakingTransform and LowerCholeskyTransform; `t.inv` is t's inverse."""
+StickBreakingTransform and LowerCholeskyTransform; (joined_transforms.py) CatTransform and
+StackTransform; (matrix_transforms.py) CorrCholeskyTransform and PositiveDefiniteTransform;
+`t.inv` is t's inverse."""
 from __future__ import annotations
 
 import math
@@ -12,14 +14,16 @@ from ..frontend.size import Size
 from ..frontend.tensor import Tensor
 from ..nn.functional import logsigmoid, pad, softplus
 from . import constraints
+from .joined_transforms import CatTransform, StackTransform
 from .transform import ComposeTransform, IndependentTransform, Transform, identity_transform
 from .utils import broadcast_all, is_number, lazy_property
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform",
-           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
-           "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform",
-           "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
-           "StickBreakingTransform", "TanhTransform", "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
+           "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform",
+           "IndependentTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+           "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform",
+           "Transform", "identity_transform"]
 
 
 class _Elementwise(Transform):
@@ -388,3 +392,7 @@ class CumulativeDistributionTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+
+# the matrix transforms build on LowerCholeskyTransform, defined above
+from .matrix_transforms import CorrCholeskyTransform, PositiveDefiniteTransform  # noqa: E402
