@@ -264,3 +264,4 @@ def _kl_independent_independent(p, q):
 
 from . import kl_pairs  # noqa: E402,F401  (the pairs of two families register themselves)
 from . import kl_more  # noqa: E402,F401  (and those of the further families)
+from . import kl_lowrank  # noqa: E402,F401  (and the low-rank normal's)
