@@ -383,6 +383,20 @@ def test_vector_norm_gradient_with_a_nonfinite_incoming_gradient(p):
     check(lambda t: t.norm(p) * inf, x[:1])
 
 
+@pytest.mark.parametrize("fn", ["var", "std"])
+def test_var_and_std_gradients_of_equal_values_with_an_infinite_incoming_gradient(fn):
+    # PyTorch's rule is 2 / (n - 1) * g * (x - mean), with mean sum / n: an infinite g gives
+    # NaN where x - mean is exactly 0 (7 x 1.1), +-inf where the mean is not the value (7 x
+    # 0.1); clgrad's deviations from the first element were 0 in both (std's g / (2 * 0) is
+    # masked to 0 first). Without degrees of freedom along a dim, var is inf (NaN for 0).
+    x = np.array([[0.1] * 7, [1.1] * 7, [0.3] * 6 + [2.0], [2.0] * 7, [7.7] * 7], np.float32)
+    for scale in (1.0, inf):
+        check(lambda t: getattr(t, fn)(1) * scale, x)
+        check(lambda t: getattr(t, fn)(0, correction=0) * scale, x[:, :3].T.copy())
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        check(lambda t: getattr(t, fn)(1, correction=7), x[:3])
+
+
 def test_sign_gradient_is_zeros_that_flow_on():
     # PyTorch's sign passes on zeros, not nothing: 0 * inf before it is NaN; sign(-0.0) is +0
     x = np.array([1.0, 0.0, -2.0, -0.0, nan, inf], np.float32)

@@ -64,12 +64,22 @@ def mean(x, dim, keepdim):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {x.dtype.name}")
     axes = normalize_dims("mean", dim, x.ndim)
-    count = math.prod(x.shape[a] for a in axes)
-    # (a 16-bit float's sum in float32, times 1 / count as a float, rounded once as PyTorch's:
-    # 1 / 100,000 as a float16 is 0.14% off, and a rounded sum is a second rounding)
-    total = _drop(_sum_node(opmath(x.node), axes), axes, keepdim)
-    out = from_opmath(total * (1 / count if count else math.nan), x.node)
+    out = _drop(mean_node(x.node, axes), axes, keepdim)
     return record("mean" if dim is None else "mean_dim", out, x.device, [x])
+
+
+def mean_node(node: ir.Node, axes: tuple[int, ...]) -> ir.Node:
+    """PyTorch's mean of a float node over axes (kept as size 1): the sum divided by the
+    count (times 1 / count was an ulp off in a third of the rows); a 16-bit float's sum in
+    float32, times 1 / count as a float, rounded once, as PyTorch's (1 / 100,000 as a
+    float16 is 0.14% off, and a rounded sum is a second rounding)."""
+    count = math.prod(node.shape[a] for a in axes)
+    total = _sum_node(opmath(node), axes)
+    if not count:
+        return from_opmath(total * math.nan, node)
+    if node.dtype.is_16_bit_float:
+        return from_opmath(total * (1 / count), node)
+    return total / count
 
 
 # Ops whose float results two compilations of one expression may round differently (the
@@ -302,40 +312,45 @@ def prod(x, dim, keepdim):
 
 
 def var(x, dim, unbiased, keepdim, correction):
-    axes, node, count, denom = _spread_operands("var", x, dim, unbiased, correction)
-    if (dim is None or x.ndim == 0) and not denom and count:
-        out = _var_without_freedom(node, axes, count, keepdim)
+    axes, node, count, dof = _spread_operands("var", x, dim, unbiased, correction)
+    given = as_float(x.node)
+    if (dim is None or x.ndim == 0) and dof <= 0 and count:
+        out, derivation = _var_without_freedom(node, axes, count, keepdim), None
     else:
-        out = _drop(_variance(_shifted(node, axes, count), axes, count, denom), axes, keepdim)
-    return record("var", from_opmath(out, as_float(x.node)), x.device, [x])
+        out = _drop(_variance(_shifted(node, axes, count), axes, count, dof), axes, keepdim)
+        derivation = _drop(_var_derivation(given, axes, dof), axes, keepdim)
+    return record("var", from_opmath(out, given), x.device, [x], derivation=derivation)
 
 
 def std(x, dim, unbiased, keepdim, correction):
     """sqrt of the variance of the deviations divided by the row's largest one, times that:
     the squares of elements beyond 1.8e19 overflow float32 where their std does not (PyTorch
     sums them in float64; fuzz seed 500959). The scale is detached (std(x / s) * s does not
-    depend on s); a row whose largest deviation is 0, inf or NaN is not scaled. PyTorch's
-    gradient is 0 where the std is 0 (not g / 0 * 0): the sqrt reads a detached variance
-    there, which the kernel compiler folds away."""
-    axes, node, count, denom = _spread_operands("std", x, dim, unbiased, correction)
-    if (dim is None or x.ndim == 0) and not denom and count:
-        out = _var_without_freedom(node, axes, count, keepdim).sqrt()
-    else:
-        node = _shifted(node, axes, count)
-        scale = reduce_node(Op.RMAX, node.abs(), axes).detach()
-        scale = ((scale > 0) & (scale < math.inf)).where(scale, 1)
-        v = _variance(node / scale.expand(node.shape), axes, count, denom)
-        out = _drop(v.eq(0).where(v.detach(), v).sqrt() * scale, axes, keepdim)
-    return record("std", from_opmath(out, as_float(x.node)), x.device, [x])
+    depend on s); a row whose largest deviation is 0, inf or NaN is not scaled."""
+    axes, node, count, dof = _spread_operands("std", x, dim, unbiased, correction)
+    given = as_float(x.node)
+    if (dim is None or x.ndim == 0) and dof <= 0 and count:
+        out = from_opmath(_var_without_freedom(node, axes, count, keepdim).sqrt(), given)
+        return record("std", out, x.device, [x])
+    node = _shifted(node, axes, count)
+    scale = reduce_node(Op.RMAX, node.abs(), axes).detach()
+    scale = ((scale > 0) & (scale < math.inf)).where(scale, 1)
+    v = _variance(node / scale.expand(node.shape), axes, count, dof)
+    value = from_opmath(v.sqrt() * scale, given)
+    # PyTorch's std_backward: g / (2 std), 0 where the std is 0, then var's rule
+    result = value.detach()
+    derivation = result.eq(0).where(0, _var_derivation(given, axes, dof)) / (result * 2)
+    return record("std", _drop(value, axes, keepdim), x.device, [x],
+                  derivation=_drop(derivation, axes, keepdim))
 
 
 def _spread_operands(name: str, x, dim, unbiased, correction) -> tuple:
     """(axes, x's float node in opmath (a 16-bit float's in float32, rounded once as
-    PyTorch's), elements per row, the divisor n - correction) of var or std."""
+    PyTorch's), elements per row, the degrees of freedom n - correction) of var or std."""
     axes = normalize_dims(name, dim, x.ndim)
     count = math.prod(x.shape[a] for a in axes)
     correction = (1 if unbiased else 0) if correction is None else correction
-    return axes, opmath(as_float(x.node)), count, max(count - correction, 0)
+    return axes, opmath(as_float(x.node)), count, count - correction
 
 
 def _var_without_freedom(node: ir.Node, axes: tuple, count: int, keepdim: bool) -> ir.Node:
@@ -350,25 +365,38 @@ def _var_without_freedom(node: ir.Node, axes: tuple, count: int, keepdim: bool) 
 def _shifted(node: ir.Node, axes: tuple, count: int) -> ir.Node:
     """Deviations from each row's first element, whose variance is the row's: a row of equal
     values then deviates by exactly 0 (a mean computed as sum / n need not equal them: a std
-    of 1e-7 and gradients of order 1 where PyTorch's are 0; seed 101675). An infinite or NaN
-    first element shifts nothing: inf - inf would make every deviation NaN, where PyTorch's
-    x - mean leaves -inf at the finite ones (200779)."""
+    of 1e-7 where PyTorch's is 0; seed 101675). An infinite or NaN first element shifts
+    nothing: inf - inf would make every deviation NaN, where PyTorch's x - mean leaves -inf
+    at the finite ones (200779)."""
     if not count:
         return node
     first = node.shrink(tuple((0, 1) if a in axes else (0, s)
-                              for a, s in enumerate(node.shape))).detach()
+                              for a, s in enumerate(node.shape)))
     first = (first - first).eq(0).where(first, 0)
     return node - first.expand(node.shape)
 
 
-def _variance(node: ir.Node, axes: tuple, count: int, denom: int) -> ir.Node:
-    """Each row's sum of squared deviations from its mean over denom (axes kept as size 1).
-    The mean is detached as in PyTorch's rule, 2 / (n - correction) * g * (x - mean): its own
-    gradient sums to zero, but through a NaN or inf deviation it made the whole row NaN."""
-    mean = (reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)).detach()
+def _variance(node: ir.Node, axes: tuple, count: int, dof: int) -> ir.Node:
+    """Each row's sum of squared deviations from its mean over the degrees of freedom (axes
+    kept as size 1), over 0 where there are none or fewer, as PyTorch's: inf, or NaN for a
+    sum of 0 (NaN was every such row's)."""
+    mean = reduce_node(Op.SUM, node, axes) * (1 / count if count else math.nan)
     centered = node - mean.expand(node.shape)
     squares = reduce_node(Op.SUM, centered * centered, axes)
-    return squares * (1 / denom if denom else math.nan)
+    return squares * (1 / dof if dof > 0 else math.inf)
+
+
+def _var_derivation(x: ir.Node, axes: tuple, dof: int) -> ir.Node:
+    """A graph (axes kept as size 1) whose gradient is PyTorch's var_backward, in its order:
+    (2 / dof * g) * (x - mean(x)), the mean as PyTorch's (so where its x - mean is exactly 0,
+    an infinite g gives NaN, elsewhere +-inf; clgrad's deviations from the first element were
+    exactly 0 in every row of equal values), in a 16-bit float's type, each step rounded."""
+    mean = mean_node(x, axes).detach().expand(x.shape)
+    factor = 2 / dof if dof else math.inf
+    # g times the number whole, in float32 for a 16-bit float, rounded once (PyTorch's
+    # tensor * scalar), then times x - mean
+    wide = opmath(ir.sloped(x, x - mean))
+    return from_opmath(ir.sloped(wide, wide.const_like(factor)), x).sum(axes)
 
 
 def _row_max(node: ir.Node, axis: int) -> ir.Node:
