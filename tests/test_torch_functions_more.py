@@ -134,14 +134,14 @@ def test_asarray_of_a_tensor():
 
 @pytest.mark.parametrize("dtype,count,offset", [("float32", -1, 0), ("float32", 2, 4),
                                                  ("int16", 3, 2), ("uint8", -1, 5),
-                                                 ("bool", 2, 0)])
+                                                 ("bool", 2, 0), ("bool", -1, 4)])
 def test_frombuffer(dtype, count, offset):
-    data = bytearray(np.arange(4, dtype=F32).tobytes())
+    data = bytearray(np.arange(4, dtype=F32).tobytes())     # (bytes 0x80, 0x3f, 0x40 as bools)
     ours = cg.frombuffer(data, dtype=getattr(cg, dtype), count=count, offset=offset)
     ref = torch.frombuffer(bytearray(data), dtype=getattr(torch, dtype), count=count,
                            offset=offset)
     assert ours.dtype.name == dtype
-    np.testing.assert_array_equal(ours.numpy(), ref.numpy())
+    np.testing.assert_array_equal(ours.double().numpy(), ref.double().numpy())
 
 
 @pytest.mark.usefixtures("host_memory_device")

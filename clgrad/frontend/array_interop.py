@@ -94,6 +94,9 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
         return creation.tensor(dt.decode(bits, dtype), dtype=dtype,
                                requires_grad=requires_grad)
     array = np.frombuffer(buffer, dtype.np, n, offset)
+    if dtype == dt.bool_ and np.any(array.view(np.uint8) > 1):
+        # clgrad's bools are bytes of 0 or 1: a copy, any nonzero byte True as PyTorch reads it
+        array = array.view(np.uint8) != 0
     return creation.from_numpy(array, requires_grad=requires_grad)
 
 
@@ -170,5 +173,6 @@ def from_file(filename, shared: bool | None = None, size: int = 0, *, dtype=None
                                requires_grad=requires_grad)
     return creation.from_numpy(dt.decode(values, dtype), device=device,
                                requires_grad=requires_grad)
+
 
 FUNCTIONS = {"asarray": asarray, "frombuffer": frombuffer, "from_file": from_file}
