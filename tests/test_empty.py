@@ -176,3 +176,22 @@ def test_loss_of_nothing_still_reaches_its_target(loss, reduction):
     target = np.array(np.nan, np.float32)
     check(lambda x, t: getattr(F(x), loss)(x, F(t).silu(t * 1), reduction=reduction),
           np.zeros((0, 3), np.float32), target)
+
+
+
+@pytest.mark.parametrize("mode, shape, pad", [
+    ("reflect", (0, 3, 4), [1, 1]), ("replicate", (0, 2, 4, 4), [1, 1, 1, 1]),
+    ("circular", (0, 3, 4), [1, 1]), ("circular", (2, 3, 0), [0, 0]),
+    ("circular", (2, 3, 4), [-2, -2])])
+def test_padding_modes_to_or_of_empty_tensors(mode, shape, pad):
+    check(lambda x: F(x).pad(x, pad, mode), shape)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("shape, pad", [((1, 0, 40), [1, 1]), ((0, 40), [1, 1]),
+                                        ((2, 0, 4, 4), [1, 1, 1, 1]), ((0, 4, 4, 4), [1] * 6)])
+def test_reflecting_an_empty_channel_or_image_is_refused(mode, shape, pad):
+    # (an empty batch is padded: the first test)
+    with pytest.raises(RuntimeError, match=r"tensor with possibly 0 batch size and other "
+                                           r"non-zero dimensions for input, but got: \["):
+        cg.nn.functional.pad(cg.zeros(shape), pad, mode)

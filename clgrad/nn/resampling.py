@@ -238,6 +238,8 @@ def _pad_axis(x: ir.Node, axis: int, before: int, after: int, mode: str) -> ir.N
     """x with before and after (>= 0) elements added along axis: its reflection, its edge
     repeated, or its other end. Views of x put side by side (each padded to the full length,
     then added: one kernel), so the gradient adds slices back, no matmul."""
+    if before == after == 0:
+        return x
     n = x.shape[axis]
     if mode == "reflect":
         left, right = _part(x, axis, 1, before + 1, True), _part(x, axis, n - 1 - after, n - 1,
@@ -261,6 +263,16 @@ def _pad_axis(x: ir.Node, axis: int, before: int, after: int, mode: str) -> ir.N
     return out
 
 
+def _check_nonempty(mode: str, input, dims: int) -> None:
+    """Reflection and replication read the input's edges: each of its dims must have some,
+    but a batch's (the first of dims + 2)."""
+    batched = input.ndim == dims + 2
+    if mode in ("reflect", "replicate") and 0 in input.shape[1 if batched else 0:]:
+        raise RuntimeError(f"Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with "
+                           f"possibly 0 batch size and other non-zero dimensions for input, but "
+                           f"got: {list(input.shape)}")
+
+
 def _check_pad_sizes(mode: str, input, pad, dims: int) -> None:
     for k in range(dims):
         axis = input.ndim - 1 - k
@@ -275,7 +287,9 @@ def _check_pad_sizes(mode: str, input, pad, dims: int) -> None:
             raise RuntimeError(f"pad: Padding value causes wrapping around more than once "
                                f"(padding ({before}, {after}) at dimension {axis} of input "
                                f"{list(input.shape)})")
-        if n + before + after <= 0 or (mode == "replicate" and n == 0):
+        if mode == "circular" and n + before + after < 0:
+            raise RuntimeError("pad: Negative padding value is resulting in an empty dimension")
+        if mode != "circular" and n + before + after <= 0:
             raise RuntimeError(f"pad: input of shape {list(input.shape)} padded by "
                                f"({before}, {after}) at dimension {axis} would be empty")
 
@@ -302,6 +316,7 @@ def pad_modes(input, pad, mode: str, value=None):
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    _check_nonempty(mode, input, dims)
     _check_pad_sizes(mode, input, pad, dims)
     x = input.node
     for k in range(dims):
