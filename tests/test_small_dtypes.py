@@ -255,15 +255,18 @@ def check_16_bit(fn, x: np.ndarray, dtype: str, ulps: float = 8) -> None:
                                atol=ulps * ulp * np.abs(grads[2]).max() / 16)
 
 
-def check_16_bit_exactly(fn, *arrays: np.ndarray, dtype: str) -> None:
-    """fn's outputs of the arrays cast to dtype, their dtypes, and the arrays' gradients for
-    random cotangents of the outputs' dtypes, against PyTorch's bit for bit: where clgrad
-    takes PyTorch's steps (a derivative formula reading the rounded result, a bias added
-    before the one rounding), it rounds where they do."""
+def check_16_bit_exactly(fn, *arrays: np.ndarray, dtype: str, narrowed=None) -> None:
+    """fn's outputs of the arrays cast to dtype (those at the positions narrowed, all by
+    default), their dtypes, and the arrays' gradients for random cotangents of the outputs'
+    dtypes, against PyTorch's bit for bit: where clgrad takes PyTorch's steps (a derivative
+    formula reading the rounded result, a bias added before the one rounding), it rounds
+    where they do."""
+    narrowed = range(len(arrays)) if narrowed is None else narrowed
     runs = []
     for lib in (cg, torch):
         leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
-        outs = fn(*(leaf.to(getattr(lib, dtype)) for leaf in leaves))
+        outs = fn(*(leaf.to(getattr(lib, dtype)) if k in narrowed else leaf
+                    for k, leaf in enumerate(leaves)))
         cotangents = [lib.tensor(make(tuple(o.shape), seed=SEED + k)).to(o.dtype)
                       for k, o in enumerate(outs)]
         lib.autograd.backward(list(outs), cotangents)
@@ -381,3 +384,23 @@ def test_16_bit_norm_var_and_std_gradients_take_pytorch_s_steps(dtype):
                lambda h: (library(h).linalg.vector_norm(h, 0.25, 1),),
                lambda h: (h.var(1),), lambda h: (h.std(0, correction=0),)):
         check_16_bit_exactly(fn, make((4, 250)), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_bce_with_logits_of_a_16_bit_input_and_a_float32_target_is_float32(dtype):
+    """PyTorch's binary_cross_entropy_with_logits rounds log_sigmoid(x) to the input's type
+    (again after pos_weight's in-place scale) and computes the rest in the type input and
+    target promote to: float32 here, where clgrad's loss was 16-bit. Its gradients take
+    PyTorch's formulas step by step: to the input sigmoid(x) - target in place (16-bit),
+    then times g, the weight and 1 / n, each rounded; to the target -x * g in float32."""
+    x, target = make((4, 64), low=-6, high=6), make((4, 64), low=0, high=1)
+    weight = make((64,), low=0.5, high=2)
+    for kwargs in ({}, {"weight": weight}, {"pos_weight": weight}):
+        def loss(h, t, **reduced):
+            given = {k: library(h).tensor(v) for k, v in kwargs.items()}
+            return F(h).binary_cross_entropy_with_logits(h, t, **given, **reduced)
+        check_16_bit_exactly(lambda h, t: (loss(h, t, reduction="none"),), x, target,
+                             dtype=dtype, narrowed=(0,))
+        # (the sum of 256 float32 terms is an ulp apart: PyTorch's order is its own)
+        check(lambda h, t: loss(h.to(getattr(library(h), dtype)), t, reduction="mean"),
+              x, target, atol=1e-6, grad_atol=0, grad_rtol=0)

@@ -17,8 +17,8 @@ from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
 from ..frontend.no_derivative import refuse_gradient
 from ..frontend.grad_mode import no_grad
-from ..frontend.operands import as_float, common_device, from_opmath, opmath
-from ..frontend.reductions import log_softmax_in_type
+from ..frontend.operands import as_float, broadcast_to, common_device, from_opmath, opmath
+from ..frontend.reductions import log_softmax_in_type, mean_node
 from .activation import sigmoid_node, softplus_node
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
@@ -236,13 +236,11 @@ def _reduce(loss: ir.Node, reduction: str, divisor: ir.Node | None = None) -> ir
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if reduction == "none":
         return loss
+    if reduction == "mean" and divisor is None:     # PyTorch's loss.mean()
+        return mean_node(loss.reshape((loss.numel,)), (0,)).reshape(())
     flat = loss.reshape((max(loss.numel, 1),)) if loss.numel else ir.const(0, loss.dtype, (1,))
     total = flat.sum((0,)).reshape(())
-    if reduction == "sum":
-        return total
-    if divisor is None:
-        return total * (1 / loss.numel if loss.numel else math.nan)
-    return total / divisor
+    return total if reduction == "sum" else total / divisor
 
 
 def _check_same_shape(op: str, input, target) -> None:
@@ -412,32 +410,90 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None):
+    """PyTorch's steps in their dtypes: log_sigmoid(x) in the input's dtype (scaled in place
+    by (pos_weight - 1) * target + 1, so rounded to it again), then (1 - target) * x - that
+    in the dtype input and target promote to (a bfloat16 input and a float32 target: a
+    float32 loss), times the weight in place. The gradients are PyTorch's formulas (to the
+    input sigmoid(x) - target, with pos_weight (pw t + 1 - t) sigmoid(x) - pw t; to the
+    target -x, with pos_weight log_sigmoid(-x) - pw log_sigmoid(x)), then times g, the
+    weight and 1 / n, each step in place on the formula's dtype (_gradient_steps)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_same_shape("binary_cross_entropy_with_logits", input, target)
     refuse_gradient("binary_cross_entropy_with_logits", "weight", weight)
     refuse_gradient("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     tensors = [t for t in (input, target, weight, pos_weight) if t is not None]
     device = common_device("binary_cross_entropy_with_logits", tensors)
-    from ..frontend.operands import broadcast_to
     x = as_float(input.node)
-    y = target.node.cast(x.dtype)
-    # log(1 + exp(-x)) computed stably as max(-x, 0) + log(1 + exp(-|x|))
-    softplus = (-x).maximum(0) + (1 + (-x.abs()).exp()).log()
-    scale = x.const_like(1)
-    # PyTorch's gradients, one product of g each (the loss's own derivative meets an
-    # infinite g in terms of both signs): sigmoid(x) - y to the input, -x to the target
-    slope_x, slope_y = sigmoid_node(x) - y, -x
+    y = target.node if target.dtype.is_float else target.node.cast(x.dtype)
+    log_sig = _log_sigmoid(x)
     if pos_weight is not None:
-        pw = broadcast_to(pos_weight.node.cast(x.dtype), x.shape)
-        scale = 1 + (pw - 1) * y
-        slope_x = (pw * y + 1 - y) * sigmoid_node(x) - pw * y
-        slope_y = softplus_node(-x) * pw - softplus_node(x)    # log_sigmoid(-x) - pw log_sigmoid(x)
-    loss = (1 - y) * x + scale * softplus
-    derivation = ir.sloped(x, slope_x) + ir.sloped(y, slope_y)
-    if weight is not None:
-        w = broadcast_to(weight.node.cast(x.dtype), x.shape)
-        loss, derivation = loss * w, derivation * w
+        pw = broadcast_to(pos_weight.node, x.shape)
+        log_sig = _in_place(log_sig, _promoted(Op.ADD, _promoted(Op.MUL, pw - 1, y), 1),
+                            Op.MUL)
+    loss = _promoted(Op.SUB, _promoted(Op.MUL, 1 - y, x), log_sig)
+    w = None if weight is None else broadcast_to(weight.node, x.shape)
+    if w is not None:
+        loss = _in_place(loss, w, Op.MUL)
+    # PyTorch's gradient formulas, and the dtype each multiplies g in (a 0-d g, of a mean or
+    # sum, promotes nothing)
+    sig = from_opmath(sigmoid_node(opmath(x)), x)
+    if pos_weight is None:
+        to_input = _in_place(sig, y, Op.SUB)
+        to_target = -x
+        target_dtype = x.dtype if reduction != "none" else dt.promote(x.dtype, loss.dtype)
+    else:
+        pwy = _promoted(Op.MUL, pw, y)
+        to_input = _promoted(Op.SUB, _promoted(Op.MUL, _promoted(Op.SUB, pwy + 1, y), sig), pwy)
+        to_target = _in_place(_log_sigmoid(-x), _in_place(_log_sigmoid(x), pw, Op.MUL), Op.SUB)
+        target_dtype = to_target.dtype
+    steps = [w] if w is not None else []
+    if reduction == "mean":
+        steps.append(x.numel)
+    derivation = _gradient_steps(x, to_input, to_input.dtype, steps, loss.dtype) + \
+        _gradient_steps(y, to_target, target_dtype, steps, loss.dtype)
+    if reduction != "none":
+        derivation = _reduce(derivation, "sum")
     return record("binary_cross_entropy_with_logits", _reduce(loss, reduction), device, tensors,
-                  derivation=_reduce(derivation, reduction))
+                  derivation=derivation)
+
+
+def _log_sigmoid(x: ir.Node) -> ir.Node:
+    """log(sigmoid(x)) in x's dtype, rounded once (PyTorch's log_sigmoid kernel)."""
+    return from_opmath(-softplus_node(-opmath(x)), x)
+
+
+
+def _promoted(op: Op, a: ir.Node, b) -> ir.Node:
+    """a op b in the dtype the two promote to (b a node of a's shape or a Python number)."""
+    if not isinstance(b, ir.Node):
+        return ir.binary(op, a, a.const_like(b))
+    dtype = dt.promote(a.dtype, b.dtype)
+    return ir.binary(op, a.cast(dtype), b.cast(dtype))
+
+
+def _in_place(a: ir.Node, b: ir.Node, op: Op) -> ir.Node:
+    """PyTorch's a.op_(b): computed in the dtype the two promote to, kept in a's."""
+    return _promoted(op, a, b).cast(a.dtype)
+
+
+def _gradient_steps(x: ir.Node, factor: ir.Node, dtype, steps: list, out_dtype) -> ir.Node:
+    """A derivation of x (backward.record) whose gradient is g (of out_dtype) times factor,
+    then times each node of steps or divided by each number, as PyTorch's backward formulas
+    compute it on a tensor of dtype (grad_input.mul_(grad), .mul_(weight), .div_(n)): each
+    step in the dtype it promotes to (float32 for 16-bit floats, a number whole) and rounded
+    to dtype, the result cast to x's. The graph's outermost op is the first one applied to
+    g, so the steps nest from the last."""
+    node = x.cast(dtype)
+    for k in range(len(steps), -1, -1):
+        step = factor if k == 0 else steps[k - 1]
+        wide = opmath(node.cast(dt.promote(dtype, step.dtype)) if isinstance(step, ir.Node)
+                      else node)
+        if isinstance(step, ir.Node):
+            node = ir.sloped(wide, step.cast(wide.dtype))
+        else:
+            node = wide / step
+        node = node.cast(out_dtype if k == 0 else dtype)
+    return node
 
 
 def one_hot(tensor, num_classes: int = -1):
