@@ -1,7 +1,8 @@
 """clgrad.distributions: torch.distributions over clgrad tensors. Parameterizable
 probability distributions with sampling (rsample: reparameterized, differentiable),
-log_prob, cdf and icdf, moments and entropy, argument and sample validation, transforms and
-kl_divergence, with PyTorch's semantics.
+log_prob, cdf and icdf, moments and entropy, argument and sample validation, transforms,
+the constraint registries biject_to and transform_to, and kl_divergence, with PyTorch's
+semantics.
 
     m = Normal(loc, scale)
     x = m.rsample((64,))                 # gradients reach loc and scale

@@ -28,6 +28,22 @@ class _Joined(Transform):
         """(the size along dim a value must have, what PyTorch calls it)."""
         raise NotImplementedError
 
+    def _parts(self, value) -> list:
+        """(transform, the part of value it applies to) for each transform."""
+        raise NotImplementedError
+
+    def _join(self, parts: list):
+        """The tensor the parts make, joined along dim."""
+        raise NotImplementedError
+
+    def _call(self, x):
+        self._check(x, "x")
+        return self._join([t(part) for t, part in self._parts(x)])
+
+    def _inverse(self, y):
+        self._check(y, "y")
+        return self._join([t.inv(part) for t, part in self._parts(y)])
+
     def _check(self, value, name: str, subject: str = "tensor") -> None:
         """PyTorch's AssertionError unless dim is one of value's and value has the expected
         size along it."""
@@ -70,26 +86,19 @@ class CatTransform(_Joined):
             return self
         return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
 
-    def _slices(self, value):
-        """value's slices along dim, one per transform, with the transform."""
-        start = 0
-        for transform, length in zip(self.transforms, self.lengths):
-            yield transform, value.narrow(self.dim, start, length)
-            start += length
+    def _parts(self, value) -> list:
+        starts = [sum(self.lengths[:k]) for k in range(len(self.lengths))]
+        return [(t, value.narrow(self.dim, start, length))
+                for t, start, length in zip(self.transforms, starts, self.lengths)]
 
-    def _call(self, x):
-        self._check(x, "x")
-        return ops.cat([t(part) for t, part in self._slices(x)], self.dim)
-
-    def _inverse(self, y):
-        self._check(y, "y")
-        return ops.cat([t.inv(part) for t, part in self._slices(y)], self.dim)
+    def _join(self, parts: list):
+        return ops.cat(parts, self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         self._check(x, "x", subject="x")
         self._check(y, "y", subject="y")
         terms = []
-        for (transform, x_part), (_, y_part) in zip(self._slices(x), self._slices(y)):
+        for (transform, x_part), (_, y_part) in zip(self._parts(x), self._parts(y)):
             term = transform.log_abs_det_jacobian(x_part, y_part)
             terms.append(sum_rightmost(term, self.event_dim - transform.event_dim))
         # a dim inside the batch joins the parts' terms; one inside the event sums them
@@ -120,24 +129,18 @@ class StackTransform(_Joined):
             return self
         return StackTransform(self.transforms, self.dim, cache_size)
 
-    def _slices(self, value):
-        return [value.select(self.dim, i) for i in range(value.size(self.dim))]
+    def _parts(self, value) -> list:
+        return [(t, value.select(self.dim, i)) for i, t in enumerate(self.transforms)]
 
-    def _call(self, x):
-        self._check(x, "x")
-        parts = zip(self._slices(x), self.transforms)
-        return ops.stack([t(part) for part, t in parts], self.dim)
-
-    def _inverse(self, y):
-        self._check(y, "y")
-        parts = zip(self._slices(y), self.transforms)
-        return ops.stack([t.inv(part) for part, t in parts], self.dim)
+    def _join(self, parts: list):
+        return ops.stack(parts, self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         self._check(x, "x", subject="x")
         self._check(y, "y", subject="y")
-        parts = zip(self._slices(x), self._slices(y), self.transforms)
-        return ops.stack([t.log_abs_det_jacobian(xp, yp) for xp, yp, t in parts], self.dim)
+        pairs = zip(self._parts(x), self._parts(y))
+        return self._join([t.log_abs_det_jacobian(x_part, y_part)
+                           for (t, x_part), (_, y_part) in pairs])
 
     @constraints.dependent_property
     def domain(self):

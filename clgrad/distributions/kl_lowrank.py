@@ -5,8 +5,7 @@ from __future__ import annotations
 from .. import frontend as ops
 from ..frontend.triangular import solve_triangular
 from .kl import batch_trace_xxt, register_kl
-from .lowrank_multivariate_normal import (LowRankMultivariateNormal, batch_lowrank_logdet,
-                                          batch_lowrank_mahalanobis)
+from .lowrank_multivariate_normal import LowRankMultivariateNormal, batch_lowrank_mahalanobis
 from .multivariate_normal import MultivariateNormal, batch_mahalanobis
 
 
@@ -14,11 +13,6 @@ def _require_same_event_shape(p, q, names: str) -> None:
     if p.event_shape != q.event_shape:
         raise ValueError(f"KL-divergence between two {names} with different event shapes "
                          "cannot be computed")
-
-
-def _lowrank_logdet(p):
-    return batch_lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag,
-                                p._capacitance_tril)
 
 
 def _mahalanobis_to(q, p):
@@ -36,7 +30,7 @@ def _woodbury_factor(q):
 @register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
     _require_same_event_shape(p, q, "Low Rank Multivariate Normals")
-    term1 = _lowrank_logdet(q) - _lowrank_logdet(p)
+    term1 = q._log_det() - p._log_det()
     term3 = _mahalanobis_to(q, p)
     # q_cov^-1 p_cov = (q_D^-1 - A^T A) (p_D + p_W p_W^T)
     A = _woodbury_factor(q)
@@ -52,7 +46,7 @@ def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
     _require_same_event_shape(p, q, "(Low Rank) Multivariate Normals")
-    term1 = _lowrank_logdet(q) - 2 * p._half_log_det()
+    term1 = q._log_det() - 2 * p._half_log_det()
     term3 = _mahalanobis_to(q, p)
     # q_cov^-1 p_cov = (q_D^-1 - A^T A) p_L p_L^T
     A = _woodbury_factor(q)
@@ -65,7 +59,7 @@ def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
 def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
     _require_same_event_shape(p, q, "(Low Rank) Multivariate Normals")
-    term1 = 2 * q._half_log_det() - _lowrank_logdet(p)
+    term1 = 2 * q._half_log_det() - p._log_det()
     term3 = batch_mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     # q_cov^-1 p_cov = (q_L q_L^T)^-1 (p_W p_W^T + p_D)
     batch_shape = tuple(ops.broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2],

@@ -125,6 +125,7 @@ class LowRankMultivariateNormal(LocationFamily, Distribution):
                 + self._unbroadcasted_cov_diag.sqrt() * eps_D)
 
     def _log_det(self):
+        """log |covariance|."""
         return batch_lowrank_logdet(self._unbroadcasted_cov_factor,
                                     self._unbroadcasted_cov_diag, self._capacitance_tril)
 
