@@ -55,9 +55,8 @@ class FisherSnedecor(Distribution):
         return 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
 
     def rsample(self, sample_shape=Size()):
-        shape = self._extended_shape(sample_shape)
-        x1 = self._gamma1.rsample(sample_shape).view(shape)
-        x2 = self._gamma2.rsample(sample_shape).view(shape)
+        x1 = self._gamma1.rsample(sample_shape)
+        x2 = self._gamma2.rsample(sample_shape)
         tiny = ops.finfo(x2.dtype).tiny
         return (x1 / x2.clamp(min=tiny)).clamp(min=tiny)
 
