@@ -16,7 +16,7 @@ from ..engine import run as run_graph
 from . import elementwise as ew
 from . import indexing, jit_protocol, linalg, movement, reductions, views
 from .host_copies import read_host
-from . import scans, size, sorting, statistics
+from . import scans, size, sorting, statistics, variance
 from .backward import record, register_hook
 
 
@@ -354,9 +354,9 @@ METHODS = [
     ("prod", lambda self, dim=None, keepdim=False, *, dtype=None:
         reductions.prod(_as_dtype(self, dtype), dim, keepdim)),
     ("var", lambda self, dim=None, unbiased=True, keepdim=False, correction=None:
-        reductions.var(self, dim, unbiased, keepdim, correction)),
+        variance.var(self, dim, unbiased, keepdim, correction)),
     ("std", lambda self, dim=None, unbiased=True, keepdim=False, correction=None:
-        reductions.std(self, dim, unbiased, keepdim, correction)),
+        variance.std(self, dim, unbiased, keepdim, correction)),
     ("logsumexp", lambda self, dim, keepdim=False: reductions.logsumexp(self, dim, keepdim)),
     ("softmax", lambda self, dim, dtype=None: reductions.softmax(_as_dtype(self, dtype), dim)),
     ("log_softmax", lambda self, dim, dtype=None:

@@ -17,19 +17,16 @@ from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
 from ..frontend.no_derivative import refuse_gradient
 from ..frontend.grad_mode import no_grad
-from ..frontend.operands import as_float, broadcast_to, common_device, from_opmath, opmath
-from ..frontend.reductions import log_softmax_in_type, mean_node
-from .activation import sigmoid_node, softplus_node
+from ..frontend.operands import as_float, common_device, from_opmath, opmath
+from ..frontend.reductions import log_softmax_in_type
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
-from .loss_functions import legacy_reduction
+from .logit_losses import binary_cross_entropy_with_logits  # noqa: F401 (re-exported)
+from .loss_functions import check_same_shape, legacy_reduction, reduce_loss
 from .normalization import affine, standardize
 from .convolution import (avg_pool2d, conv1d, conv2d, conv3d, conv_tbc,  # noqa: F401
                           conv_transpose1d, conv_transpose2d, conv_transpose3d,
                           max_pool2d)  # (re-exported)
-
-_REDUCTIONS = ("none", "mean", "sum")
-
 
 # ---- activations ----------------------------------------------------------------------------
 
@@ -231,24 +228,6 @@ def _update_running(running_mean, running_var, mean, var, count, momentum) -> No
 
 # ---- losses ---------------------------------------------------------------------------------
 
-def _reduce(loss: ir.Node, reduction: str, divisor: ir.Node | None = None) -> ir.Node:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    if reduction == "none":
-        return loss
-    if reduction == "mean" and divisor is None:     # PyTorch's loss.mean()
-        return mean_node(loss.reshape((loss.numel,)), (0,)).reshape(())
-    flat = loss.reshape((max(loss.numel, 1),)) if loss.numel else ir.const(0, loss.dtype, (1,))
-    total = flat.sum((0,)).reshape(())
-    return total if reduction == "sum" else total / divisor
-
-
-def _check_same_shape(op: str, input, target) -> None:
-    if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input "
-                         f"size {tuple(input.shape)}")
-
-
 # buffer node of a target already read -> ((ignore_index, classes), no entry ignored): a training
 # loop passes the same target each step, and reading it back waits on the device (~0.3 ms). A
 # buffer node's values do not change while it lives (writes give the tensor a new node); held
@@ -340,7 +319,7 @@ def _nll(logp: ir.Node, input, target, weight, ignore_index, reduction, op) -> i
     # where, not onehot * logp: a masked (-inf) logit of another class would make 0 * -inf
     loss = _per_target(onehot.ne(0).where(onehot * logp, 0).sum((1,)), valid, input)
     divisor = _mean_divisor(onehot, valid, weight is not None) if reduction == "mean" else None
-    return _reduce(loss, reduction, divisor)
+    return reduce_loss(loss, reduction, divisor)
 
 
 def _refuse_class_weight(input, weight) -> None:
@@ -378,7 +357,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     x = as_float(input.node)
     logp = log_softmax_in_type(x, 1)    # (PyTorch's log_softmax, then its nll_loss)
     if target.dtype.is_float:
-        _check_same_shape("cross_entropy", input, target)
+        check_same_shape("cross_entropy", input, target)
         probs = target.node.cast(x.dtype)
         if label_smoothing:
             probs = probs * (1 - label_smoothing) + label_smoothing / input.shape[1]
@@ -387,7 +366,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
             w = weight.node.cast(x.dtype).reshape((1, x.shape[1]) + (1,) * (len(x.shape) - 2))
             terms = terms * w.expand(terms.shape)
         loss = -(terms.sum((1,)).reshape((x.shape[0],) + x.shape[2:]))
-        out = _reduce(loss, reduction)
+        out = reduce_loss(loss, reduction)
         # named as PyTorch's soft-label loss ends: a sum over classes, for the mean a division
         return record("div_scalar" if reduction == "mean" else "sum_dim", out, device,
                       tensors + ([target] if target.requires_grad else []))
@@ -402,98 +381,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         smooth = _per_target(terms.sum((1,)), valid, input)
         divisor = (_mean_divisor(onehot, valid, weight is not None) if reduction == "mean"
                    else None)
-        smooth = _reduce(smooth, reduction, divisor)
+        smooth = reduce_loss(smooth, reduction, divisor)
         eps = label_smoothing
         out = out * (1 - eps) + smooth * (eps / x.shape[1])
     return record("nll_loss", out, device, tensors)
-
-
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
-                                     reduction: str = "mean", pos_weight=None):
-    """PyTorch's steps in their dtypes: log_sigmoid(x) in the input's dtype (scaled in place
-    by (pos_weight - 1) * target + 1, so rounded to it again), then (1 - target) * x - that
-    in the dtype input and target promote to (a bfloat16 input and a float32 target: a
-    float32 loss), times the weight in place. The gradients are PyTorch's formulas (to the
-    input sigmoid(x) - target, with pos_weight (pw t + 1 - t) sigmoid(x) - pw t; to the
-    target -x, with pos_weight log_sigmoid(-x) - pw log_sigmoid(x)), then times g, the
-    weight and 1 / n, each step in place on the formula's dtype (_gradient_steps)."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_same_shape("binary_cross_entropy_with_logits", input, target)
-    refuse_gradient("binary_cross_entropy_with_logits", "weight", weight)
-    refuse_gradient("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
-    tensors = [t for t in (input, target, weight, pos_weight) if t is not None]
-    device = common_device("binary_cross_entropy_with_logits", tensors)
-    x = as_float(input.node)
-    y = target.node if target.dtype.is_float else target.node.cast(x.dtype)
-    log_sig = _log_sigmoid(x)
-    if pos_weight is not None:
-        pw = broadcast_to(pos_weight.node, x.shape)
-        log_sig = _in_place(log_sig, _promoted(Op.ADD, _promoted(Op.MUL, pw - 1, y), 1),
-                            Op.MUL)
-    loss = _promoted(Op.SUB, _promoted(Op.MUL, 1 - y, x), log_sig)
-    w = None if weight is None else broadcast_to(weight.node, x.shape)
-    if w is not None:
-        loss = _in_place(loss, w, Op.MUL)
-    # PyTorch's gradient formulas, and the dtype each multiplies g in (a 0-d g, of a mean or
-    # sum, promotes nothing)
-    sig = from_opmath(sigmoid_node(opmath(x)), x)
-    if pos_weight is None:
-        to_input = _in_place(sig, y, Op.SUB)
-        to_target = -x
-        target_dtype = x.dtype if reduction != "none" else dt.promote(x.dtype, loss.dtype)
-    else:
-        pwy = _promoted(Op.MUL, pw, y)
-        to_input = _promoted(Op.SUB, _promoted(Op.MUL, _promoted(Op.SUB, pwy + 1, y), sig), pwy)
-        to_target = _in_place(_log_sigmoid(-x), _in_place(_log_sigmoid(x), pw, Op.MUL), Op.SUB)
-        target_dtype = to_target.dtype
-    steps = [w] if w is not None else []
-    if reduction == "mean":
-        steps.append(x.numel)
-    derivation = _gradient_steps(x, to_input, to_input.dtype, steps, loss.dtype) + \
-        _gradient_steps(y, to_target, target_dtype, steps, loss.dtype)
-    if reduction != "none":
-        derivation = _reduce(derivation, "sum")
-    return record("binary_cross_entropy_with_logits", _reduce(loss, reduction), device, tensors,
-                  derivation=derivation)
-
-
-def _log_sigmoid(x: ir.Node) -> ir.Node:
-    """log(sigmoid(x)) in x's dtype, rounded once (PyTorch's log_sigmoid kernel)."""
-    return from_opmath(-softplus_node(-opmath(x)), x)
-
-
-
-def _promoted(op: Op, a: ir.Node, b) -> ir.Node:
-    """a op b in the dtype the two promote to (b a node of a's shape or a Python number)."""
-    if not isinstance(b, ir.Node):
-        return ir.binary(op, a, a.const_like(b))
-    dtype = dt.promote(a.dtype, b.dtype)
-    return ir.binary(op, a.cast(dtype), b.cast(dtype))
-
-
-def _in_place(a: ir.Node, b: ir.Node, op: Op) -> ir.Node:
-    """PyTorch's a.op_(b): computed in the dtype the two promote to, kept in a's."""
-    return _promoted(op, a, b).cast(a.dtype)
-
-
-def _gradient_steps(x: ir.Node, factor: ir.Node, dtype, steps: list, out_dtype) -> ir.Node:
-    """A derivation of x (backward.record) whose gradient is g (of out_dtype) times factor,
-    then times each node of steps or divided by each number, as PyTorch's backward formulas
-    compute it on a tensor of dtype (grad_input.mul_(grad), .mul_(weight), .div_(n)): each
-    step in the dtype it promotes to (float32 for 16-bit floats, a number whole) and rounded
-    to dtype, the result cast to x's. The graph's outermost op is the first one applied to
-    g, so the steps nest from the last."""
-    node = x.cast(dtype)
-    for k in range(len(steps), -1, -1):
-        step = factor if k == 0 else steps[k - 1]
-        wide = opmath(node.cast(dt.promote(dtype, step.dtype)) if isinstance(step, ir.Node)
-                      else node)
-        if isinstance(step, ir.Node):
-            node = ir.sloped(wide, step.cast(wide.dtype))
-        else:
-            node = wide / step
-        node = node.cast(out_dtype if k == 0 else dtype)
-    return node
 
 
 def one_hot(tensor, num_classes: int = -1):

@@ -17,7 +17,7 @@ from ..compiler.ops import Op
 from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
 from ..frontend.no_derivative import refuse_gradient
-from ..frontend.reductions import reduce_node
+from ..frontend.reductions import mean_node, reduce_node
 from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
                                  result_dtype)
 from .activation import log1p, softplus_node
@@ -33,12 +33,10 @@ def reduce_loss(loss: ir.Node, reduction: str, divisor: ir.Node | None = None) -
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if reduction == "none":
         return loss
+    if reduction == "mean" and divisor is None:     # PyTorch's loss.mean(): a division
+        return mean_node(loss.reshape((loss.numel,)), (0,)).reshape(())
     total = _total(loss)
-    if reduction == "sum":
-        return total
-    if divisor is None:
-        return total * (1 / loss.numel if loss.numel else math.nan)
-    return total / divisor
+    return total if reduction == "sum" else total / divisor
 
 
 def legacy_reduction(size_average, reduce, reduction: str) -> str:
@@ -51,6 +49,12 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     warnings.warn(f"size_average and reduce args will be deprecated, please use "
                   f"reduction='{reduction}' instead.", stacklevel=3)
     return reduction
+
+
+def check_same_shape(op: str, input, target) -> None:
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"{op}: target size {tuple(target.shape)} must be the same as input "
+                         f"size {tuple(input.shape)}")
 
 
 def check_reduction(reduction: str, allowed=REDUCTIONS) -> None:

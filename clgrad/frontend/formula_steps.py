@@ -1,0 +1,43 @@
+"""PyTorch's backward formulas taken step by step in the dtypes it computes them in: a mixed
+op in the dtype its operands promote to, an in-place op's result kept in its tensor's dtype,
+and a gradient multiplied by each factor in turn (a derivation for backward.record), so that
+16-bit floats round where PyTorch's do."""
+from __future__ import annotations
+
+from ..compiler import dtype as dt
+from ..compiler import ir
+from ..compiler.ops import Op
+from .operands import opmath
+
+
+def promoted(op: Op, a: ir.Node, b) -> ir.Node:
+    """a op b in the dtype the two promote to (b a node of a's shape or a Python number)."""
+    if not isinstance(b, ir.Node):
+        return ir.binary(op, a, a.const_like(b))
+    dtype = dt.promote(a.dtype, b.dtype)
+    return ir.binary(op, a.cast(dtype), b.cast(dtype))
+
+
+def in_place(a: ir.Node, b: ir.Node, op: Op) -> ir.Node:
+    """PyTorch's a.op_(b): computed in the dtype the two promote to, kept in a's."""
+    return promoted(op, a, b).cast(a.dtype)
+
+
+def gradient_steps(x: ir.Node, factor: ir.Node, dtype: dt.DType, steps: list,
+                   out_dtype: dt.DType) -> ir.Node:
+    """A derivation of x (backward.record) whose gradient is g (of out_dtype) times factor,
+    then times each node of steps or divided by each number, as PyTorch's backward formulas
+    compute it on a tensor of dtype (grad_input.mul_(grad), .mul_(weight), .div_(n)): each
+    step in the dtype it promotes to (float32 for 16-bit floats, a number whole) and rounded
+    to dtype, the result cast to x's. The graph's outermost op is the first one applied to
+    g, so the steps nest from the last."""
+    node = x.cast(dtype)
+    for k in range(len(steps), -1, -1):
+        step = factor if k == 0 else steps[k - 1]
+        if isinstance(step, ir.Node):
+            wide = opmath(node.cast(dt.promote(dtype, step.dtype)))
+            node = ir.sloped(wide, step.cast(wide.dtype))
+        else:
+            node = opmath(node) / step
+        node = node.cast(out_dtype if k == 0 else dtype)
+    return node
