@@ -255,20 +255,23 @@ def check_16_bit(fn, x: np.ndarray, dtype: str, ulps: float = 8) -> None:
                                atol=ulps * ulp * np.abs(grads[2]).max() / 16)
 
 
-def check_16_bit_exactly(fn, *arrays: np.ndarray, dtype: str, narrowed=None) -> None:
+def check_16_bit_exactly(fn, *arrays: np.ndarray, dtype: str, narrowed=None,
+                         grid=None) -> None:
     """fn's outputs of the arrays cast to dtype (those at the positions narrowed, all by
     default), their dtypes, and the arrays' gradients for random cotangents of the outputs'
-    dtypes, against PyTorch's bit for bit: where clgrad takes PyTorch's steps (a derivative
-    formula reading the rounded result, a bias added before the one rounding), it rounds
-    where they do."""
+    dtypes (multiples of 1 / grid if given), against PyTorch's bit for bit: where clgrad
+    takes PyTorch's steps (a derivative formula reading the rounded result, a bias added
+    before the one rounding), it rounds where they do."""
     narrowed = range(len(arrays)) if narrowed is None else narrowed
     runs = []
     for lib in (cg, torch):
         leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
         outs = fn(*(leaf.to(getattr(lib, dtype)) if k in narrowed else leaf
                     for k, leaf in enumerate(leaves)))
-        cotangents = [lib.tensor(make(tuple(o.shape), seed=SEED + k)).to(o.dtype)
-                      for k, o in enumerate(outs)]
+        cotangents = [make(tuple(o.shape), seed=SEED + k) for k, o in enumerate(outs)]
+        if grid:
+            cotangents = [np.round(c * grid) / grid for c in cotangents]
+        cotangents = [lib.tensor(c).to(o.dtype) for c, o in zip(cotangents, outs)]
         lib.autograd.backward(list(outs), cotangents)
         runs.append(([str(o.dtype).split(".")[1] for o in outs],
                      [np.array(o.float().tolist(), np.float32) for o in outs],
@@ -404,3 +407,25 @@ def test_bce_with_logits_of_a_16_bit_input_and_a_float32_target_is_float32(dtype
         # (the sum of 256 float32 terms is an ulp apart: PyTorch's order is its own)
         check(lambda h, t: loss(h.to(getattr(library(h), dtype)), t, reduction="mean"),
               x, target, atol=1e-6, grad_atol=0, grad_rtol=0)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_bias_is_added_before_the_one_rounding(dtype):
+    """PyTorch's addmm, addmv, baddbmm, linear (its addmm) and convolutions add a 16-bit
+    float's bias to the float32 sums and round once; clgrad rounded the product, then the sum
+    again: a third of the elements an ulp off. Their gradients are PyTorch's 16-bit products
+    and sums of g. Sixty-fourths of [-2, 2): products and sums exact in float32 whatever
+    their order, rounded only to the 16-bit type (a bfloat16 holds each value)."""
+    x, w, b = (np.round(make(shape) * 64) / 64 for shape in ((8, 32), (16, 32), (16,)))
+    for fn in (lambda x, w, b: (F(x).linear(x, w, b),),
+               lambda x, w, b: (F(x).linear(x.reshape(2, 4, 32), w, b),),
+               lambda x, w, b: (library(x).addmm(b, x, w.t(), beta=0.5, alpha=2),),
+               lambda x, w, b: (library(x).addmv(b[:8], x, w[3]),),
+               lambda x, w, b: (library(x).baddbmm(b, x.reshape(2, 4, 32),
+                                                   w.t().expand(2, 32, 16)),)):
+        check_16_bit_exactly(fn, x, w, b, dtype=dtype, grid=64)
+    image, kernel = np.round(make((2, 4, 9, 9)) * 64) / 64, make((6, 4, 3, 3))
+    for conv in (lambda h, w, b: F(h).conv2d(h, w, b, padding=1),
+                 lambda h, w, b: F(h).conv1d(h[:, :, 0], w[:, :, 0], b, stride=2)):
+        check_16_bit(lambda h: (conv(h, *(library(h).tensor(a).to(h.dtype) for a in (
+            np.round(kernel * 64) / 64, b[:6]))),), image, dtype)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from . import dtype as dtypes
 from . import ir
 from .ir import BufferRef, Node, base_of, toposort
 from .kernel import KernelSpec
@@ -43,6 +44,12 @@ def buffer_of(node: Node) -> BufferRef | None:
     """Where node's value is, if a buffer holds it: a buffer node's own, or the result of an
     earlier schedule (later graphs that still name the node load it)."""
     return node.buffer
+
+
+def _widens_exactly(node: Node) -> bool:
+    """Whether node casts a 16-bit float to float32, which kernels hold it in anyway."""
+    return (node.op is Op.CAST and node.dtype == dtypes.float32
+            and node.src[0].dtype.is_16_bit_float)
 
 
 class Scheduler:
@@ -86,6 +93,11 @@ class Scheduler:
                 # these read each operand element many times: give computed operands a buffer
                 for s in node.src:
                     base = base_of(s)
+                    if _widens_exactly(base):
+                        # a 16-bit float read as float32 (a product in float32, a bias added
+                        # before one rounding) is loaded into a float register as it is:
+                        # read from its own buffer, not copied into a float32 one
+                        base = base_of(base.src[0])
                     if base.op not in SOURCE and buffer_of(base) is None:
                         roots.add(base)
         return roots

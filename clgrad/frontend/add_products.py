@@ -21,7 +21,7 @@ from ..compiler.ir import Node
 from ..compiler.ops import Op
 from . import linalg
 from .backward import record
-from .operands import common_device, result_dtype
+from .operands import common_device, result_dtype, rounded_once
 from .reductions import reduce_node
 
 
@@ -77,19 +77,22 @@ def _scaled_sum(op: str, input, left, right, beta, alpha, blas: bool, batched: b
     """beta * input + alpha * (left @ right), input not read at beta = 0 and the product
     not where BLAS reads none of it (at alpha = 0, or of no terms). BLAS's gemv (a row or
     column of outputs) adds the scaled product onto zeros at beta = 0; a batched gemm and the
-    loops add a sole term to +0.0."""
+    loops add a sole term to +0.0. 16-bit floats: all of it in float32, rounded once, as
+    PyTorch's routines compute beta * c + alpha * dot (rounded_once)."""
     device, a, b = _operands(op, input, left, right)
-    product = linalg.product(a, b, sole_sign=blas and not batched)
-    if right.ndim == 1:
-        product = product.reshape(product.shape[:-1])
-    start = _start(op, input, input.node, product.shape, beta)
-    if not a.shape[-1] or (blas and alpha == 0):
-        out = _nothing_read(start + _unread(product, [left, right]), beta)
-    elif blas and beta == 0 and not linalg.gemm_keeps_sign(a.shape[-2], b.shape[-1]):
-        out = start + (_scaled(product, alpha) + 0.0)
-    else:
-        out = start + _scaled(product, alpha)
-    return record(op, out, device, [input, left, right])
+
+    def combined(start: Node, a: Node, b: Node) -> Node:
+        product = linalg.product(a, b, sole_sign=blas and not batched)
+        if right.ndim == 1:
+            product = product.reshape(product.shape[:-1])
+        start = _start(op, input, start, product.shape, beta)
+        if not a.shape[-1] or (blas and alpha == 0):
+            return _nothing_read(start + _unread(product, [left, right]), beta)
+        if blas and beta == 0 and not linalg.gemm_keeps_sign(a.shape[-2], b.shape[-1]):
+            return start + (_scaled(product, alpha) + 0.0)
+        return start + _scaled(product, alpha)
+    out, derivation = rounded_once(combined, input.node, a, b)
+    return record(op, out, device, [input, left, right], derivation=derivation)
 
 
 def _operands(op: str, input, left, right) -> tuple:

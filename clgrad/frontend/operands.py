@@ -121,6 +121,18 @@ def from_opmath(result: Node, node: Node) -> Node:
     return result.cast(node.dtype)
 
 
+def rounded_once(build, *nodes: Node) -> tuple[Node, Node | None]:
+    """(value, derivation) for backward.record of build(*nodes), ops that PyTorch's kernel
+    computes for 16-bit floats in float32 and rounds once (a product and the bias added to
+    it: addmm, a convolution), where its backward runs the 16-bit ops its formulas name (a
+    product of g rounded to the type, a sum of g): the value is build of the nodes in
+    opmath, rounded once, the gradients those of build of the nodes themselves. Of other
+    dtypes, build(*nodes) and no derivation."""
+    if not nodes[0].dtype.is_16_bit_float:
+        return build(*nodes), None
+    return from_opmath(build(*(opmath(n) for n in nodes)), nodes[0]), build(*nodes)
+
+
 def normalize_dim(op: str, dim: int, ndim: int) -> int:
     rank = max(ndim, 1)
     if not -rank <= dim < rank:

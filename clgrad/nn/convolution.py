@@ -15,7 +15,7 @@ import math
 from ..compiler import dtype as dtypes, ir
 from ..compiler.convolutions import convolve, windows
 from ..frontend.backward import record
-from ..frontend.operands import common_device
+from ..frontend.operands import common_device, rounded_once
 from ..frontend.reductions import max_at_first
 
 
@@ -138,8 +138,11 @@ def _operands(op, input, weight, bias, groups, transposed, dims):
     return tensors, device, x, unbatched
 
 
-def _result(op, out: ir.Node, unbatched: bool, device, tensors):
-    return record(op, out.reshape(out.shape[1:]) if unbatched else out, device, tensors)
+def _result(op, out: ir.Node, unbatched: bool, device, tensors, derivation=None):
+    if unbatched:
+        out = out.reshape(out.shape[1:])
+        derivation = None if derivation is None else derivation.reshape(out.shape)
+    return record(op, out, device, tensors, derivation=derivation)
 
 
 def _convolve(op, input, weight, bias, stride, padding, dilation, groups, dims):
@@ -153,11 +156,17 @@ def _convolve(op, input, weight, bias, stride, padding, dilation, groups, dims):
     for a in range(dims):   # raises, naming the shapes, if the kernel does not fit
         out_size(x.shape[2 + a] + (extra[a] if extra else 0), kernel[a], stride[a],
                  dilation[a], padding[a], op)
-    out = convolve(_pad_spatial(x, padding, 0.0, extra), weight.node, stride, dilation, groups,
-                   None if bias is None else bias.node)
-    if x.shape[1] == 0:     # PyTorch's result of an input without channels has none either
-        out = out.shrink(((0, out.shape[0]), (0, 0)) + tuple((0, s) for s in out.shape[2:]))
-    return _result(op, out, unbatched, device, tensors)
+    def convolved(x: ir.Node, weight: ir.Node, *bias: ir.Node) -> ir.Node:
+        out = convolve(_pad_spatial(x, padding, 0.0, extra), weight, stride, dilation, groups,
+                       *bias)
+        if x.shape[1] == 0:     # PyTorch's result of an input without channels has none either
+            out = out.shrink(((0, out.shape[0]), (0, 0)) + tuple((0, s) for s in out.shape[2:]))
+        return out
+    if bias is None:
+        return _result(op, convolved(x, weight.node), unbatched, device, tensors)
+    # PyTorch adds a 16-bit float's bias to the float32 products and rounds once
+    out, derivation = rounded_once(convolved, x, weight.node, bias.node)
+    return _result(op, out, unbatched, device, tensors, derivation)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

@@ -17,7 +17,7 @@ from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
 from ..frontend.no_derivative import refuse_gradient
 from ..frontend.grad_mode import no_grad
-from ..frontend.operands import as_float, common_device, from_opmath, opmath
+from ..frontend.operands import as_float, common_device, from_opmath, opmath, rounded_once
 from ..frontend.reductions import log_softmax_in_type
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
@@ -105,19 +105,29 @@ def linear(input, weight, bias=None):
                            f".to(weight.dtype) or the module with .to(input.dtype))")
     lead = x.shape[:-1]
     rows = x.reshape((math.prod(lead), x.shape[-1]))
+    derivation = None
     # a product of at most one term signed as PyTorch's: addmm's or addmv's onto the bias,
     # else matmul's (its matrix product of every row)
     if b is None:
         out = linalg.product(rows, w.permute((1, 0)),
                              linalg.gemm_keeps_sign(math.prod(lead), w.shape[0]))
+    elif len(b.shape) == 1 or len(x.shape) == 2:
+        # PyTorch's addmm: a 16-bit float's bias added to the float32 product, rounded once
+        out, derivation = rounded_once(_biased_product, rows, w, b)
     else:
-        out = linalg.product_onto(rows, w.permute((1, 0)))
-        out = out + b.reshape((1,) * (2 - len(b.shape)) + b.shape).expand(out.shape)
+        # (its matmul, then add_: a 0-d bias of an input of other dims meets the rounded one)
+        out = _biased_product(rows, w, b)
     out = out.reshape(lead + (w.shape[0],))
+    derivation = None if derivation is None else derivation.reshape(out.shape)
     # named as PyTorch's linear decomposes: addmm (2-D, a bias), mm (2-D), else ending in a view
     name = "addmm" if b is not None and len(x.shape) == 2 else \
         "mm" if len(x.shape) == 2 else "view"
-    return record(name, out, device, tensors)
+    return record(name, out, device, tensors, derivation=derivation)
+
+
+def _biased_product(rows: ir.Node, weight: ir.Node, bias: ir.Node) -> ir.Node:
+    out = linalg.product_onto(rows, weight.permute((1, 0)))
+    return out + bias.reshape((1,) * (2 - len(bias.shape)) + bias.shape).expand(out.shape)
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
