@@ -124,6 +124,21 @@ def test_setitem_index_tensors():
     check(_with(lambda t, m, v: t.__setitem__(m, v)), A, make((3,), np.bool_), (5,))
 
 
+@pytest.mark.parametrize("shape, index, value", [
+    ((3, 3), (slice(None), [2, 0, 1]), (3,)),   # (v's dim is the index's: it was the rows')
+    ((3, 3), (slice(None), [2, 0, 1]), (3, 3)),
+    ((3, 3), (Ellipsis, [True, False, True]), (3, 2)),
+    ((3, 4, 5), (slice(None), [[1], [2]], [0, 3, 4]), (3, 2, 3)),
+    ((3, 4, 5), ([1, 0], slice(None), [0, 4]), (2, 4)),     # (apart: the index dims lead)
+])
+def test_setitem_index_tensors_after_a_slice_keep_their_dims_in_place(shape, index, value):
+    # x[:, i] = v broadcasts v against x[:, i], whose index dims stand where i is, as PyTorch
+    def assign(t, v):
+        lib = library(t)
+        t[tuple(lib.tensor(i) if isinstance(i, list) else i for i in index)] = v
+    check(_with(assign), shape, value)
+
+
 def test_setitem_integer_tensor():
     check(_with(_set_mask), make(A, np.int64, -5, 5), make(A, np.bool_))
     check(_with(_set_step), make(A, np.int32, -5, 5))

@@ -197,12 +197,19 @@ def getitem(x, index):
         inside = inside.reshape(index_shape + (1,)).expand(picked.shape)
         picked = inside.where(picked, math.nan)
     out = picked.reshape(index_shape + rest_shape)
-    # PyTorch keeps the result dims in place when the indexed dims are adjacent
-    if axes == list(range(axes[0], axes[0] + len(axes))) and axes[0] > 0:
-        k = len(index_shape)
-        order = tuple(range(k, k + axes[0])) + tuple(range(k)) + tuple(range(k + axes[0], len(out.shape)))
+    order = _in_place_order(axes, len(index_shape), len(out.shape))
+    if order:
         out = out.permute(order)
     return record("index", out, x.device, [x])
+
+
+def _in_place_order(axes: list[int], k: int, ndim: int) -> tuple[int, ...] | None:
+    """PyTorch keeps an indexing result's k index dims in place of the indexed axes when
+    those are adjacent (and not first): the permutation of (index dims, other dims) that puts
+    them there, else None (they lead)."""
+    if axes == list(range(axes[0], axes[0] + len(axes))) and axes[0] > 0:
+        return tuple(range(k, k + axes[0])) + tuple(range(k)) + tuple(range(k + axes[0], ndim))
+    return None
 
 
 def setitem(x, index, value, accumulate: bool = False):
@@ -295,7 +302,14 @@ def _scatter(x, items, value, accumulate: bool) -> ir.Node:
     axes, indices = _advanced_positions(x, node, advanced)
     rows, row, index_shape, rest_shape = _flat_rows(node, axes, indices)
     n_rows, row_len = rows.shape
-    v = _value_as(value, x.dtype, index_shape + rest_shape).reshape(index_shape + (row_len,))
+    # value broadcasts against x[index], whose index dims may be in place (getitem)
+    shape = index_shape + rest_shape
+    order = _in_place_order(axes, len(index_shape), len(shape))
+    if order:
+        v = _value_as(value, x.dtype, tuple(shape[i] for i in order)).unpermute(order)
+    else:
+        v = _value_as(value, x.dtype, shape)
+    v = v.reshape(index_shape + (row_len,))
     if accumulate:
         new_rows = rows + ir.scatter(row, v, n_rows, "add_to")
     else:
