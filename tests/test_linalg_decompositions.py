@@ -13,7 +13,7 @@ import pytest
 import clgrad as cg
 from clgrad.compiler import interpret
 
-from helpers import check, library, make
+from helpers import check, library, make, torch
 
 
 def well_conditioned(shape, dtype=np.float64, seed=0):
@@ -76,6 +76,24 @@ def test_cholesky_and_triangular_solves():
                 lib.linalg.solve_triangular(tri, b, upper=True, unitriangular=True),
                 *lib.triangular_solve(b, tri, upper=True, transpose=True))
     check(fn, m, b, atol=1e-10, rtol=1e-9)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_differentiates_all_of_a_given_factor(upper):
+    # PyTorch's cholesky_solve_backward: the triangle the solve never reads has a gradient too
+    m, b = make((2, 3, 3), np.float64), make((3, 2), np.float64)
+
+    def fn(m, b):
+        lib = library(m)
+        factor = lib.linalg.cholesky(spd(m)).detach()
+        factor = (factor.mT if upper else factor).requires_grad_()
+        return lib.cholesky_solve(b, factor, upper=upper), factor
+    ours, theirs = fn(cg.tensor(m), cg.tensor(b)), fn(torch.tensor(m), torch.tensor(b))
+    for (x, factor), lib in ((ours, cg), (theirs, torch)):
+        (x * lib.tensor(make(x.shape, np.float64))).sum().backward()
+    grad = ours[1].grad.numpy()
+    np.testing.assert_allclose(grad, theirs[1].grad.numpy(), rtol=1e-9, atol=1e-10)
+    assert np.abs(np.tril(grad, -1) if upper else np.triu(grad, 1)).max() > 0
 
 
 @pytest.mark.filterwarnings("ignore:torch.qr is deprecated")

@@ -13,6 +13,7 @@ from collections import namedtuple
 
 from ..compiler.factorizations import cholesky as cholesky_node
 from ..compiler.factorizations import diagonal, eye, mT, trisolve
+from ..compiler import ir
 from ..compiler.ir import Node
 from .backward import record
 from .matrices import (broadcast_batches, check_matrix, first_failure, raise_on_error,
@@ -97,7 +98,19 @@ def cholesky_solve(B, L, upper: bool = False):
     if B.shape[-2] != L.shape[-1]:
         raise RuntimeError(f"cholesky_solve: Incompatible matrix sizes for A and b: "
                            f"{tuple(L.shape)} and {tuple(B.shape)}")
-    return record("cholesky_solve", _cholesky_solve_nodes(b, factor, upper), device, [B, L])
+    x = _cholesky_solve_nodes(b, factor, upper)
+    return record("cholesky_solve", x, device, [B, L],
+                  derivation=_full_factor_derivation(x, b, factor, upper))
+
+
+def _full_factor_derivation(x: Node, b: Node, factor: Node, upper: bool) -> Node:
+    """A graph worth x whose derivative is PyTorch's cholesky_solve_backward: the factor's
+    gradient is that of (F F^T)^-1 b (F^T F upper) over all of F, the triangle the solve
+    never reads included, where the solves' own gradients reach the triangle alone. The
+    residual b - A x is 0, its derivative -dA x, solved with the detached factor."""
+    fixed, x = factor.detach(), x.detach()
+    product = ir.matmul(mT(factor), factor) if upper else ir.matmul(factor, mT(factor))
+    return x + _cholesky_solve_nodes(b - ir.matmul(product, x), fixed, upper)
 
 
 def cholesky_inverse(L, upper: bool = False):
