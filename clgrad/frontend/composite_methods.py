@@ -9,9 +9,11 @@ import numpy as np
 
 from ..compiler import dtype as dt
 from ..compiler import ir, special
+from ..compiler.ops import Op
 from . import creation, inplace, joining
 from . import elementwise as ew
 from .backward import record
+from .formula_steps import gradient_steps
 from .no_derivative import named_in_place
 from .operands import (as_float, broadcast_shape, broadcast_to, common_device, from_opmath,
                        is_tensor, normalize_dim, opmath)
@@ -91,12 +93,12 @@ log10 = _scaled_log("log10", 1 / _LN10)
 
 def exp2(self):
     """2 ** x as pow(2, x) (exact at integers, where exp(x ln 2) is not); the gradient is
-    PyTorch's, exp2(x) ln 2."""
+    PyTorch's, g * r * ln 2 of the result r, a 16-bit float's each step rounded."""
     node = as_float(self.node)
     x = opmath(node)
-    value = x.const_like(2) ** x
-    return record("exp2", from_opmath(value, node), self.device, [self],
-                  derivation=from_opmath(ir.sloped(x, value * _LN2), node))
+    out = from_opmath(x.const_like(2) ** x, node)
+    return record("exp2", out, self.device, [self],
+                  derivation=gradient_steps(node, [(Op.MUL, out), (Op.MUL, _LN2)], node.dtype))
 
 
 def log1p(self):
@@ -110,15 +112,15 @@ def log1p(self):
 
 def expm1(self):
     """exp(x) - 1, accurate near 0: (u - 1) * (x / log(u)) with u = exp(x) (Kahan). The
-    gradient is PyTorch's, exp(x)."""
+    gradient is PyTorch's, g * (r + 1) of the result r, a 16-bit float's each step rounded."""
     node = as_float(self.node)
     x = opmath(node)
     u = x.exp()
     plain = u.eq(1) | u.eq(math.inf) | (u - 1).eq(-1)
     corrected = (u - 1) * (x / plain.where(1.0, u.log()))     # x / log(u) is near 1
-    value = u.eq(1).where(x, plain.where(u - 1, corrected))
-    return record("expm1", from_opmath(value, node), self.device, [self],
-                  derivation=from_opmath(u, node))
+    out = from_opmath(u.eq(1).where(x, plain.where(u - 1, corrected)), node)
+    return record("expm1", out, self.device, [self],
+                  derivation=gradient_steps(node, [(Op.MUL, out + 1)], node.dtype))
 
 
 def lerp(self, end, weight):

@@ -9,6 +9,7 @@ from ..compiler import ir
 from ..compiler.ops import Op
 from . import jit_protocol
 from .backward import record
+from .formula_steps import gradient_steps
 from .grad_mode import is_grad_enabled
 from .no_derivative import record_without_derivative
 from .operands import (as_float, broadcast_shape, common_device, from_opmath, is_tensor,
@@ -98,7 +99,9 @@ def power(x, exponent):
         return _int_pow(x, exponent, dtype)
     if is_tensor(exponent) or not is_tensor(x):
         tensors, device, base, power = operands("pow", x, exponent, float_only=True)
-        return record(_pow_name(x), base ** power, device, tensors)
+        out = base ** power
+        return record(_pow_name(x), out, device, tensors,
+                      derivation=None if is_tensor(x) else _rpow_derivation(x, power, out))
     node = x.node.cast(dtype)
     if exponent == 2:    # exact and cheaper than pow(); same gradient
         return record("pow", node * node, x.device, [x])
@@ -114,6 +117,18 @@ def power(x, exponent):
         return record("pow", rsqrt + node.eq(-math.inf).where(math.nan, node.const_like(0)),
                       x.device, [x])
     return record("pow", node ** exponent, x.device, [x])
+
+
+def _rpow_derivation(base, exponent: ir.Node, out: ir.Node) -> ir.Node:
+    """PyTorch's gradient of a number to a tensor's power: g * (r * log(base)), the log whole
+    (a 16-bit float's r * log(base) rounded to it, then times g: not log(base) rounded
+    first), and 0 for g to multiply where the base is 0 and the exponent >= 0."""
+    base = float(base)
+    log = math.log(base) if base > 0 else -math.inf if base == 0 else math.nan
+    slope = from_opmath(opmath(out) * log, out)
+    if base == 0:
+        slope = (exponent >= 0).where(0, slope)
+    return gradient_steps(exponent, [(Op.MUL, slope)], exponent.dtype)
 
 
 def _pow_name(x) -> str:
@@ -172,13 +187,28 @@ def sigmoid(x):
     # 1, so that its gradient (0) is no 0 * inf
     negative = 1 / (1 + 1 / (below & ~far).where(t, 1))
     value = below.where(far.where(t, negative), 1 / (1 + t))
-    return record("sigmoid", from_opmath(value, given), x.device, [x])
+    out = from_opmath(value, given)
+    # a 16-bit float's gradient is PyTorch's sigmoid_backward, g (1 - r) r of the rounded
+    # result r (not of the float32 value): for bfloat16 in float32, rounded once, for
+    # float16 each step rounded to it
+    derivation = None
+    if given.dtype.is_16_bit_float:
+        steps_in = dt.float32 if given.dtype == dt.bfloat16 else given.dtype
+        r = out.cast(steps_in)
+        derivation = gradient_steps(given, [(Op.MUL, 1 - r), (Op.MUL, r)], steps_in)
+    return record("sigmoid", out, x.device, [x], derivation=derivation)
 
 
 def rsqrt(x):
-    """1 / sqrt(x); a 16-bit float's in float32, rounded once, as PyTorch's."""
+    """1 / sqrt(x); a 16-bit float's in float32, rounded once, as PyTorch's. The gradient is
+    PyTorch's, -0.5 g r³ of the result r, a 16-bit float's each step rounded (its pow(r, 3):
+    a float16's rounded once, a bfloat16's each product)."""
     given = as_float(x.node)
-    return record("rsqrt", from_opmath(opmath(given).sqrt().recip(), given), x.device, [x])
+    out = from_opmath(opmath(given).sqrt().recip(), given)
+    r = opmath(out) if given.dtype != dt.bfloat16 else out
+    cube = from_opmath(r * r * r, given)
+    return record("rsqrt", out, x.device, [x],
+                  derivation=gradient_steps(given, [(Op.MUL, -0.5), (Op.MUL, cube)], given.dtype))
 
 
 def sign(x):

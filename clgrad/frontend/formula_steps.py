@@ -23,21 +23,24 @@ def in_place(a: ir.Node, b: ir.Node, op: Op) -> ir.Node:
     return promoted(op, a, b).cast(a.dtype)
 
 
-def gradient_steps(x: ir.Node, factor: ir.Node, dtype: dt.DType, steps: list,
-                   out_dtype: dt.DType) -> ir.Node:
-    """A derivation of x (backward.record) whose gradient is g (of out_dtype) times factor,
-    then times each node of steps or divided by each number, as PyTorch's backward formulas
-    compute it on a tensor of dtype (grad_input.mul_(grad), .mul_(weight), .div_(n)): each
-    step in the dtype it promotes to (float32 for 16-bit floats, a number whole) and rounded
-    to dtype, the result cast to x's. The graph's outermost op is the first one applied to
-    g, so the steps nest from the last."""
+def gradient_steps(x: ir.Node, steps: list, dtype: dt.DType,
+                   out_dtype: dt.DType | None = None) -> ir.Node:
+    """A derivation of x (backward.record) whose gradient is g (of out_dtype, x's by default)
+    put through steps in turn, each (Op.MUL, a node of x's shape or a number) or (Op.DIV, a
+    number), as PyTorch's backward formulas compute it on a tensor of dtype (grad * result,
+    grad_input.mul_(weight), .div_(n)): each step in the dtype it promotes to (float32 for
+    16-bit floats, a number whole) and rounded to dtype, the result cast to x's. The graph's
+    outermost op is the first one applied to g, so the steps nest from the last."""
     node = x.cast(dtype)
-    for k in range(len(steps), -1, -1):
-        step = factor if k == 0 else steps[k - 1]
-        if isinstance(step, ir.Node):
-            wide = opmath(node.cast(dt.promote(dtype, step.dtype)))
-            node = ir.sloped(wide, step.cast(wide.dtype))
+    for k in range(len(steps) - 1, -1, -1):
+        op, operand = steps[k]
+        if isinstance(operand, ir.Node):
+            wide = opmath(node.cast(dt.promote(dtype, operand.dtype)))
+            node = ir.sloped(wide, operand.cast(wide.dtype))
+        elif op is Op.MUL:
+            wide = opmath(node)
+            node = ir.sloped(wide, wide.const_like(operand))
         else:
-            node = opmath(node) / step
-        node = node.cast(out_dtype if k == 0 else dtype)
+            node = opmath(node) / operand
+        node = node.cast((out_dtype or x.dtype) if k == 0 else dtype)
     return node

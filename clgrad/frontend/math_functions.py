@@ -13,6 +13,7 @@ from ..compiler import ir, special
 from ..compiler.ops import Op
 from . import elementwise as ew
 from .backward import record
+from .formula_steps import gradient_steps
 from . import special_arguments
 from .composite_methods import _in_place
 from .no_derivative import record_without_derivative
@@ -98,25 +99,21 @@ _ERFINV_TAILS = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
 
 
 def erfinv(self):
-    """The inverse of erf on [-1, 1] (±inf at ±1, NaN beyond). The value is Giles'
-    approximation; the gradient sqrt(pi)/2 exp(y²) is attached to it as (x - x) * slope with
-    both parts detached, as the polynomial's own derivative is less accurate. At ±1 it is
-    y * (1 + (x - x) x), whose value y and slope |y| = inf are PyTorch's. A 16-bit float's
-    in float32, rounded once, as PyTorch's."""
+    """The inverse of erf on [-1, 1] (±inf at ±1, NaN beyond), Giles' approximation; a 16-bit
+    float's in float32, rounded once, as PyTorch's. The gradient is PyTorch's formula,
+    sqrt(pi)/2 exp(r²) g of the result r (the polynomial's own derivative is less accurate),
+    a 16-bit float's each step rounded: infinite at ±1."""
     given = as_float(self.node)
     x = opmath(given)
-    held = x.detach()
-    w = -((1 - held) * (1 + held)).log()
+    w = -((1 - x) * (1 + x)).log()
     tails = w >= 5
     t = tails.where(w.sqrt() - 3, w - 2.5)
     y = tails.where(special.polynomial(_ERFINV_TAILS, t),
-                    special.polynomial(_ERFINV_CENTRAL, t)) * held
-    edge = held.abs().eq(1)
-    y = edge.where(held * math.inf, y)
-    moved = x - held                                  # 0, carrying x's gradient
-    slope = edge.where(0, (y * y).exp() * (math.sqrt(math.pi) / 2))
-    node = edge.where(y * (1 + moved * held), y + moved * slope)
-    return record("erfinv", from_opmath(node, given), self.device, [self])
+                    special.polynomial(_ERFINV_CENTRAL, t)) * x
+    out = from_opmath(x.abs().eq(1).where(x * math.inf, y), given)
+    slope = from_opmath(opmath((out * out).exp()) * (math.sqrt(math.pi) / 2), given)
+    return record("erfinv", out, self.device, [self],
+                  derivation=gradient_steps(given, [(Op.MUL, slope)], given.dtype))
 
 
 def _scaled(name: str, factor: float):

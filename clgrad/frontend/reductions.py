@@ -9,6 +9,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
 from .backward import record
+from .formula_steps import gradient_steps
 from .operands import as_float, from_opmath, normalize_dim, normalize_dims, opmath
 from .type_info import finfo
 
@@ -364,30 +365,68 @@ def _axis(op: str, dim, ndim: int) -> int:
 
 
 def logsumexp(x, dim, keepdim):
-    """Over one dim or several, as PyTorch's (no dims: all of them, as sum's)."""
+    """Over one dim or several, as PyTorch's (no dims: all of them, as sum's). A 16-bit
+    float's is PyTorch's composite's steps, each rounded to it (the max, x - max, exp, the
+    sum, log and the max added back; rounded once, 15-30% of the rows were an ulp off), and
+    its gradient PyTorch's formula, g * exp(x - r), each step rounded, from the result r."""
     # a 0-d tensor's dim is its one element (_as_1d)
     axes = normalize_dims("logsumexp", dim, x.ndim) or tuple(range(max(x.ndim, 1)))
-    node = as_float(x.node)
-    out = from_opmath(logsumexp_node(_as_1d(opmath(node)), axes), node)
-    out = out.reshape(()) if not x.ndim else _drop(out, axes, keepdim)
-    return record("logsumexp", out, x.device, [x])
+    node = _as_1d(as_float(x.node))
+    out = logsumexp_node(node, axes)
+    derivation = None
+    if node.dtype.is_16_bit_float:
+        slope = (node - out.expand(node.shape)).exp()
+        derivation = _shaped_as(gradient_steps(node, [(Op.MUL, slope)], node.dtype).sum(axes),
+                                x, axes, keepdim)
+    return record("logsumexp", _shaped_as(out, x, axes, keepdim), x.device, [x], derivation)
+
+
+def _shaped_as(node: ir.Node, x, axes: tuple, keepdim: bool) -> ir.Node:
+    """A reduction of x's (axes kept as size 1) in the result's shape."""
+    return node.reshape(()) if not x.ndim else _drop(node, axes, keepdim)
 
 
 def softmax(x, dim):
+    """A 16-bit float's in float32, rounded once; its gradient is PyTorch's, y (g - sum(g y))
+    in float32 from the rounded result y, rounded once."""
     axis = _axis("softmax", dim, x.ndim)
     node = _as_1d(as_float(x.node))
-    if node.numel:      # (an empty input's softmax is itself: no row has an element)
+    out, derivation = node, None        # (an empty input's softmax is itself)
+    if node.numel:
         h = opmath(node)
         e = (h - _row_max(h, axis)).exp()
-        node = from_opmath(e * e.sum((axis,)).expand(h.shape).recip(), node)
-    return record("softmax", node.reshape(x.shape), x.device, [x])
+        out = from_opmath(e * e.sum((axis,)).expand(h.shape).recip(), node)
+        if node.dtype.is_16_bit_float:
+            derivation = _softmax_derivation(node, out, axis).reshape(x.shape)
+    return record("softmax", out.reshape(x.shape), x.device, [x], derivation)
 
 
 def log_softmax(x, dim):
+    """A 16-bit float's gradient is PyTorch's, g - exp(y) sum(g) in float32 from the rounded
+    result y, rounded once."""
     axis = _axis("log_softmax", dim, x.ndim)
     node = _as_1d(as_float(x.node))
-    return record("log_softmax", log_softmax_in_type(node, axis).reshape(x.shape), x.device,
-                  [x])
+    out = log_softmax_in_type(node, axis)
+    derivation = None
+    if node.dtype.is_16_bit_float and node.numel:
+        derivation = _log_softmax_derivation(node, out, axis).reshape(x.shape)
+    return record("log_softmax", out.reshape(x.shape), x.device, [x], derivation)
+
+
+def _softmax_derivation(node: ir.Node, y: ir.Node, axis: int) -> ir.Node:
+    """A derivation of node (backward.record) whose gradient is PyTorch's softmax backward
+    of a 16-bit float, y (g - sum(g y)) in float32 from the rounded result y, rounded once:
+    g meets the row sum's -sum(g y) at c before c's slope y."""
+    w = opmath(y)
+    c = ir.sloped(opmath(node), w)
+    return (c - ir.sloped(reduce_node(Op.SUM, c, (axis,)).expand(c.shape), w)).cast(node.dtype)
+
+
+def _log_softmax_derivation(node: ir.Node, y: ir.Node, axis: int) -> ir.Node:
+    """As _softmax_derivation, for log_softmax's backward: g - exp(y) sum(g)."""
+    c = opmath(node)
+    spread = ir.sloped(c, opmath(y).exp())
+    return (c - reduce_node(Op.SUM, spread, (axis,)).expand(c.shape)).cast(node.dtype)
 
 
 def log_softmax_in_type(node: ir.Node, axis: int) -> ir.Node:

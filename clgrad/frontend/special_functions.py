@@ -11,6 +11,7 @@ from ..compiler import ir, special
 from ..compiler.ir import Node
 from ..compiler.ops import Op
 from .backward import record
+from .formula_steps import gradient_steps
 from .composite_methods import _in_place
 from ..compiler import dtype as dt
 from . import special_arguments
@@ -85,21 +86,24 @@ def _bessel_i(node: Node, order: int, scaled: bool) -> Node:
 
 def _bessel_function(name: str, order: int, scaled: bool, slope):
     """A Tensor function of _bessel_i, computed in float32 for 16-bit floats as PyTorch's
-    kernels upcast them; slope(x, value) is PyTorch's derivative."""
+    kernels upcast them; slope(given, x, out) is PyTorch's derivative of the input given
+    (x: in float32 for a 16-bit float) and the result out, in given's dtype: g times it."""
     def function(self):
         given = as_float(self.node)
         x = opmath(given)
-        value = _bessel_i(x, order, scaled)
-        derivation = from_opmath(ir.sloped(x, slope(x, value)), given)
-        return record(name, from_opmath(value, given), self.device, [self], derivation)
+        out = from_opmath(_bessel_i(x, order, scaled), given)
+        derivation = gradient_steps(given, [(Op.MUL, slope(given, x, out))], given.dtype)
+        return record(name, out, self.device, [self], derivation)
     function.__name__ = function.__qualname__ = name.replace("special_", "")
     return function
 
 
 def _i1_slope(scaled: bool):
     """PyTorch's i1_backward and i1e_backward: I0(x) - I1(x) / x (I0e(x) - I1e(x) (sgn x +
-    1 / x) when scaled), and 0.5 where |x| is within epsilon of 0 (NaN too)."""
-    def slope(x: Node, value: Node) -> Node:
+    1 / x) when scaled), and 0.5 where |x| is within epsilon of 0 (NaN too). (PyTorch has
+    none for 16-bit floats; clgrad's computes it in float32, rounded once.)"""
+    def slope(given: Node, x: Node, out: Node) -> Node:
+        value = opmath(out)
         eps = _EPSILON[x.dtype]
         wide = x.abs() > eps
         safe = wide.where(x, eps)
@@ -107,7 +111,7 @@ def _i1_slope(scaled: bool):
             rest = value * (_sign(safe) + safe.recip())
         else:
             rest = value * safe.recip()
-        return wide.where(_bessel_i(safe, 0, scaled) - rest, 0.5)
+        return from_opmath(wide.where(_bessel_i(safe, 0, scaled) - rest, 0.5), given)
     return slope
 
 
@@ -117,9 +121,12 @@ def _sign(x: Node) -> Node:
 
 _EPSILON = {dt.float32: 2.0 ** -23, dt.float64: 2.0 ** -52}
 
-i0 = _bessel_function("i0", 0, False, lambda x, value: _bessel_i(x, 1, False))
-i0e = _bessel_function("special_i0e", 0, True,
-                       lambda x, value: _bessel_i(x, 1, True) - _sign(x) * value)
+# PyTorch's i0 and i0e backward: g * I1(x), g * (I1e(x) - sgn(x) r), each step in the
+# input's dtype (I1 and I1e of a 16-bit float rounded to it)
+i0 = _bessel_function("i0", 0, False,
+                      lambda given, x, out: from_opmath(_bessel_i(x, 1, False), given))
+i0e = _bessel_function("special_i0e", 0, True, lambda given, x, out: from_opmath(
+    _bessel_i(x, 1, True), given) - _sign(given) * out)
 i1 = _bessel_function("special_i1", 1, False, _i1_slope(False))
 i1e = _bessel_function("special_i1e", 1, True, _i1_slope(True))
 i0.__doc__ = "The modified Bessel function of the first kind, of order 0."

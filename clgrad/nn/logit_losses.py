@@ -51,11 +51,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         to_input = promoted(Op.SUB, promoted(Op.MUL, promoted(Op.SUB, pwy + 1, y), sig), pwy)
         to_target = in_place(_log_sigmoid(-x), in_place(_log_sigmoid(x), pw, Op.MUL), Op.SUB)
         target_dtype = to_target.dtype
-    steps = [w] if w is not None else []
+    steps = [(Op.MUL, w)] if w is not None else []
     if reduction == "mean":
-        steps.append(x.numel)
-    derivation = gradient_steps(x, to_input, to_input.dtype, steps, loss.dtype) + \
-        gradient_steps(y, to_target, target_dtype, steps, loss.dtype)
+        steps.append((Op.DIV, x.numel))
+    derivation = (
+        gradient_steps(x, [(Op.MUL, to_input)] + steps, to_input.dtype, loss.dtype)
+        + gradient_steps(y, [(Op.MUL, to_target)] + steps, target_dtype, loss.dtype))
     if reduction != "none":
         derivation = reduce_loss(derivation, "sum")
     return record("binary_cross_entropy_with_logits", reduce_loss(loss, reduction), device,
