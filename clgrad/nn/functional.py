@@ -24,6 +24,7 @@ from .embedding_frequency import rows_scaled_by_frequency
 from .logit_losses import binary_cross_entropy_with_logits  # noqa: F401 (re-exported)
 from .loss_functions import check_same_shape, legacy_reduction, reduce_loss
 from .normalization import affine, standardize
+from .reduced_batch_norm import reduced_batch_norm
 from .convolution import (avg_pool2d, conv1d, conv2d, conv3d, conv_tbc,  # noqa: F401
                           conv_transpose1d, conv_transpose2d, conv_transpose3d,
                           max_pool2d)  # (re-exported)
@@ -210,6 +211,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {list(input.shape)}")
+        if node.dtype.is_16_bit_float:
+            return reduced_batch_norm(input, running_mean, running_var, weight, bias,
+                                      momentum, eps)
         y, mean, var = standardize(x, axes, eps)
         if running_mean is not None and running_var is not None:
             _update_running(running_mean, running_var, mean, var, count, momentum)
