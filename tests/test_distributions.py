@@ -9,6 +9,7 @@ import pytest
 
 import clgrad as cg
 import clgrad.distributions as D
+from distribution_checks import assert_close, call, numpy_of
 
 torch = pytest.importorskip("torch")
 TD = torch.distributions
@@ -108,29 +109,6 @@ def _both(name, requires_grad=False):
     return (make(D, ours), ours), (make(TD, theirs), theirs)
 
 
-def _numpy(t):
-    return t.detach().numpy()
-
-
-def assert_close(ours, theirs, rtol=1e-4, atol=1e-5, what=""):
-    assert tuple(ours.shape) == tuple(theirs.shape), (what, ours.shape, theirs.shape)
-    assert ours.dtype.name == str(theirs.dtype).replace("torch.", ""), (what, ours.dtype)
-    np.testing.assert_allclose(_numpy(ours), _numpy(theirs), rtol=rtol, atol=atol,
-                               equal_nan=True, err_msg=what)
-
-
-def _call(dist, what, value):
-    """dist's property or method what, value its argument where it takes one; the class of
-    the exception it raises, if it does."""
-    try:
-        attribute = getattr(dist, what)
-        if what in ("log_prob", "cdf", "icdf"):
-            return attribute(value)
-        return attribute() if what in ("entropy", "perplexity") else attribute
-    except (NotImplementedError, ValueError) as error:
-        return type(error)
-
-
 QUANTITIES = ("mean", "variance", "stddev", "mode", "entropy", "perplexity", "log_prob", "cdf",
               "icdf")
 
@@ -151,8 +129,8 @@ def test_values_match_torch(name):
     assert ours.has_rsample == theirs.has_rsample
     assert ours.has_enumerate_support == theirs.has_enumerate_support
     for what in QUANTITIES:
-        expected = _call(theirs, what, _argument(name, what, torch))
-        got = _call(ours, what, _argument(name, what, cg))
+        expected = call(theirs, what, _argument(name, what, torch))
+        got = call(ours, what, _argument(name, what, cg))
         if isinstance(expected, type):
             assert got is expected, (what, got)
         else:
@@ -174,7 +152,7 @@ def test_gradients_match_torch(name):
             if name == "Gamma" and what == "cdf":
                 continue        # igamma has no gradient in its first argument (below)
             value = values[lib] if what != "icdf" else _argument(name, what, lib)
-            result = _call(dist, what, value)
+            result = call(dist, what, value)
             if not isinstance(result, type) and result.requires_grad:
                 total = total + (result * math.cos(k + 1)).sum()
         losses.append(total)
@@ -405,8 +383,8 @@ def test_edge_values_are_pytorchs(case):
     ours, theirs = make(D, cg), make(TD, torch)
     ours._validate_args = theirs._validate_args = False
     for what in quantities:
-        assert_close(_call(ours, what, cg.tensor(value)),
-                     _call(theirs, what, torch.tensor(value)), what=what)
+        assert_close(call(ours, what, cg.tensor(value)),
+                     call(theirs, what, torch.tensor(value)), what=what)
 
 
 def test_edge_gradients_are_pytorchs():
@@ -624,7 +602,7 @@ def test_exponential_family_entropy_and_kl_by_bregman_divergence():
         ours = make(D, cg)
         assert_close(D.ExponentialFamily.entropy(ours), make(TD, torch).entropy())
         other = make(D, cg).expand((2,))
-        np.testing.assert_allclose(_numpy(_kl_expfamily_expfamily(ours, other)), 0, atol=1e-4)
+        np.testing.assert_allclose(numpy_of(_kl_expfamily_expfamily(ours, other)), 0, atol=1e-4)
     rate, other = cg.tensor([0.7, 3.0]), cg.tensor([1.0, 2.0])
     assert_close(_kl_expfamily_expfamily(D.Poisson(rate), D.Poisson(other)),
                  TD.kl_divergence(TD.Poisson(torch.tensor([0.7, 3.0])),

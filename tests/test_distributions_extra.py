@@ -4,6 +4,7 @@ StackTransform, CorrCholeskyTransform and PositiveDefiniteTransform, and the con
 registries biject_to and transform_to, against torch.distributions: values and gradients on
 the same float32 inputs; sample shapes, supports and statistics; rsample's pathwise gradients
 for the same base draws; KL divergences; argument and sample validation."""
+import functools
 import math
 import warnings
 
@@ -12,6 +13,8 @@ import pytest
 
 import clgrad as cg
 import clgrad.distributions as D
+import distribution_checks
+from distribution_checks import call
 
 torch = pytest.importorskip("torch")
 TD = torch.distributions
@@ -128,27 +131,7 @@ def validated():
     _validate_by_default(True)
 
 
-def _numpy(t):
-    return t.detach().numpy()
-
-
-def assert_close(ours, theirs, rtol=2e-4, atol=2e-5, what=""):
-    assert tuple(ours.shape) == tuple(theirs.shape), (what, ours.shape, theirs.shape)
-    assert ours.dtype.name == str(theirs.dtype).replace("torch.", ""), (what, ours.dtype)
-    np.testing.assert_allclose(_numpy(ours), _numpy(theirs), rtol=rtol, atol=atol,
-                               equal_nan=True, err_msg=what)
-
-
-def _call(dist, what, value):
-    """dist's property or method what (value its argument where it takes one), or the class
-    of the exception it raises."""
-    try:
-        attribute = getattr(dist, what)
-        if what in ("log_prob", "cdf", "icdf", "log_survival_function"):
-            return attribute(value)
-        return attribute() if what in ("entropy", "perplexity") else attribute
-    except (NotImplementedError, ValueError, AttributeError) as error:
-        return type(error)
+assert_close = functools.partial(distribution_checks.assert_close, rtol=2e-4, atol=2e-5)
 
 
 def _argument(name, what, library):
@@ -182,7 +165,7 @@ def test_values_and_gradients_match_torch(name):
     for what in quantities:
         for dist, lib in ((ours, cg), (theirs, torch)):
             value = values[lib] if what != "icdf" else _argument(name, what, lib)
-            results[what, lib] = _call(dist, what, value)
+            results[what, lib] = call(dist, what, value)
     computed = [what for what in quantities if not isinstance(results[what, torch], type)]
     cg.realize(*(results[what, cg] for what in computed))      # in one schedule
     losses = {cg: 0, torch: 0}
@@ -800,7 +783,7 @@ def test_edge_values_are_pytorchs(case):
     ours, theirs = make(D, cg), make(TD, torch)
     for what in quantities:
         values = [L.tensor(value, requires_grad=True) for L in (cg, torch)]
-        results = [_call(ours, what, values[0]), _call(theirs, what, values[1])]
+        results = [call(ours, what, values[0]), call(theirs, what, values[1])]
         assert_close(*results, what=what)
         if results[1].requires_grad:
             for result, lib in zip(results, (cg, torch)):
@@ -840,7 +823,7 @@ def test_empty_batches_are_pytorchs(case):
     value = np.ones(value_shape, np.float32)
     for what in ("sample", "log_prob", "entropy"):
         results = [_outcome(lambda: dist.sample((2,)) if what == "sample" else
-                            _call(dist, what, L.tensor(value)))
+                            call(dist, what, L.tensor(value)))
                    for dist, L in ((ours, cg), (theirs, torch))]
         if isinstance(results[1], type):
             assert results[0] is results[1], (what, results[0])

@@ -10,6 +10,7 @@ import pytest
 
 import clgrad as cg
 import clgrad.distributions as D
+from distribution_checks import assert_close, call, numpy_of
 
 torch = pytest.importorskip("torch")
 TD = torch.distributions
@@ -121,27 +122,6 @@ def _both(name, requires_grad=False):
     return (make(D, ours), ours), (make(TD, theirs), theirs)
 
 
-def _numpy(t):
-    return t.detach().numpy()
-
-
-def assert_close(ours, theirs, rtol=1e-4, atol=1e-5, what=""):
-    assert tuple(ours.shape) == tuple(theirs.shape), (what, ours.shape, theirs.shape)
-    assert ours.dtype.name == str(theirs.dtype).replace("torch.", ""), (what, ours.dtype)
-    np.testing.assert_allclose(_numpy(ours), _numpy(theirs), rtol=rtol, atol=atol,
-                               equal_nan=True, err_msg=what)
-
-
-def _call(dist, what, value):
-    try:
-        attribute = getattr(dist, what)
-        if what in ("log_prob", "cdf", "icdf"):
-            return attribute(value)
-        return attribute() if what in ("entropy", "perplexity") else attribute
-    except (NotImplementedError, ValueError) as error:
-        return type(error)
-
-
 QUANTITIES = ("mean", "variance", "stddev", "mode", "entropy", "perplexity", "log_prob", "cdf",
               "icdf")
 
@@ -164,8 +144,8 @@ def test_values_match_torch(name):
     assert set(ours.arg_constraints) == set(theirs.arg_constraints)
     assert type(ours.support).__name__ == type(theirs.support).__name__
     for what in QUANTITIES:
-        expected = _call(theirs, what, _argument(name, what, torch))
-        got = _call(ours, what, _argument(name, what, cg))
+        expected = call(theirs, what, _argument(name, what, torch))
+        got = call(ours, what, _argument(name, what, cg))
         if isinstance(expected, type):
             assert got is expected, (what, got)
         else:
@@ -185,7 +165,7 @@ def test_gradients_match_torch(name):
             if name in ("Chi2", "InverseGamma") and what == "cdf":
                 continue        # igamma has no gradient in its first argument
             value = values[lib] if what != "icdf" else _argument(name, what, lib)
-            result = _call(dist, what, value)
+            result = call(dist, what, value)
             if not isinstance(result, type) and result.requires_grad:
                 finite = result.isfinite() if lib is cg else torch.isfinite(result)
                 result = result * finite.to(result.dtype).detach()
@@ -218,9 +198,9 @@ def test_samples_have_the_shape_dtype_and_support(name):
     assert_close(expanded.log_prob(value),
                  reference.log_prob(_argument(name, "log_prob", torch).unsqueeze(1)),
                  rtol=2e-4)
-    expected = _call(theirs, "entropy", None)     # an expanded Multinomial has none there
+    expected = call(theirs, "entropy", None)     # an expanded Multinomial has none there
     if isinstance(expected, type):
-        assert _call(expanded, "entropy", None) is expected
+        assert call(expanded, "entropy", None) is expected
     else:
         assert_close(expanded.entropy(), expected.expand(expanded.batch_shape), rtol=2e-4)
 
@@ -296,7 +276,7 @@ def test_conventions_for_undefined_moments_are_pytorchs():
 def test_half_cauchy_log_prob_outside_the_support_without_validation():
     for M, L in ((D, cg), (TD, torch)):
         dist = M.HalfCauchy(L.tensor([1.0, 2.0]), validate_args=False)
-        assert np.isneginf(_numpy(dist.log_prob(L.tensor([-1.0, -2.0])))).all()
+        assert np.isneginf(numpy_of(dist.log_prob(L.tensor([-1.0, -2.0])))).all()
 
 
 # ---- rsample's pathwise gradients ---------------------------------------------------------
@@ -453,7 +433,7 @@ def test_continuous_bernoulli_clamps_probs_before_default_validation():
     explicit validate_args checks them first."""
     for M, L in ((D, cg), (TD, torch)):
         dist = M.ContinuousBernoulli(L.tensor([1.5, -0.5]))
-        assert _numpy(dist.probs).tolist() == pytest.approx([1 - 1.1920929e-07, 1.1920929e-07])
+        assert numpy_of(dist.probs).tolist() == pytest.approx([1 - 1.1920929e-07, 1.1920929e-07])
 
 
 def test_numbers_give_scalar_distributions():
