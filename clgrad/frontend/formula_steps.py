@@ -34,13 +34,13 @@ def gradient_steps(x: ir.Node, steps: list, dtype: dt.DType,
     node = x.cast(dtype)
     for k in range(len(steps) - 1, -1, -1):
         op, operand = steps[k]
-        if isinstance(operand, ir.Node):
+        if op is Op.DIV:
+            node = opmath(node) / operand
+        elif isinstance(operand, ir.Node):
             wide = opmath(node.cast(dt.promote(dtype, operand.dtype)))
             node = ir.sloped(wide, operand.cast(wide.dtype))
-        elif op is Op.MUL:
+        else:
             wide = opmath(node)
             node = ir.sloped(wide, wide.const_like(operand))
-        else:
-            node = opmath(node) / operand
         node = node.cast((out_dtype or x.dtype) if k == 0 else dtype)
     return node
