@@ -57,7 +57,37 @@ def precision_to_scale_tril(precision):
     return solve_triangular(inverse_of_factor, identity, upper=False)
 
 
-class MultivariateNormal(LocationFamily, Distribution):
+class CholeskyParameterized:
+    """A distribution whose matrix parameter is given by one of covariance_matrix,
+    precision_matrix and scale_tril (MultivariateNormal, Wishart): it keeps the lower Cholesky
+    factor, and the matrices derived from it expanded to _matrix_shape()."""
+    _MATRICES = ("covariance_matrix", "scale_tril", "precision_matrix")
+
+    def _set_factor(self, covariance_matrix, precision_matrix, scale_tril) -> None:
+        if scale_tril is not None:
+            self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self._unbroadcasted_scale_tril = linalg_cholesky(covariance_matrix)
+        else:
+            self._unbroadcasted_scale_tril = precision_to_scale_tril(precision_matrix)
+
+    def _expand_matrices(self, new, matrix_shape) -> None:
+        """new (an expanded copy) with the matrices computed so far, expanded too."""
+        for name in self._MATRICES:
+            if name in self.__dict__:
+                setattr(new, name, self.__dict__[name].expand(matrix_shape))
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self):
+        factor = self._unbroadcasted_scale_tril
+        return factor.matmul(factor.mT).expand(self._matrix_shape())
+
+
+class MultivariateNormal(CholeskyParameterized, LocationFamily, Distribution):
     """The multivariate normal of mean loc, its covariance given by exactly one of
     covariance_matrix, precision_matrix or scale_tril (lower triangular, positive diagonal)."""
     arg_constraints = {"loc": constraints.real_vector,
@@ -87,12 +117,7 @@ class MultivariateNormal(LocationFamily, Distribution):
         setattr(self, name, matrix.expand(tuple(batch_shape) + (-1, -1)))
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         super().__init__(batch_shape, self.loc.shape[-1:], validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = linalg_cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = precision_to_scale_tril(precision_matrix)
+        self._set_factor(covariance_matrix, precision_matrix, scale_tril)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)
@@ -100,22 +125,11 @@ class MultivariateNormal(LocationFamily, Distribution):
         cov_shape = batch_shape + self.event_shape + self.event_shape
         new.loc = self.loc.expand(batch_shape + self.event_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(cov_shape))
+        self._expand_matrices(new, cov_shape)
         return self._expanded_init(new, batch_shape)
 
     def _matrix_shape(self):
         return self._batch_shape + self._event_shape + self._event_shape
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        factor = self._unbroadcasted_scale_tril
-        return factor.matmul(factor.mT).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):

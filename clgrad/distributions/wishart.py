@@ -7,11 +7,10 @@ import warnings
 
 from .. import frontend as ops
 from ..frontend.size import Size
-from ..frontend.triangular import linalg_cholesky
 from . import constraints
 from .chi2 import Chi2
 from .exp_family import ExponentialFamily
-from .multivariate_normal import precision_to_scale_tril
+from .multivariate_normal import CholeskyParameterized
 from .utils import is_number, lazy_property, where
 
 _log_2 = math.log(2)
@@ -25,7 +24,7 @@ def _mvdigamma(x, p: int):
     return (x.unsqueeze(-1) - halves.expand(tuple(x.shape) + (-1,))).digamma().sum(-1)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(CholeskyParameterized, ExponentialFamily):
     """The Wishart distribution of df degrees of freedom (more than the dimension less one)
     and scale matrix Σ, given by exactly one of covariance_matrix, precision_matrix (its
     inverse) or scale_tril (its lower Cholesky factor). rsample is Bartlett's decomposition
@@ -69,12 +68,7 @@ class Wishart(ExponentialFamily):
                           "occur for ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, param.shape[-2:], validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = linalg_cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = precision_to_scale_tril(precision_matrix)
+        self._set_factor(covariance_matrix, precision_matrix, scale_tril)
         # Bartlett's diagonal: the i-th of Chi2(df - i)
         degrees = ops.arange(p, dtype=self._unbroadcasted_scale_tril.dtype,
                              device=self._unbroadcasted_scale_tril.device)
@@ -88,9 +82,7 @@ class Wishart(ExponentialFamily):
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(cov_shape)
         new.df = self.df.expand(batch_shape)
         new._batch_dims = [-(x + 1) for x in range(len(batch_shape))]
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(cov_shape))
+        self._expand_matrices(new, cov_shape)
         new._dist_chi2 = self._dist_chi2.expand(batch_shape + self.event_shape[-1:])
         return self._expanded_init(new, batch_shape)
 
@@ -98,16 +90,8 @@ class Wishart(ExponentialFamily):
         return self._batch_shape + self._event_shape
 
     @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        factor = self._unbroadcasted_scale_tril
-        return factor.matmul(factor.mT).expand(self._matrix_shape())
-
-    @lazy_property
     def precision_matrix(self):
+        # (PyTorch's Wishart solves for it, its MultivariateNormal inverts: their gradients)
         factor = self._unbroadcasted_scale_tril
         identity = ops.eye(self._event_shape[-1], dtype=factor.dtype, device=factor.device)
         return ops.cholesky_solve(identity, factor).expand(self._matrix_shape())
