@@ -412,6 +412,20 @@ def test_bce_with_logits_of_a_16_bit_input_and_a_float32_target_is_float32(dtype
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_bce_with_logits_of_a_16_bit_target_is_16_bit(dtype):
+    """(1 - target).mul_(input).sub_(...) in PyTorch: the loss has the target's dtype, a float32
+    input's too (clgrad's was float32; fuzz seed 96100060)."""
+    x, target = make((4, 64), low=-6, high=6), make((4, 64), low=0, high=1)
+    for reduction in ("none", "mean"):
+        check(lambda h, t: F(h).binary_cross_entropy_with_logits(
+            h, t.to(getattr(library(t), dtype)), reduction=reduction).float(), x, target,
+            atol=1e-2, rtol=1e-2)
+        loss = cg.nn.functional.binary_cross_entropy_with_logits(
+            cg.tensor(x), cg.tensor(target).to(getattr(cg, dtype)), reduction=reduction)
+        assert loss.dtype.name == dtype
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_16_bit_bias_is_added_before_the_one_rounding(dtype):
     """PyTorch's addmm (and addmv), baddbmm, linear (its addmm, also of an input of more
     dims) and convolutions add a 16-bit float's bias to the float32 sums and round once;

@@ -16,9 +16,9 @@ from .loss_functions import check_same_shape, legacy_reduction, reduce_loss
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None):
     """PyTorch's steps in their dtypes: log_sigmoid(x) in the input's dtype (scaled in place
-    by (pos_weight - 1) * target + 1, so rounded to it again), then (1 - target) * x - that
-    in the dtype input and target promote to (a bfloat16 input and a float32 target: a
-    float32 loss), times the weight in place. The gradients are PyTorch's formulas (to the
+    by (pos_weight - 1) * target + 1, so rounded to it again), then (1 - target) * x - that,
+    in place on 1 - target: in the target's dtype (a float32 input and a float16 target: a
+    float16 loss), times the weight in place. The gradients are PyTorch's formulas (to the
     input sigmoid(x) - target, with pos_weight (pw t + 1 - t) sigmoid(x) - pw t; to the
     target -x, with pos_weight log_sigmoid(-x) - pw log_sigmoid(x)), then times g, the
     weight and 1 / n, each step in place on the formula's dtype (formula_steps)."""
@@ -35,7 +35,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         pw = broadcast_to(pos_weight.node, x.shape)
         log_weight = promoted(Op.ADD, promoted(Op.MUL, pw - 1, y), 1)
         log_sig = in_place(log_sig, log_weight, Op.MUL)
-    loss = promoted(Op.SUB, promoted(Op.MUL, 1 - y, x), log_sig)
+    loss = in_place(in_place(1 - y, x, Op.MUL), log_sig, Op.SUB)      # (the target's dtype)
     w = None if weight is None else broadcast_to(weight.node, x.shape)
     if w is not None:
         loss = in_place(loss, w, Op.MUL)
