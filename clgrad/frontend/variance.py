@@ -62,6 +62,11 @@ def _var_without_freedom(node: ir.Node, axes: tuple, count: int, keepdim: bool) 
     return _drop(reduce_node(Op.SUM, node * slope, axes) + math.nan, axes, keepdim)
 
 
+def row_first(node: ir.Node, axes) -> ir.Node:
+    """Each row's first element (the rows along axes, kept as size 1)."""
+    return node.shrink(tuple((0, 1) if a in axes else (0, s) for a, s in enumerate(node.shape)))
+
+
 def _shifted(node: ir.Node, axes: tuple, count: int) -> ir.Node:
     """Deviations from each row's first element, whose variance is the row's: a row of equal
     values then deviates by exactly 0 (a mean computed as sum / n need not equal them: a std
@@ -70,8 +75,7 @@ def _shifted(node: ir.Node, axes: tuple, count: int) -> ir.Node:
     at the finite ones (200779)."""
     if not count:
         return node
-    first = node.shrink(tuple((0, 1) if a in axes else (0, s)
-                              for a, s in enumerate(node.shape)))
+    first = row_first(node, axes)
     first = (first - first).eq(0).where(first, 0)
     return node - first.expand(node.shape)
 

@@ -13,6 +13,7 @@ from ..compiler.ops import Op
 from ..frontend.backward import record
 from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device, from_opmath, opmath
+from ..frontend.variance import row_first
 from .activation import check_float
 
 
@@ -23,21 +24,17 @@ def standardize(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node
     count = math.prod(x.shape[a] for a in axes)
     share = 1 / count if count else math.nan     # the mean of nothing is NaN (x is empty)
     if count:
-        pivot = _row_first(x, axes)
+        # summed from each row's first element: a row of equal values then has a mean equal
+        # to them exactly and normalises to 0, as in PyTorch, not to its sum's rounding error
+        # over a variance of that error's size (a row of 1234.567 gave 0.077). Detached: the
+        # mean does not depend on the pivot
+        pivot = row_first(x, axes).detach()
         mean = pivot + (x - pivot.expand(x.shape)).sum(axes) * share
     else:
         mean = x.sum(axes) * share
     centered = x - mean.expand(x.shape)
     var = (centered * centered).sum(axes) * share
     return centered * (var + eps).sqrt().recip().expand(x.shape), mean, var
-
-
-def _row_first(x: ir.Node, axes) -> ir.Node:
-    """Each row's first element, detached, the axes kept as size 1. The mean is summed from
-    it: a row of equal values then has a mean equal to them exactly and normalises to 0, as in
-    PyTorch, not to its sum's rounding error over a variance of that error's size (a row of
-    1234.567 gave 0.077). Detached: the mean does not depend on the pivot."""
-    return ir.detach(x.shrink(tuple((0, 1) if a in axes else (0, n) for a, n in enumerate(x.shape))))
 
 
 def _own_layout(x: ir.Node) -> ir.Node:
