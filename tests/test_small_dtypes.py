@@ -469,14 +469,16 @@ def test_16_bit_gradients_read_the_rounded_result(dtype):
     check_16_bit_exactly(lambda h: ((h.abs() + 0.25).rsqrt(),), x[right], dtype=dtype)
 
 
+@pytest.mark.parametrize("native", [False, True])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_16_bit_batch_norm_in_training_takes_pytorch_s_steps(dtype):
+def test_16_bit_batch_norm_in_training_takes_pytorch_s_steps(dtype, native):
     """PyTorch's CPU batch_norm of a 16-bit float in training sums in float32, keeps its
     statistics in the parameters' dtype (float32 if any is, else the input's: a bfloat16's
     rounded at each step), computes x * alpha + beta and rounds once, and its backward
     kernel's gradients from the saved statistics; clgrad normalised in float32 throughout
     (a third of the outputs, and the running statistics, an ulp or more off). Float32
-    parameters' gradients are float32 sums in PyTorch's own order: compared to 1e-6."""
+    parameters' gradients are float32 sums in PyTorch's own order: compared to 1e-6.
+    torch.native_batch_norm takes the same steps and returns the saved statistics too."""
     x, g = make((8, 6, 5), low=-1, high=3), make((8, 6, 5), seed=SEED + 1)
     w, b = make((6,), low=0.5, high=2), make((6,), low=-1, high=1)
     for params, affine, running in ((dtype, False, False), (dtype, True, True),
@@ -488,11 +490,14 @@ def test_16_bit_batch_norm_in_training_takes_pytorch_s_steps(dtype):
             weights = [lib.tensor(v).to(kind).requires_grad_() for v in (w, b)] if affine \
                 else [None, None]
             stats = [lib.zeros(6).to(kind), lib.ones(6).to(kind)] if running else [None, None]
-            out = F(leaf).batch_norm(leaf.to(getattr(lib, dtype)), *stats, *weights,
-                                     training=True)
+            x16 = leaf.to(getattr(lib, dtype))
+            if native:
+                out, *saved = lib.native_batch_norm(x16, *weights, *stats, True, 0.1, 1e-5)
+            else:
+                out, saved = F(leaf).batch_norm(x16, *stats, *weights, training=True), []
             out.backward(lib.tensor(g).to(out.dtype))
             found = [out, leaf.grad] + [t.grad for t in weights if t is not None] + \
-                [t for t in stats if t is not None]
+                [t for t in stats if t is not None] + saved
             runs.append([(str(t.dtype).split(".")[1], np.array(t.float().tolist())) for t in found])
         for k, ((got_dtype, got), (want_dtype, want)) in enumerate(zip(*runs)):
             assert got_dtype == want_dtype, (params, affine, running, k)

@@ -18,7 +18,9 @@ from ..frontend.grad_mode import no_grad
 from ..frontend.no_derivative import record_without_derivative
 from ..frontend.operands import common_device
 from ..frontend.tensor import Tensor
-from .native_norms import stats_dtype, torch_dtype_name, update_running
+from .batch_norm import update_running
+from .native_norms import torch_dtype_name
+from .normalization import stats_dtype
 
 
 def _accumulate(dtype):

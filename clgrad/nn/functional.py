@@ -16,15 +16,14 @@ from ..frontend import linalg, movement
 from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
 from ..frontend.no_derivative import refuse_gradient
-from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device, from_opmath, opmath, rounded_once
 from ..frontend.reductions import log_softmax_in_type
+from .batch_norm import batch_normalized
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
 from .logit_losses import binary_cross_entropy_with_logits  # noqa: F401 (re-exported)
 from .loss_functions import check_same_shape, legacy_reduction, reduce_loss
 from .normalization import affine, standardize
-from .reduced_batch_norm import reduced_batch_norm
 from .convolution import (avg_pool2d, conv1d, conv2d, conv3d, conv_tbc,  # noqa: F401
                           conv_transpose1d, conv_transpose2d, conv_transpose3d,
                           max_pool2d)  # (re-exported)
@@ -195,49 +194,22 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5):
     """Normalises over every dim but the channel dim 1. In training the batch statistics are
-    used and the running ones updated in place (momentum None: a cumulative average is the
-    caller's job)."""
+    used and the running ones updated in place (momentum None: 0.1; a cumulative average is
+    the caller's job)."""
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected at least 2-D input, got shape {tuple(input.shape)}")
-    c = input.shape[1]
-    axes = (0,) + tuple(range(2, input.ndim))
-    shape = (1, c) + (1,) * (input.ndim - 2)
-    tensors = [t for t in (input, weight, bias) if t is not None]
-    device = common_device("batch_norm", tensors)
-    node = as_float(input.node)
-    x = opmath(node)
+    device = common_device("batch_norm", [t for t in (input, weight, bias) if t is not None])
     if training:
-        count = math.prod(input.shape[a] for a in axes)
+        count = math.prod(n for dim, n in enumerate(input.shape) if dim != 1)
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {list(input.shape)}")
-        if node.dtype.is_16_bit_float:
-            return reduced_batch_norm(input, running_mean, running_var, weight, bias,
-                                      momentum, eps)
-        y, mean, var = standardize(x, axes, eps)
-        if running_mean is not None and running_var is not None:
-            _update_running(running_mean, running_var, mean, var, count, momentum)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("batch_norm: running_mean and running_var are needed in eval mode")
-        mean = running_mean.node.cast(x.dtype).reshape(shape)
-        inv = (running_var.node.cast(x.dtype).reshape(shape) + eps).sqrt().recip()
-        y = (x - mean.expand(x.shape)) * inv.expand(x.shape)
-    y = affine(y, weight, bias, shape)
-    return record("batch_norm", from_opmath(y, node), device, tensors)
-
-
-def _update_running(running_mean, running_var, mean, var, count, momentum) -> None:
-    from ..frontend.tensor import Tensor
-    c = running_mean.shape[0]
-    m = 0.1 if momentum is None else momentum
-    with no_grad():
-        # detached: the running statistics carry no gradient back to the batch
-        batch_mean = Tensor(mean.reshape((c,)), running_mean.device).detach()
-        batch_var = Tensor(var.reshape((c,)), running_var.device).detach() * (
-            count / (count - 1))
-        running_mean.copy_(running_mean * (1 - m) + batch_mean * m)
-        running_var.copy_(running_var * (1 - m) + batch_var * m)
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("batch_norm: running_mean and running_var are needed in eval mode")
+    out, _ = batch_normalized(input, as_float(input.node), weight, bias, running_mean,
+                              running_var, training, 0.1 if momentum is None else momentum, eps,
+                              device)
+    return out
 
 
 # ---- losses ---------------------------------------------------------------------------------

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import math
 
-from ..compiler import dtype as dt
 from ..compiler import ir
 from ..frontend.backward import record
-from ..frontend.grad_mode import no_grad
 from ..frontend.no_derivative import record_without_derivative
 from ..frontend.operands import common_device, from_opmath, opmath
 from ..frontend.tensor import Tensor
-from .normalization import affine, standardize
+from .batch_norm import batch_normalized
+from .normalization import affine, standardize, stats_dtype
 
-_LOW = (dt.float16, dt.bfloat16)
 _TORCH_NAMES = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
                 "uint8": "Byte", "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16",
                 "float32": "Float", "float64": "Double"}
@@ -36,19 +34,6 @@ def _float_kernel(kernel: str, input) -> None:
     if not input.dtype.is_float:
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{torch_dtype_name(input.dtype)}'")
-
-
-def stats_dtype(input, params):
-    """The dtype of the statistics: the input's, or float32 where a float16/bfloat16 input has
-    float32 parameters (PyTorch's CPU mixed type); other mixes are refused, as PyTorch's."""
-    kinds = {p.dtype for p in params if p is not None}
-    if not kinds or kinds == {input.dtype}:
-        return input.dtype
-    if input.dtype not in _LOW + (dt.float32,):
-        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
-    if kinds != {dt.float32}:
-        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    return dt.float32
 
 
 def _statistics(x: ir.Node, axes, eps: float, count: int):
@@ -124,46 +109,20 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training: 
         ("weight", weight), ("bias", bias), ("running_mean", running_mean),
         ("running_var", running_var)))
     stats = stats_dtype(input, (weight, bias, running_mean, running_var))
-    tensors = [t for t in (input, weight, bias) if t is not None]
-    device = common_device("native_batch_norm", tensors)
-    node = input.node
-    x = opmath(node)
-    axes = (0,) + tuple(range(2, input.ndim))
-    shape = (1, c) + (1,) * (input.ndim - 2)
-    if training:
-        if not input.numel():
-            raise RuntimeError(f"input tensor must have at least one element, but got "
-                               f"input_sizes = {list(input.shape)}")
-        count = input.numel() // c
-        y, mean, var = standardize(x, axes, eps)
-        invstd = (var + eps).sqrt().recip()
-        if running_mean is not None:
-            update_running(running_mean, running_var, mean.reshape((c,)), var.reshape((c,)),
-                           count, momentum, device)
-        saved = (_statistic(mean.reshape((c,)), stats, device),
-                 _statistic(invstd.reshape((c,)), stats, device))
-    else:
-        if running_mean is None:     # (PyTorch's kernel reads a null pointer here)
-            raise RuntimeError("native_batch_norm: running_mean and running_var are needed "
-                               "when training is False")
-        mean = running_mean.node.cast(x.dtype).reshape(shape).expand(x.shape)
-        inv = (running_var.node.cast(x.dtype) + eps).sqrt().recip()
-        y = (x - mean) * inv.reshape(shape).expand(x.shape)
+    device = common_device("native_batch_norm", [t for t in (input, weight, bias) if t is not None])
+    if training and not input.numel():
+        raise RuntimeError(f"input tensor must have at least one element, but got "
+                           f"input_sizes = {list(input.shape)}")
+    if not training and running_mean is None:    # (PyTorch's kernel reads a null pointer here)
+        raise RuntimeError("native_batch_norm: running_mean and running_var are needed "
+                           "when training is False")
+    out, statistics = batch_normalized(input, input.node, weight, bias, running_mean,
+                                       running_var, training, momentum, eps, device)
+    if statistics is None:
         saved = tuple(Tensor(ir.const(0.0, stats, (0,)), device) for _ in range(2))
-    y = affine(y, weight, bias, shape)
-    return (record("batch_norm", from_opmath(y, node), device, tensors),) + saved
-
-
-def update_running(running_mean, running_var, mean: ir.Node, var: ir.Node, count: int,
-                   momentum: float, device) -> None:
-    """running = (1 - momentum) running + momentum batch, in place and outside autograd; the
-    variance unbiased by count / (count - 1) (infinite for a count of 1, as PyTorch's)."""
-    bessel = count / (count - 1) if count > 1 else math.inf
-    with no_grad():
-        batch_mean = Tensor(mean.detach(), device)
-        batch_var = Tensor(var.detach(), device) * bessel
-        running_mean.copy_(running_mean * (1 - momentum) + batch_mean * momentum)
-        running_var.copy_(running_var * (1 - momentum) + batch_var * momentum)
+    else:
+        saved = tuple(_statistic(s.reshape((c,)), stats, device) for s in statistics)
+    return (out,) + saved
 
 
 def native_group_norm(input, weight, bias, N: int, C: int, HxW: int, group: int, eps: float):

@@ -61,6 +61,19 @@ def affine(y: ir.Node, weight, bias, shape) -> ir.Node:
     return y
 
 
+def stats_dtype(input, params):
+    """The dtype of the statistics: the input's, or float32 where a float16/bfloat16 input has
+    float32 parameters (PyTorch's CPU mixed type); other mixes are refused, as PyTorch's."""
+    kinds = {p.dtype for p in params if p is not None}
+    if not kinds or kinds == {input.dtype}:
+        return input.dtype
+    if input.dtype not in (dt.float16, dt.bfloat16, dt.float32):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    if kinds != {dt.float32}:
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    return dt.float32
+
+
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
     """Normalises each of num_groups groups of channels (with their spatial dims) per sample,
     then scales and shifts per channel."""

@@ -24,12 +24,14 @@ from ..frontend.grad_mode import no_grad
 from ..frontend.operands import common_device
 from ..frontend.reductions import reduce_node
 from ..frontend.tensor import Tensor
-from .native_norms import stats_dtype
+from .normalization import stats_dtype
 
 
-def reduced_batch_norm(input, running_mean, running_var, weight, bias, momentum, eps: float):
-    """The output of batch_norm(input, ..., training=True) for a 16-bit float input, the
-    running statistics updated in place (momentum None: 0.1)."""
+def reduced_batch_norm(input, running_mean, running_var, weight, bias, momentum: float,
+                       eps: float):
+    """(output, saved mean, saved invstd) of batch_norm(input, ..., training=True) for a
+    16-bit float input, the running statistics updated in place; the statistics are float32
+    nodes of shape (1, C, 1, ...) holding values of the statistics' dtype."""
     params = (weight, bias, running_mean, running_var)
     stats = stats_dtype(input, params)
     tensors = [t for t in (input, weight, bias) if t is not None]
@@ -55,10 +57,11 @@ def reduced_batch_norm(input, running_mean, running_var, weight, bias, momentum,
     beta = b - saved_mean * alpha
     out = (wide * alpha.expand(x.shape) + beta.expand(x.shape)).cast(x.dtype)
     if running_mean is not None and running_var is not None:
-        m = 0.1 if momentum is None else momentum
-        _update_running(running_mean, running_var, mean, var_sum, count, m, stepwise, device)
+        _update_running(running_mean, running_var, mean, var_sum, count, momentum, stepwise,
+                        device)
     derivation = _derivation(wide, saved_mean, invstd, weight, bias, shape, axes, count)
-    return record("batch_norm", out, device, tensors, derivation=derivation.cast(x.dtype))
+    out = record("batch_norm", out, device, tensors, derivation=derivation.cast(x.dtype))
+    return out, saved_mean, invstd
 
 
 def _narrowed(value, dtype):
