@@ -180,7 +180,11 @@ class KernelWriter:
         self.counter += 1
         self.emit(f"{ctype} {c};")
         s = self.tmp(f"sincos({v.code},&{c})", node.dtype, v.vec)
-        self.scopes[-1][(cos, index.key())] = Value(c, node.dtype, v.vec)
+        cos_value = Value(c, node.dtype, v.vec)
+        if node.dtype.is_16_bit_float:      # each rounded, as a lone sin or cos is
+            s = self.tmp(self.r.narrow(s.code, node.dtype, v.vec), node.dtype, v.vec)
+            cos_value = self.tmp(self.r.narrow(c, node.dtype, v.vec), node.dtype, v.vec)
+        self.scopes[-1][(cos, index.key())] = cos_value
         self.scopes[-1][(sin, index.key())] = s
         return s if node is sin else self.scopes[-1][(cos, index.key())]
 
