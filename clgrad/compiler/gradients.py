@@ -237,7 +237,7 @@ RULES = {
     Op.MAX: _max_rule,
     Op.MIN: _max_rule,
     Op.MOD: lambda n, g: (g, -(g * _trunc(n.src[0] / n.src[1]))),
-    Op.SLOPED: lambda n, g: (g * n.src[1], None),
+    Op.SLOPED: lambda n, g: (g / n.src[1] if n.arg else g * n.src[1], None),
     Op.NEG: lambda n, g: (-g,),
     Op.RECIP: lambda n, g: (-(g * (n * n)),),
     Op.SQRT: lambda n, g: (g * 0.5 / n,),

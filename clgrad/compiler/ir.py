@@ -241,13 +241,15 @@ def detach(x: Node) -> Node:
     return Node(Op.DETACH, x.dtype, x.shape, (x,))
 
 
-def sloped(x: Node, slope: Node) -> Node:
-    """A node for autograd only, never computed: its gradient with respect to x is g * slope,
-    slope itself not differentiated through, but kept in the gradient's graph, so a second
-    derivative reaches x through it. A frontend op whose value is computed one way and
-    differentiated by a formula of PyTorch's derives from it (frontend.backward.record)."""
+def sloped(x: Node, slope: Node, divides: bool = False) -> Node:
+    """A node for autograd only, never computed: its gradient with respect to x is g * slope
+    (g / slope where divides: a formula's division, which a product by the reciprocal
+    would round otherwise), slope itself not differentiated through, but kept in the
+    gradient's graph, so a second derivative reaches x through it. A frontend op whose value
+    is computed one way and differentiated by a formula of PyTorch's derives from it
+    (frontend.backward.record)."""
     assert x.shape == slope.shape and x.dtype == slope.dtype, (x.shape, slope.shape)
-    return Node(Op.SLOPED, x.dtype, x.shape, (x, slope))
+    return Node(Op.SLOPED, x.dtype, x.shape, (x, slope), True if divides else None)
 
 
 def cast(x: Node, dtype: DType) -> Node:

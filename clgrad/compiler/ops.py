@@ -41,7 +41,7 @@ class Op(Enum):
     CAST = auto()        # arg = None; the node's dtype is the target
     BITCAST = auto()     # the same bits read as the node's dtype, of the source's size
     DETACH = auto()      # the same value, opaque to autograd (detach(), no_grad results)
-    SLOPED = auto()      # (x, slope): never computed; autograd's derivative of it is g * slope
+    SLOPED = auto()      # (x, slope): never computed; its derivative is g * slope (arg: g / slope)
     # binary
     ADD = auto()
     SUB = auto()

@@ -103,11 +103,12 @@ def exp2(self):
 
 def log1p(self):
     """log(1 + x), accurate near 0: log(u) * (x / (u - 1)) with u = 1 + x corrects u's
-    rounding (the branch not taken divides by 1). The gradient is PyTorch's, 1 / (1 + x)."""
+    rounding (the branch not taken divides by 1). The gradient is PyTorch's, g / (x + 1),
+    a 16-bit float's x + 1 rounded to it, then the quotient."""
     node = as_float(self.node)
     x = opmath(node)
     return record("log1p", from_opmath(special.log1p(x), node), self.device, [self],
-                  derivation=from_opmath((x + 1).log(), node))
+                  derivation=gradient_steps(node, [(Op.DIV, node + 1)], node.dtype))
 
 
 def expm1(self):

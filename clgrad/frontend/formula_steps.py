@@ -26,19 +26,20 @@ def in_place(a: ir.Node, b: ir.Node, op: Op) -> ir.Node:
 def gradient_steps(x: ir.Node, steps: list, dtype: dt.DType,
                    out_dtype: dt.DType | None = None) -> ir.Node:
     """A derivation of x (backward.record) whose gradient is g (of out_dtype, x's by default)
-    put through steps in turn, each (Op.MUL, a node of x's shape or a number) or (Op.DIV, a
-    number), as PyTorch's backward formulas compute it on a tensor of dtype (grad * result,
-    grad_input.mul_(weight), .div_(n)): each step in the dtype it promotes to (float32 for
-    16-bit floats, a number whole) and rounded to dtype, the result cast to x's. The graph's
-    outermost op is the first one applied to g, so the steps nest from the last."""
+    put through steps in turn, each (Op.MUL or Op.DIV, a node of x's shape or a number), as
+    PyTorch's backward formulas compute it on a tensor of dtype (grad * result,
+    grad_input.mul_(weight), grad / (self + 1), .div_(n)): each step in the dtype it promotes
+    to (float32 for 16-bit floats, a number whole) and rounded to dtype, the result cast to
+    x's. The graph's outermost op is the first one applied to g, so the steps nest from the
+    last."""
     node = x.cast(dtype)
     for k in range(len(steps) - 1, -1, -1):
         op, operand = steps[k]
-        if op is Op.DIV:
-            node = opmath(node) / operand
-        elif isinstance(operand, ir.Node):
+        if isinstance(operand, ir.Node):
             wide = opmath(node.cast(dt.promote(dtype, operand.dtype)))
-            node = ir.sloped(wide, operand.cast(wide.dtype))
+            node = ir.sloped(wide, operand.cast(wide.dtype), divides=op is Op.DIV)
+        elif op is Op.DIV:
+            node = opmath(node) / operand
         else:
             wide = opmath(node)
             node = ir.sloped(wide, wide.const_like(operand))

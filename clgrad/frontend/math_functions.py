@@ -23,12 +23,42 @@ _LN2 = math.log(2.0)
 
 # name: the C builtin it is; integer inputs are computed in float32, as in PyTorch
 _BUILTINS = {"tan": Op.TAN, "asin": Op.ASIN, "acos": Op.ACOS, "atan": Op.ATAN, "sinh": Op.SINH,
-             "cosh": Op.COSH, "asinh": Op.ASINH, "acosh": Op.ACOSH, "atanh": Op.ATANH,
-             "erfc": Op.ERFC, "lgamma": Op.LGAMMA}
+             "cosh": Op.COSH, "atanh": Op.ATANH}
 
 
 def _builtin(name: str, op: Op):
     return lambda self: ew.unary(name, op, self)
+
+
+def erf_slope(x: ir.Node, sign: float = 1.0) -> ir.Node:
+    """PyTorch's derivative of erf (of erfc with sign -1), ±2 / sqrt(pi) * exp(-(x²)), each
+    step in x's dtype (the number whole: a 16-bit float's product by it rounded once)."""
+    return from_opmath(opmath((-(x * x)).exp()) * (sign * 2 / math.sqrt(math.pi)), x)
+
+
+def _rsqrt_of(x: ir.Node) -> ir.Node:
+    """x.rsqrt() as PyTorch's kernel computes it: a 16-bit float's in float32, rounded once."""
+    return from_opmath(opmath(x).sqrt().recip(), x)
+
+
+# name: (the C builtin it is, PyTorch's derivative of it, each step in x's dtype)
+_DIFFERENTIATED = {
+    "erf": (Op.ERF, erf_slope), "erfc": (Op.ERFC, lambda x: erf_slope(x, -1.0)),
+    "asinh": (Op.ASINH, lambda x: _rsqrt_of(x * x + 1)),
+    "acosh": (Op.ACOSH, lambda x: _rsqrt_of(x * x - 1)),
+    "lgamma": (Op.LGAMMA, lambda x: from_opmath(special.digamma(opmath(x)), x)),
+}
+
+
+def _differentiated(name: str, op: Op, slope):
+    """A C builtin whose gradient is PyTorch's formula, g times slope(x), which a 16-bit float
+    computes step by step in its type (the builtin's rule would round elsewhere)."""
+    def method(self):
+        given = as_float(self.node)
+        return record(name, ir.unary(op, given), self.device, [self],
+                      derivation=gradient_steps(given, [(Op.MUL, slope(given))], given.dtype))
+    method.__name__ = name
+    return method
 
 
 def _require_float(name: str, *values) -> None:
@@ -82,12 +112,13 @@ def positive(self):
 
 
 def digamma(self):
-    """ψ(x), its gradient PyTorch's ψ'(x) (the series' own derivative is 0 at the poles); a
-    16-bit float's in float32, rounded once, as PyTorch's."""
+    """ψ(x), its gradient PyTorch's g ψ'(x) (the series' own derivative is 0 at the poles); a
+    16-bit float's in float32, ψ'(x) rounded to it and then its product, as PyTorch's."""
     given = as_float(self.node)
     x = opmath(given)
+    slope = from_opmath(special.trigamma(x), given)
     return record("digamma", from_opmath(special.digamma(x), given), self.device, [self],
-                  derivation=from_opmath(ir.sloped(x, special.trigamma(x)), given))
+                  derivation=gradient_steps(given, [(Op.MUL, slope)], given.dtype))
 
 
 # Giles' single-precision erfinv ("Approximating the erfinv function", 2010): polynomials in
@@ -137,8 +168,21 @@ def sinc(self):
     # where π x² is 0, PyTorch selects a gradient of 0 (whatever flows in: inf too)
     flat = (x * x * math.pi).eq(0)
     derivation = flat.where(x.const_like(0), ir.sloped(x, flat.where(0, slope)))
+    if given.dtype.is_16_bit_float:
+        derivation = _sinc_steps(given)
     return record("sinc", from_opmath(zero.where(1, px.sin() / px), given), self.device, [self],
                   derivation=from_opmath(derivation, given))
+
+
+def _sinc_steps(x: ir.Node) -> ir.Node:
+    """sinc's derivation for a 16-bit float: PyTorch's formula, its cancellation near 0
+    and all, each step rounded to the type (πx, πx², the difference and the quotient, then
+    times g), and 0 where πx² is."""
+    px = from_opmath(opmath(x) * math.pi, x)
+    squared = from_opmath(opmath(x * x) * math.pi, x)
+    flat = squared.eq(0)
+    slope = flat.where(0, (px * px.cos() - px.sin()) / squared)
+    return flat.where(x.const_like(0), gradient_steps(x, [(Op.MUL, slope)], x.dtype))
 
 
 def _log_add_exp(name: str, a, b, scale: float):
@@ -165,16 +209,26 @@ def logaddexp2(self, other):
 
 
 def logit(self, eps: float | None = None):
-    """log(p / (1 - p)); with eps, p is clamped to [eps, 1 - eps] first (gradient 0 beyond).
-    Without it, p outside [0, 1] gives NaN and a NaN gradient, as in PyTorch."""
+    """log(p / (1 - p)), each step in p's dtype, as PyTorch's kernel; with eps, p is clamped
+    to [eps, 1 - eps] first (eps and 1 - eps in p's dtype). Its gradient is PyTorch's
+    formula, g / (p (1 - p)) each step in the dtype, and outside the bounds NaN without eps,
+    0 with it. (A NaN p's is NaN, as PyTorch's scalar code gives it; its vector code's
+    test selects 0 there with eps.)"""
     p = as_float(self.node)
-    if eps is None:
-        # + NaN outside (a NaN gradient there, as PyTorch's), + -0.0 inside: -0's sign kept
-        p = p + ((p < 0) | (p > 1)).where(p.const_like(math.nan), -0.0)
-    else:
-        lo, hi = p.const_like(eps), p.const_like(1 - eps)
-        p = (p < lo).where(lo, (hi < p).where(hi, p))
-    return record("logit", p.log() - (1 - p).log(), self.device, [self])
+    x = p
+    lo, hi = p.const_like(0), p.const_like(1)
+    if eps is not None:
+        lo = p.const_like(eps)
+        hi = 1 - lo
+        x = (p < lo).where(lo, (hi < p).where(hi, p))
+    outside = (p < lo) | (hi < p)
+    # outside, g / NaN is NaN whatever g is; with eps, 0 is selected there, and g / 1 keeps
+    # that 0 from being 0 / 0
+    spread = outside.where(math.nan if eps is None else 1, p * (1 - p))
+    derivation = gradient_steps(p, [(Op.DIV, spread)], p.dtype)
+    if eps is not None:
+        derivation = outside.where(p.const_like(0), derivation)
+    return record("logit", (x / (1 - x)).log(), self.device, [self], derivation=derivation)
 
 
 def _x_log(name: str, log, lowest: float, self, other):
@@ -341,11 +395,13 @@ _FUNCTIONS = {
     "float_power": float_power, "ldexp": ldexp, "frexp": frexp, "gcd": gcd, "lcm": lcm,
 }
 
-IN_PLACE = (*_BUILTINS, *_ALIASES, "atan2", "hypot", "copysign", "deg2rad", "rad2deg",
-            "sinc", "logit", "xlogy", "heaviside", "ldexp", "erf", "digamma", "erfinv",
+IN_PLACE = (*_BUILTINS, *_DIFFERENTIATED, *_ALIASES, "atan2", "hypot", "copysign", "deg2rad",
+            "rad2deg", "sinc", "logit", "xlogy", "heaviside", "ldexp", "digamma", "erfinv",
             "nextafter", "gcd", "lcm")
 
 METHODS = ([(name, _builtin(name, op)) for name, op in _BUILTINS.items()]
+           + [(name, _differentiated(name, op, slope))
+              for name, (op, slope) in _DIFFERENTIATED.items()]
            + list(_FUNCTIONS.items())
            + [(alias, lambda self, *a, _to=to, **k: getattr(self, _to)(*a, **k))
               for alias, to in _ALIASES.items()]

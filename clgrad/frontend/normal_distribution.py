@@ -13,6 +13,8 @@ from ..compiler.ops import Op
 from . import special_arguments
 from .backward import record
 from .erfcx import erfcx_node
+from .formula_steps import gradient_steps
+from .math_functions import erf_slope
 from .operands import from_opmath, opmath
 
 _SQRT_HALF = 0.70710678118654752440
@@ -37,12 +39,15 @@ _Q2 = (1.0, 6.02427039364742, 3.6798356385616087, 1.3770209948908132, 0.21623699
 
 
 def ndtr(input):
-    """The standard normal CDF, as PyTorch's composite (float16 rounded at each of its ops);
-    grad_fn MulBackward1, its last op."""
+    """The standard normal CDF, as PyTorch's composite (float16 rounded at each of its ops),
+    and its gradient the composite's, g * 0.5, times erf's derivative, times sqrt(1/2), each
+    step rounded; grad_fn MulBackward1, its last op."""
     node = special_arguments.unary("ndtr", input, half=True)
     scaled = from_opmath(opmath(node) * _SQRT_HALF, node)
     value = (ir.unary(Op.ERF, scaled) + 1) * 0.5
-    return record("special_ndtr", value, input.device, [input])
+    steps = [(Op.MUL, 0.5), (Op.MUL, erf_slope(scaled)), (Op.MUL, _SQRT_HALF)]
+    return record("special_ndtr", value, input.device, [input],
+                  derivation=gradient_steps(node, steps, node.dtype))
 
 
 def _ndtri(y0: Node) -> Node:

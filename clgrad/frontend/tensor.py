@@ -331,7 +331,6 @@ METHODS = [
     ("exp", _unary("exp", Op.EXP)), ("log", _unary("log", Op.LOG)),
     ("sqrt", _unary("sqrt", Op.SQRT)), ("sin", _unary("sin", Op.SIN)),
     ("cos", _unary("cos", Op.COS)), ("tanh", _unary("tanh", Op.TANH)),
-    ("erf", _unary("erf", Op.ERF)),
     ("reciprocal", _unary("reciprocal", Op.RECIP)),
     ("floor", _unary("floor", Op.FLOOR, True)), ("ceil", _unary("ceil", Op.CEIL, True)),
     ("round", _round),

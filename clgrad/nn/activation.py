@@ -14,7 +14,9 @@ import warnings
 
 from ..compiler import dtype as dt
 from ..compiler import ir
+from ..compiler.ops import Op
 from ..frontend.backward import record
+from ..frontend.formula_steps import gradient_steps
 from ..frontend.operands import as_float, common_device, from_opmath, normalize_dim, opmath
 
 # ---- node helpers, shared with the losses -------------------------------------------------
@@ -219,14 +221,21 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
 
 
 def softsign(input):
+    """x / (|x| + 1), as PyTorch's composite: its gradient DivBackward0's, g / d to x and
+    -g ((x / d) / d) through |x|, each step in x's dtype."""
     x = as_float(input.node)
-    return record("div", x / (x.abs() + 1), input.device, [input])
+    d = x.abs() + 1
+    out = x / d
+    derivation = (gradient_steps(x, [(Op.DIV, d)], x.dtype)
+                  + gradient_steps(x.abs(), [(Op.MUL, -(out / d))], x.dtype))
+    return record("div", out, input.device, [input], derivation=derivation)
 
 
 def logsigmoid(input):
     def slope(x):
         negative = x < 0
-        z = (-x.abs()).exp()
+        # PyTorch's backward reads exp(-|x|) from the buffer its forward wrote, in x's dtype
+        z = (-x.abs()).exp().cast(input.dtype).cast(x.dtype)
         sign = negative.where(x.const_like(1), x.const_like(-1))
         return negative.cast(x.dtype) - sign * (z / (1 + z))
     return _pointwise("logsigmoid", input, lambda x: -softplus_node(-x), name="log_sigmoid",
