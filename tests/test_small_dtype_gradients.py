@@ -42,3 +42,29 @@ def test_16_bit_gradients_of_the_input_take_pytorch_s_steps(dtype):
     inputs = [x] * (len(functions) - 1) + [np.nan_to_num(x, nan=0.5)]
     check_16_bit_exactly(lambda *h: tuple(f(t) for f, t in zip(functions, h)), *inputs,
                          dtype=dtype)
+
+
+# products near 1, with zeros (two in the first row), an inf and a NaN
+P = make((4, 48), low=0.6, high=1.5)
+P[0, [5, 30]], P[1, 7], P[2, 11], P[3, 40] = 0.0, 0.0, np.inf, np.nan
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_scans_and_products_take_pytorch_s_steps(dtype):
+    """PyTorch's cumsum, cumprod and logcumsumexp of a 16-bit float accumulate in float32
+    and round each result, and their backward formulas run in the type (logcumsumexp's
+    reversed logcumsumexp of log|g| - r, + x, exp, each rounded); its prod rounds each
+    product to the type, in turn (rows shorter than its four vector accumulators, and
+    across rows: longer rows it takes in vector lanes), and its gradient is g * (prod / x)
+    where the tensor holds no zero, else g times the exclusive cumprods from either end
+    multiplied. clgrad's logcumsumexp gradient ran in float32 (90% of the elements off),
+    its half scans rounded logaddexp's running max, and its prod rounded once."""
+    scans = (lambda h: h.logcumsumexp(1), lambda h: h.logcumsumexp(0),
+             lambda h: h.cumsum(1), lambda h: (h / 4 + 1).cumprod(0))
+    check_16_bit_exactly(lambda *h: tuple(f(t) for f, t in zip(scans, h)),
+                         *[X] * len(scans), dtype=dtype)
+    products = (lambda h: h.cumprod(1), lambda h: h.prod(1), lambda h: h.prod(0),
+                lambda h: h[1:].prod(1), lambda h: h[2:3].prod(), lambda h: h[0].prod(),
+                lambda h: h[:, :1].prod(1, keepdim=True), lambda h: h[:0].prod(0))
+    check_16_bit_exactly(lambda *h: tuple(f(t) for f, t in zip(products, h)),
+                         *[P] * len(products), dtype=dtype)

@@ -143,6 +143,11 @@ class ReduceWriter(KernelWriter):
                    and keep_in is None)    # (narrower: ~x is cut to the dtype's width)
         if flipped:
             op, src = Op.MIN, src.src[0]
+        # PyTorch's product of a 16-bit float rounds each step to the type, in turn (in rows
+        # shorter than its four vector accumulators, and across rows)
+        stepwise = op is Op.PROD and dtype.is_16_bit_float
+        if stepwise:
+            width = 1
         init = r.reduce_init(op, dtype)
         n = self.counter
         self.counter += 1
@@ -161,7 +166,10 @@ class ReduceWriter(KernelWriter):
                 into = into or acc_vec
             else:
                 into = into or acc
-            self.emit(f"{into} = {r.reduce_step(op, into, v)};")
+            combined = r.reduce_step(op, into, v)
+            if stepwise:
+                combined = r.narrow(combined, dtype, False)
+            self.emit(f"{into} = {combined};")
         product = red.op is Op.PROD and dtype.is_float and width > 1     # combines its lanes
         if red.op is Op.SUM and dtype.is_float and length // width > _SEQUENTIAL_STEPS:
             self._pairwise_sum(length, width, step, acc_vec if width > 1 else acc, dtype)

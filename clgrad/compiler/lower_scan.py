@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from . import dtype as dt
 from . import symbolic as sym
 from .addressing import Index
 from .kernel_writer import KernelWriter
@@ -24,8 +25,11 @@ class ScanWriter(KernelWriter):
         self._saw(Op.SCAN)
         self.ops_seen.append(combine)
         ctype = dtype.ctype
-        acc = Value("acc", dtype, False)
-        compensated = combine in ("add", "mul") and dtype.is_float
+        # a 16-bit float accumulates in a float register and is rounded where stored, as
+        # PyTorch's CPU scans accumulate it in float (at::acc_type), uncompensated
+        wide = dt.float32 if dtype.is_16_bit_float else dtype
+        acc = Value("acc", wide, False)
+        compensated = combine in ("add", "mul") and dtype.is_float and wide is dtype
         # a sum starts at +0.0, as PyTorch's (so a leading -0.0 becomes +0.0)
         start = {"add": "0", "mul": "1", "logaddexp": "-INFINITY"}
         self.emit(f"{ctype} acc = {start.get(combine, '0')};")
@@ -40,8 +44,9 @@ class ScanWriter(KernelWriter):
             elif compensated:
                 self._compensated_product(v)
             else:
+                v = Value(v.code, wide, v.vec)
                 self.emit(f"acc = {self._combined(combine, acc, v)};")
-            self.store(node, index.as_flat(), acc)
+            self.store(node, index.as_flat(), self.finished(Value("acc", dtype, False)))
         return (math.prod(outer),)
 
     def _compensated_add(self, v: Value) -> None:

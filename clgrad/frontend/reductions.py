@@ -8,6 +8,7 @@ from functools import partial
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
+from ..compiler.scans import reverse_scan
 from .backward import record
 from .formula_steps import gradient_steps
 from .operands import as_float, from_opmath, normalize_dim, normalize_dims, opmath
@@ -308,8 +309,36 @@ def prod(x, dim, keepdim):
         # reads a detached x there, so that its rule's 0 * NaN never reaches x.
         zeros = reduce_node(Op.SUM, node.eq(0).cast(node.dtype), axes).expand(node.shape)
         node = (zeros > 1).where(node.detach(), node)
-    out = _drop(reduce_node(Op.PROD, node, axes), axes, keepdim)
-    return record("prod" if dim is None else "prod_dim", out, x.device, [x])
+    out = reduce_node(Op.PROD, node, axes)
+    derivation = None
+    if node.dtype.is_16_bit_float and axes and node.numel:
+        derivation = _drop(_product_steps(node, out, axes, dim is None), axes, keepdim)
+    return record("prod" if dim is None else "prod_dim", _drop(out, axes, keepdim), x.device,
+                  [x], derivation)
+
+
+def _product_steps(node: ir.Node, out: ir.Node, axes: tuple[int, ...],
+                   flattened: bool) -> ir.Node:
+    """prod's derivation for a 16-bit float: PyTorch's prod_backward step by step in the
+    type, g * (prod / x) where the tensor holds no zero, else g times the product of the
+    others, its exclusive running products from either end (each accumulated in float32 and
+    rounded, as its cumprod's) multiplied; prod() takes the flattened tensor's."""
+    row = node.reshape((node.numel,)) if flattened else node
+    axis = 0 if flattened else axes[0]
+    n = row.shape[axis]
+
+    def span(lo: int, hi: int) -> tuple:
+        return tuple((lo, hi) if a == axis else (0, s) for a, s in enumerate(row.shape))
+
+    def ends(lo: int, hi: int) -> tuple:
+        return tuple((lo, hi) if a == axis else (0, 0) for a in range(len(row.shape)))
+    before = ir.scan(row.shrink(span(0, n - 1)).pad(ends(1, 0), fill=1.0), axis, "mul")
+    after = reverse_scan(row.shrink(span(1, n)).pad(ends(0, 1), fill=1.0), axis, "mul")
+    others = (before * after).reshape(node.shape)
+    every = tuple(range(len(node.shape)))
+    any_zero = reduce_node(Op.RMAX, node.eq(0).cast(node.dtype), every).expand(node.shape) > 0
+    slope = any_zero.where(others, out.expand(node.shape) / node)
+    return gradient_steps(node, [(Op.MUL, slope)], node.dtype).sum(axes)
 
 
 def _row_max(node: ir.Node, axis: int) -> ir.Node:

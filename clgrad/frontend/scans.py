@@ -9,7 +9,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.scans import extreme_positions, kept_scan, split_scan
 from .backward import record
-from .operands import from_opmath, normalize_dim, opmath
+from .operands import normalize_dim
 from .reductions import _compared
 
 CummaxResult = namedtuple("cummax", ["values", "indices"])
@@ -49,9 +49,9 @@ def logcumsumexp(self, dim: int):
     if not self.dtype.is_float:
         raise NotImplementedError(f"logcumsumexp: not implemented for {self.dtype.name} "
                                   f"input of shape {tuple(self.shape)}")
-    # (a 16-bit float's in float32, each result rounded once, as PyTorch's: not every partial)
-    out, axis = _scanned("logcumsumexp", self, dim, opmath(self.node), "logaddexp")
-    out = from_opmath(out, self.node)
+    # (a 16-bit float's scan accumulates in float32 and rounds each result, as PyTorch's,
+    # whose backward formula then reads it)
+    out, axis = _scanned("logcumsumexp", self, dim, self.node, "logaddexp")
     # rows of one element, which no scan computes, take the rule of longer ones as PyTorch's
     # do: exp(log|g| - out + x), NaN at ±inf, 0 for a NaN g, and at a large x |g| is lost to
     # rounding (a 0-d tensor's gradient is g)
