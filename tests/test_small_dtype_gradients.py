@@ -68,3 +68,35 @@ def test_16_bit_scans_and_products_take_pytorch_s_steps(dtype):
                 lambda h: h[:, :1].prod(1, keepdim=True), lambda h: h[:0].prod(0))
     check_16_bit_exactly(lambda *h: tuple(f(t) for f, t in zip(products, h)),
                          *[P] * len(products), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_cross_entropy_gradient_takes_pytorch_s_steps(dtype):
+    """cross_entropy's gradient is PyTorch's nll_loss backward (-g / total, times the class
+    weight, in the type) and then its log_softmax backward, g - exp(logp) sum(g) in float32
+    from the rounded logp, rounded once; label smoothing's parts scaled by their numbers
+    whole. clgrad's differentiated its float32 log_softmax (45% of the elements off). (A
+    reduced loss within 2 ulps: PyTorch's nll_loss sums the losses, and the class weights a
+    weighted mean divides by, in cascaded 16-bit partial sums, clgrad in float32: not a
+    weighted mean here.)"""
+    lib = library
+    rng = np.random.default_rng(0)
+    classes = rng.integers(0, 16, (64,))
+    classes[[3, 17]] = -100
+    spatial = rng.integers(0, 16, (8, 8))
+    weight = make((16,), low=0.5, high=2)
+    probs = np.abs(X[2:4].reshape(32, 16)) + 0.1
+    probs /= probs.sum(1, keepdims=True)
+
+    def losses(a, b, c, d, e, p):
+        f, t = F(a), lib(a).tensor
+        w = t(weight).to(a.dtype)
+        return (f.cross_entropy(a.reshape(64, 16), t(classes), reduction="none"),
+                f.cross_entropy(b.reshape(64, 16), t(classes), label_smoothing=0.1),
+                f.cross_entropy(c.reshape(64, 16), t(classes), w, reduction="sum"),
+                f.cross_entropy(d.reshape(8, 16, 8), t(spatial), reduction="none",
+                                label_smoothing=0.2),
+                f.cross_entropy(e[1:3].reshape(32, 16), p.to(e.dtype), w, label_smoothing=0.1))
+    # (each of its own leaf: no leaf sums 16-bit gradients in an order of its own)
+    check_16_bit_exactly(losses, *[X] * 5, probs.astype(np.float32), dtype=dtype,
+                         narrowed=range(5), value_ulps=2)

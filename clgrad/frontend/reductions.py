@@ -438,7 +438,7 @@ def log_softmax(x, dim):
     out = log_softmax_in_type(node, axis)
     derivation = None
     if node.dtype.is_16_bit_float and node.numel:
-        derivation = _log_softmax_derivation(node, out, axis).reshape(x.shape)
+        derivation = log_softmax_derivation(node, out, axis).reshape(x.shape)
     return record("log_softmax", out.reshape(x.shape), x.device, [x], derivation)
 
 
@@ -451,7 +451,7 @@ def _softmax_derivation(node: ir.Node, y: ir.Node, axis: int) -> ir.Node:
     return (c - ir.sloped(reduce_node(Op.SUM, c, (axis,)).expand(c.shape), w)).cast(node.dtype)
 
 
-def _log_softmax_derivation(node: ir.Node, y: ir.Node, axis: int) -> ir.Node:
+def log_softmax_derivation(node: ir.Node, y: ir.Node, axis: int) -> ir.Node:
     """As _softmax_derivation, for log_softmax's backward: g - exp(y) sum(g)."""
     c = opmath(node)
     spread = ir.sloped(c, opmath(y).exp())

@@ -17,7 +17,7 @@ from ..frontend.backward import record
 from ..frontend.jit_protocol import in_jit
 from ..frontend.no_derivative import refuse_gradient
 from ..frontend.operands import as_float, common_device, from_opmath, opmath, rounded_once
-from ..frontend.reductions import log_softmax_in_type
+from ..frontend.reductions import log_softmax_derivation, log_softmax_in_type
 from .batch_norm import batch_normalized
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
@@ -342,35 +342,63 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     device = common_device("cross_entropy", tensors + [target])
     x = as_float(input.node)
     logp = log_softmax_in_type(x, 1)    # (PyTorch's log_softmax, then its nll_loss)
+    # PyTorch's backward of a 16-bit float's log_softmax reads the rounded logp
+    derived = (log_softmax_derivation(x, logp, 1) if x.dtype.is_16_bit_float and x.numel
+               else None)
     if target.dtype.is_float:
         check_same_shape("cross_entropy", input, target)
         probs = target.node.cast(x.dtype)
         if label_smoothing:
-            probs = probs * (1 - label_smoothing) + label_smoothing / input.shape[1]
-        terms = probs * logp
-        if weight is not None:
-            w = weight.node.cast(x.dtype).reshape((1, x.shape[1]) + (1,) * (len(x.shape) - 2))
-            terms = terms * w.expand(terms.shape)
-        loss = -(terms.sum((1,)).reshape((x.shape[0],) + x.shape[2:]))
-        out = reduce_loss(loss, reduction)
+            probs = from_opmath(opmath(probs) * (1 - label_smoothing), probs) + (
+                label_smoothing / input.shape[1])
+        out = _soft_label_loss(probs * logp, weight, reduction)
+        derivation = None
+        if derived is not None:     # (the target's gradient is g times the rounded logp)
+            derivation = _soft_label_loss(probs.detach() * derived + probs * logp.detach(),
+                                          weight, reduction)
         # named as PyTorch's soft-label loss ends: a sum over classes, for the mean a division
         return record("div_scalar" if reduction == "mean" else "sum_dim", out, device,
-                      tensors + ([target] if target.requires_grad else []))
+                      tensors + ([target] if target.requires_grad else []), derivation)
     _refuse_class_weight(input, weight)
+
+    def loss(logp: ir.Node) -> ir.Node:
+        return _class_index_loss(logp, input, target, weight, ignore_index, reduction,
+                                 label_smoothing)
+    derivation = None if derived is None else loss(derived)
+    return record("nll_loss", loss(logp), device, tensors, derivation=derivation)
+
+
+def _soft_label_loss(terms: ir.Node, weight, reduction: str) -> ir.Node:
+    """cross_entropy's loss of class probabilities from their products with logp (N, C, ...),
+    weighted by class, summed over classes, reduced."""
+    if weight is not None:
+        w = weight.node.cast(terms.dtype).reshape((1, terms.shape[1])
+                                                  + (1,) * (len(terms.shape) - 2))
+        terms = terms * w.expand(terms.shape)
+    loss = -(terms.sum((1,)).reshape((terms.shape[0],) + terms.shape[2:]))
+    return reduce_loss(loss, reduction)
+
+
+def _class_index_loss(logp: ir.Node, input, target, weight, ignore_index: int, reduction: str,
+                      label_smoothing: float) -> ir.Node:
+    """cross_entropy's loss of class indices from logp, as PyTorch's nll_loss of it, mixed
+    with the uniform part by label_smoothing (each part scaled by its number whole)."""
     out = _nll(logp, input, target, weight, ignore_index, reduction, "cross_entropy")
-    if label_smoothing:     # PyTorch's: the uniform part weighted by class, as the nll is
-        onehot, valid = _class_mask(input, target, "cross_entropy", ignore_index)
-        terms = logp
-        if weight is not None:
-            w = _class_weight("cross_entropy", weight, input, logp)
-            terms, onehot = logp * w, onehot * w
-        smooth = _per_target(terms.sum((1,)), valid, input)
-        divisor = (_mean_divisor(onehot, valid, weight is not None) if reduction == "mean"
-                   else None)
-        smooth = reduce_loss(smooth, reduction, divisor)
-        eps = label_smoothing
-        out = out * (1 - eps) + smooth * (eps / x.shape[1])
-    return record("nll_loss", out, device, tensors)
+    if not label_smoothing:
+        return out
+    # PyTorch's: the uniform part weighted by class, as the nll is
+    onehot, valid = _class_mask(input, target, "cross_entropy", ignore_index)
+    terms = logp
+    if weight is not None:
+        w = _class_weight("cross_entropy", weight, input, logp)
+        terms, onehot = logp * w, onehot * w
+    smooth = _per_target(terms.sum((1,)), valid, input)
+    divisor = (_mean_divisor(onehot, valid, weight is not None) if reduction == "mean"
+               else None)
+    smooth = reduce_loss(smooth, reduction, divisor)
+    eps = label_smoothing
+    return (from_opmath(opmath(out) * (1 - eps), out)
+            + from_opmath(opmath(smooth) * (eps / logp.shape[1]), smooth))
 
 
 def one_hot(tensor, num_classes: int = -1):
