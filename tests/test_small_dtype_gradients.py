@@ -100,3 +100,28 @@ def test_16_bit_cross_entropy_gradient_takes_pytorch_s_steps(dtype):
     # (each of its own leaf: no leaf sums 16-bit gradients in an order of its own)
     check_16_bit_exactly(losses, *[X] * 5, probs.astype(np.float32), dtype=dtype,
                          narrowed=range(5), value_ulps=2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_addbmm_and_convolution_biases_take_pytorch_s_steps(dtype):
+    """PyTorch's addbmm of 16-bit floats runs an addmm per batch, each beta * input (the
+    running result after the first) + alpha * its float32 sum, rounded once; clgrad summed
+    the batches first (half the elements an ulp or more off). A convolution's bias gradient
+    is one float32 sum of g over the batch and the image, rounded once; clgrad's summed each
+    image's first (a third to two thirds off). Sixty-fourths of [-2, 2): products and sums
+    exact in float32 whatever their order, rounded only to the 16-bit type."""
+    def grid(shape, seed=1):
+        return np.round(make(shape, seed=seed) * 64) / 64
+    c, a, b = grid((8, 16)), grid((3, 8, 32)), grid((3, 32, 16))
+    check_16_bit_exactly(lambda c, a, b: (library(c).addbmm(c, a, b),
+                                          library(c).addbmm(c, a, b, beta=0.5, alpha=2)),
+                         c, a, b, dtype=dtype, grid=64)
+
+    def convolutions(bias):
+        lib, f = library(bias), F(bias)
+        outs = []
+        for dims, shape in ((1, (3, 4, 20)), (2, (3, 4, 9, 9)), (3, (2, 4, 5, 5, 5))):
+            x, w = (lib.tensor(grid(s)).to(bias.dtype) for s in (shape, (6, 4) + (3,) * dims))
+            outs.append(getattr(f, f"conv{dims}d")(x, w, bias, padding=1))
+        return tuple(outs)
+    check_16_bit_exactly(convolutions, grid((6,)), dtype=dtype, grid=64)

@@ -21,7 +21,7 @@ from ..compiler.ir import Node
 from ..compiler.ops import Op
 from . import linalg
 from .backward import record
-from .operands import common_device, result_dtype, rounded_once
+from .operands import common_device, opmath, result_dtype, rounded_once
 from .reductions import reduce_node
 
 
@@ -56,21 +56,33 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """An addmm per batch, in order (beta for the first only): a chain of additions."""
+    """An addmm per batch, in order (beta for the first only): a chain of additions; of
+    16-bit floats each addmm's sum in float32, rounded once, as PyTorch's (its gradients
+    those of the chain in the type)."""
     _check_dims("addbmm", batch1=(batch1, 3), batch2=(batch2, 3))
     device, a, b = _operands("addbmm", input, batch1, batch2)
     batches, m, k = a.shape
     shape = (m, b.shape[-1])
-    products = linalg.product(a, b, sole_sign=True)
-    start = _start("addbmm", input, input.node, shape, beta)
-    if not (k and batches and alpha != 0):
-        total = reduce_node(Op.SUM, products, (0,)).reshape(shape)
-        out = _nothing_read(start + _unread(total, [batch1, batch2]), beta)
-    else:
+
+    def chained(start: Node, a: Node, b: Node, rounded_to: dt.DType | None = None) -> Node:
+        products = linalg.product(a, b, sole_sign=True)
+        start = _start("addbmm", input, start, shape, beta)
+        if not (k and batches and alpha != 0):
+            total = reduce_node(Op.SUM, products, (0,)).reshape(shape)
+            return _nothing_read(start + _unread(total, [batch1, batch2]), beta)
         if beta == 0 and not linalg.gemm_keeps_sign(*shape):
             start = start + 0.0     # the first addmm, a gemv: onto zeros
-        out = _chain(start, _scaled(products, alpha))
-    return record("addbmm", out, device, [input, batch1, batch2])
+        if rounded_to is None:
+            return _chain(start, _scaled(products, alpha))
+        for batch in range(batches):
+            term = products.shrink(((batch, batch + 1), (0, m), (0, shape[1]))).reshape(shape)
+            start = (start.cast(term.dtype) + _scaled(term, alpha)).cast(rounded_to)
+        return start
+    nodes = (input.node, a, b)
+    out, derivation = chained(*nodes), None
+    if a.dtype.is_16_bit_float:
+        out, derivation = chained(*(opmath(n) for n in nodes), rounded_to=a.dtype), out
+    return record("addbmm", out, device, [input, batch1, batch2], derivation=derivation)
 
 
 def _scaled_sum(op: str, input, left, right, beta, alpha, blas: bool, batched: bool):
