@@ -111,6 +111,18 @@ def test_products_over_no_k_are_zeros(codegen_for, m, n):
     np.testing.assert_array_equal(out.numpy(), np.ones((m, n), np.float32))
 
 
+def test_a_read_across_k_runs_k_in_blocks(codegen_for):
+    # g^T @ x, a weight gradient over 384 rows: A's k steps lie a row apart, a cache line
+    # each, so k runs in blocks of 128 that keep a block's lines in L1 for the register tiles
+    # that share them, though all of k's panel would fit _ONE_PANEL_BYTES, as it does for an
+    # A read along k
+    codegen_for(Target(width=8, accumulators=8, tile_unroll=4, cores=2))
+    check(lambda g, x: g.t() @ x, (384, 48), (384, 32), atol=1e-3)
+    across, along = (cg.compile(a @ cg.randn(384, 32)).kernels[0].source
+                     for a in (cg.randn(384, 48).t(), cg.randn(48, 384)))
+    assert "kb < 3;" in across and "kb < 1;" in along
+
+
 @pytest.mark.parametrize("k, unrolled", [(128, True), (40, True), (37, False)])
 def test_register_tile_unrolled_where_its_k_steps_divide(codegen_for, k, unrolled):
     # Intel's target runs 4 k steps of the register tile per iteration (W3 2048^3 ~7%
