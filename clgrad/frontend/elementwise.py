@@ -12,6 +12,7 @@ from .backward import record
 from .formula_steps import gradient_steps
 from .grad_mode import is_grad_enabled
 from .no_derivative import record_without_derivative
+from .scalar_inputs import number_node
 from .operands import (as_float, broadcast_shape, common_device, from_opmath, is_tensor,
                        lift, numpy_operands, opmath, result_dtype)
 
@@ -36,10 +37,10 @@ def operands(name: str, a, b, float_only=False):
                     and (na.dtype.is_float or not float_only)):
                 return [a, b], a.device, na, nb
         elif type(b) in _NUMBERS and na.dtype.is_float:
-            return [a], a.device, na, ir.const(b, na.dtype, na.shape)
+            return [a], a.device, na, number_node(b, na.dtype, na.shape, a.device)
     elif type(a) in _NUMBERS and is_tensor(b) and b.dtype.is_float:
         nb = b.node
-        return [b], b.device, ir.const(a, nb.dtype, nb.shape), nb
+        return [b], b.device, number_node(a, nb.dtype, nb.shape, b.device), nb
     a, b = numpy_operands(a, b)
     tensors = _tensors((a, b))
     device = common_device(name, tensors)
@@ -56,15 +57,15 @@ def binary(name: str, op: Op, a, b, *, float_only=False):
     tensors, device, na, nb = operands(name, a, b, float_only)
     if op in (Op.MUL, Op.DIV) and na.dtype.is_16_bit_float and (
             type(b) in _NUMBERS or (op is Op.MUL and type(a) in _NUMBERS)):
-        return record(name, _by_whole_number(op, a, b, na, nb), device, tensors)
+        return record(name, _by_whole_number(op, a, b, na, nb, device), device, tensors)
     return record(name, ir.binary(op, na, nb), device, tensors)
 
 
-def _by_whole_number(op: Op, a, b, na: ir.Node, nb: ir.Node) -> ir.Node:
+def _by_whole_number(op: Op, a, b, na: ir.Node, nb: ir.Node, device) -> ir.Node:
     """A 16-bit float tensor times or divided by a Python number as PyTorch's kernels take
     it: whole, in float (x * 0.1 is x times 0.1, rounded once); its other ops take the
     number rounded to the tensor's dtype, as the constant is (dtype.scalar)."""
-    wide = [ir.const(given, dt.float32, node.shape) if type(given) in _NUMBERS else
+    wide = [number_node(given, dt.float32, node.shape, device) if type(given) in _NUMBERS else
             node.cast(dt.float32) for node, given in ((na, a), (nb, b))]
     return ir.binary(op, *wide).cast(na.dtype)
 

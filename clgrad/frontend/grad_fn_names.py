@@ -15,7 +15,6 @@ GRAD_FN_NAMES = {
     # arithmetic
     "rsub": "RsubBackward1",                # number - t
     "div_scalar": "DivBackward1",           # t / number, where PyTorch keeps the number apart
-    "rdiv": "MulBackward0",                 # number / t: PyTorch computes reciprocal(t) * number
     "div_rounded": "DivBackward2",          # div(..., rounding_mode='trunc' or 'floor')
     "lerp_tensor": "LerpBackward1",         # a tensor weight
     "pow_tensor": "PowBackward1",           # t ** tensor

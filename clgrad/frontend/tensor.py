@@ -310,7 +310,8 @@ METHODS = [
     ("__sub__", _binary("sub", Op.SUB)), ("__rsub__", _binary("rsub", Op.SUB, True)),
     ("__mul__", _binary("mul", Op.MUL)), ("__rmul__", _binary("mul", Op.MUL, True)),
     ("__truediv__", _binary("div", Op.DIV, float_only=True)),
-    ("__rtruediv__", _binary("rdiv", Op.DIV, True, float_only=True)),
+    # number / t is PyTorch's reciprocal(t) * number, rounded twice
+    ("__rtruediv__", lambda self, other: self.reciprocal() * other),
     ("__floordiv__", ew.floor_divide),
     ("__rfloordiv__", lambda self, other: ew.floor_divide(other, self)),
     ("__mod__", ew.remainder), ("__pow__", ew.power),

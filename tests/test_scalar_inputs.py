@@ -1,0 +1,99 @@
+"""Python numbers in float arithmetic are read from buffers, not compiled into kernels: a loop
+whose numbers change at every step builds its kernels once (frontend/scalar_inputs.py)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import clgrad as cg
+from clgrad.engine import plan
+
+X = np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)
+
+
+def _step(x, w, number):
+    """A graph with a number in each kind of place: a product, a sum, a reversed
+    subtraction, a division and add's alpha. (Two numbers of one value are one leaf, and
+    another graph: 1 - 0.5 is 0.5.)"""
+    return ((x * number + w) / (1 - number)).add(w, alpha=number).sum()
+
+
+def test_a_loop_over_changing_numbers_plans_and_builds_its_kernels_once():
+    x = cg.tensor(X)
+    w = cg.tensor(X.T.copy().T, requires_grad=True)
+    loss = _step(x, w, 0.7)
+    loss.backward()
+    loss.item(), w.grad.numpy()
+    plans = len(plan._plans)
+    for number in (0.1, 0.2, 0.3, -2.5, 1e-3):
+        w.grad = None
+        loss = _step(x, w, number)
+        loss.backward()
+        tw = torch.tensor(X, requires_grad=True)
+        want = _step(torch.tensor(X), tw, number)
+        want.backward()
+        np.testing.assert_allclose(loss.item(), want.item(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-6)
+    assert len(plan._plans) == plans
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_edge_numbers_are_pytorch_s(dtype):
+    """NaN, both zeros, infinities, a number past the type's range and one between two of its
+    values, each read from a buffer of its own (-0.0 and 0.0 are equal as keys of a dict)."""
+    numbers = [math.nan, 0.0, -0.0, math.inf, -math.inf, 1e39, 0.1, 1 / 3, 7]
+    ours = cg.tensor(X).to(getattr(cg, dtype))
+    theirs = torch.tensor(X).to(getattr(torch, dtype))
+    for number in numbers:
+        for ours_r, theirs_r in ((ours * number, theirs * number), (number / ours, number / theirs),
+                                 (ours + number, theirs + number), (ours - number, theirs - number)):
+            assert str(theirs_r.dtype).split(".")[1] == ours_r.dtype.name
+            np.testing.assert_array_equal(np.array(ours_r.float().tolist()),
+                                          theirs_r.float().numpy(), err_msg=f"{number}")
+        # the sign of a zero survives: 1 / (x * -0.0) is -inf where x > 0
+        signs = np.sign(np.array((1 / (ours.abs() + 1) * number).float().tolist()))
+        np.testing.assert_array_equal(signs, np.sign(
+            (1 / (theirs.abs() + 1) * number).float().numpy()))
+
+
+def test_a_kept_number_s_buffer_is_never_given_to_an_output():
+    """A 0-d result the size of a number's buffer, read at its own index: the number's buffer
+    must not take the result (the next use of the number would read the result)."""
+    x = cg.tensor(3.0)
+    for value in (3.0, 5.0, 7.0):
+        y = cg.tensor(value) * 0.25
+        assert y.item() == value * 0.25
+        assert (x * 0.25).item() == 0.75
+
+
+def test_jit_replays_a_step_with_a_constant_number_and_runs_a_changing_one_eagerly():
+    w0 = np.ones(4, np.float32)
+    w = cg.tensor(w0, requires_grad=True)
+
+    @cg.jit
+    def step(w, x):
+        loss = (w * x * 0.5).sum()
+        loss.backward()
+        return loss
+
+    x = cg.tensor(np.arange(4, dtype=np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(6):
+            w.grad = None
+            assert step(w, x).item() == 3.0
+            np.testing.assert_array_equal(w.grad.numpy(), np.arange(4) * 0.5)
+
+    scales = iter(np.linspace(0.1, 1, 8))
+
+    @cg.jit
+    def scaled(w, x):
+        return (w * x * next(scale_now)).sum()
+
+    scale_now = iter([])
+    with pytest.warns(RuntimeWarning, match="jit"):
+        for s in scales:
+            scale_now = iter([float(s)])
+            assert scaled(w, x).item() == pytest.approx(6 * float(s), rel=1e-6)
