@@ -39,6 +39,24 @@ def test_a_loop_over_changing_numbers_plans_and_builds_its_kernels_once():
     assert len(plan._plans) == plans
 
 
+def test_bounds_and_fills_that_change_plan_once():
+    """clamp's bounds, where's and masked_fill's numbers, an integer tensor's product with a
+    float, and a comparison, with numbers that change at every call."""
+    def graph(lib, x, n, number):
+        mask = x > number
+        return (x.clamp(min=-number, max=number) + lib.where(mask, x, number * 2)
+                + x.masked_fill(mask, -number) + n * number + mask.float())
+
+    x, n = cg.tensor(X), cg.arange(4)
+    graph(cg, x, n, 0.7).numpy()
+    plans = len(plan._plans)
+    for number in (0.2, 1.5, 2.25):
+        np.testing.assert_array_equal(
+            graph(cg, x, n, number).numpy(),
+            graph(torch, torch.tensor(X), torch.arange(4), number).numpy())
+    assert len(plan._plans) == plans
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 def test_edge_numbers_are_pytorch_s(dtype):
     """NaN, both zeros, infinities, a number past the type's range and one between two of its

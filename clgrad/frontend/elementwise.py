@@ -48,7 +48,15 @@ def operands(name: str, a, b, float_only=False):
     if float_only and not dtype.is_float:
         dtype = dt.DEFAULT_FLOAT
     shape = broadcast_shape(name, *(t.shape for t in tensors))
-    return tensors, device, lift(a, dtype, shape), lift(b, dtype, shape)
+    return tensors, device, _operand(a, dtype, shape, device), _operand(b, dtype, shape, device)
+
+
+def _operand(x, dtype: dt.DType, shape, device) -> ir.Node:
+    """x (a tensor or a Python number) as a node of dtype and shape; a number in float
+    arithmetic read from a buffer, as kernels take it (scalar_inputs)."""
+    if type(x) in _NUMBERS and dtype.is_float:
+        return number_node(x, dtype, shape, device)
+    return lift(x, dtype, shape)
 
 
 def binary(name: str, op: Op, a, b, *, float_only=False):
@@ -90,7 +98,8 @@ def where(cond, a, b):
                         f"{cond.dtype.name if is_tensor(cond) else type(cond).__name__}")
     dtype = result_dtype("where", (a, b))
     shape = broadcast_shape("where", *(t.shape for t in tensors))
-    node = lift(cond, dt.bool_, shape).where(lift(a, dtype, shape), lift(b, dtype, shape))
+    node = lift(cond, dt.bool_, shape).where(_operand(a, dtype, shape, device),
+                                             _operand(b, dtype, shape, device))
     return record("where", node, device, tensors)
 
 
@@ -245,10 +254,10 @@ def clamp(x, min=None, max=None):
     node = x.node.cast(dtype)
     differentiated = node.dtype.is_float and x.requires_grad and is_grad_enabled()
     if min is not None:
-        lo = node.const_like(min)
+        lo = _operand(min, dtype, node.shape, x.device)
         node = _clamp_side(node, node >= lo if differentiated else None, node < lo, lo)
     if max is not None:
-        hi = node.const_like(max)
+        hi = _operand(max, dtype, node.shape, x.device)
         node = _clamp_side(node, node <= hi if differentiated else None, hi < node, hi)
     return record("clamp", node, x.device, [x])
 
