@@ -81,7 +81,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     nodes = (input.node, a, b)
     out, derivation = chained(*nodes), None
     if a.dtype.is_16_bit_float:
-        out, derivation = chained(*(opmath(n) for n in nodes), rounded_to=a.dtype), out
+        wide = chained(*(opmath(n) for n in nodes), rounded_to=a.dtype)
+        out, derivation = wide.cast(a.dtype), out
     return record("addbmm", out, device, [input, batch1, batch2], derivation=derivation)
 
 
