@@ -106,17 +106,29 @@ def test_16_bit_cross_entropy_gradient_takes_pytorch_s_steps(dtype):
 def test_16_bit_addbmm_and_convolution_biases_take_pytorch_s_steps(dtype):
     """PyTorch's addbmm of 16-bit floats runs an addmm per batch, each beta * input (the
     running result after the first) + alpha * its float32 sum, rounded once; clgrad summed
-    the batches first (half the elements an ulp or more off). A convolution's bias gradient
+    the batches first (half the elements an ulp or more off). The gradients of the addmm
+    family are g times beta, and g's product with the other operand times alpha, the
+    numbers whole (clgrad's multiplied g by alpha rounded to the type before the product:
+    half the elements off, some by a hundred ulps). A convolution's bias gradient
     is one float32 sum of g over the batch and the image, rounded once; clgrad's summed each
     image's first (a third to two thirds off). Sixty-fourths of [-2, 2): products and sums
     exact in float32 whatever their order, rounded only to the 16-bit type."""
     def grid(shape, seed=1):
         return np.round(make(shape, seed=seed) * 64) / 64
     c, a, b = grid((8, 16)), grid((3, 8, 32)), grid((3, 32, 16))
-    check_16_bit_exactly(lambda c, a, b: (library(c).addbmm(c, a, b),
-                                          library(c).addbmm(c[0], a, b, beta=0.5, alpha=2),
-                                          library(c).addbmm(c, a[:, :, :0], b[:, :0], beta=0.5)),
-                         c, a, b, dtype=dtype, grid=64)
+    check_16_bit_exactly(lambda c, a, b: (
+        library(c).addbmm(c, a, b), library(c).addbmm(c[0], a, b, beta=0.5, alpha=2),
+        library(c).addbmm(c, a[:, :, :0], b[:, :0], beta=0.5)), c, a, b, dtype=dtype, grid=64)
+
+    def scaled(c, a, b):
+        lib = library(c)
+        return (lib.addbmm(c[0], a, b, beta=0.7, alpha=0.3),
+                lib.addmm(c, a[0], b[1], beta=0.7, alpha=0.3),
+                lib.baddbmm(c[:1], a, b, beta=0.3, alpha=0.7),
+                lib.addmv(c[:, 0], a[2], b[0, :, 1], beta=0.3, alpha=0.7))
+    # (values within an ulp: beta * c + alpha * dot of numbers not powers of two rounds in
+    # float32 in an order of PyTorch's gemm's own)
+    check_16_bit_exactly(scaled, c, a, b, dtype=dtype, grid=64, value_ulps=1)
 
     def convolutions(bias):
         lib, f = library(bias), F(bias)

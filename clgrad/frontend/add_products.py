@@ -21,6 +21,7 @@ from ..compiler.ir import Node
 from ..compiler.ops import Op
 from . import linalg
 from .backward import record
+from .formula_steps import gradient_steps
 from .operands import common_device, opmath, result_dtype, rounded_once
 from .reductions import reduce_node
 
@@ -65,13 +66,16 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     shape = (m, b.shape[-1])
 
     def chained(start: Node, a: Node, b: Node, rounded_to: dt.DType | None = None) -> Node:
-        products = linalg.product(a, b, sole_sign=True)
-        start = _start("addbmm", input, start, shape, beta)
+        derived = a.dtype.is_16_bit_float       # (see _scaled_sum)
+        products = _product(a, b, alpha if derived else 1, sole_sign=True)
+        start = _start("addbmm", input, start, shape, beta, derived)
         if not (k and batches and alpha != 0):
             total = reduce_node(Op.SUM, products, (0,)).reshape(shape)
             return _nothing_read(start + _unread(total, [batch1, batch2]), beta)
         if beta == 0 and not linalg.gemm_keeps_sign(*shape):
             start = start + 0.0     # the first addmm, a gemv: onto zeros
+        if derived:     # (the chain's gradients: g to the input and to each product)
+            return start + reduce_node(Op.SUM, products, (0,)).reshape(shape)
         if rounded_to is None:
             return _chain(start, _scaled(products, alpha))
         for batch in range(batches):
@@ -95,15 +99,19 @@ def _scaled_sum(op: str, input, left, right, beta, alpha, blas: bool, batched: b
     device, a, b = _operands(op, input, left, right)
 
     def combined(start: Node, a: Node, b: Node) -> Node:
-        product = linalg.product(a, b, sole_sign=blas and not batched)
+        # of 16-bit nodes, rounded_once's derivation: PyTorch's formulas scale the gradients
+        # by beta and alpha whole, alpha after g's product with the other operand
+        derived = a.dtype.is_16_bit_float
+        product = _product(a, b, alpha if derived else 1, sole_sign=blas and not batched)
         if right.ndim == 1:
             product = product.reshape(product.shape[:-1])
-        start = _start(op, input, start, product.shape, beta)
+        start = _start(op, input, start, product.shape, beta, derived)
         if not a.shape[-1] or (blas and alpha == 0):
             return _nothing_read(start + _unread(product, [left, right]), beta)
+        product = _scaled(product, 1 if derived else alpha)
         if blas and beta == 0 and not linalg.gemm_keeps_sign(a.shape[-2], b.shape[-1]):
-            return start + (_scaled(product, alpha) + 0.0)
-        return start + _scaled(product, alpha)
+            return start + (product + 0.0)
+        return start + product
     out, derivation = rounded_once(combined, input.node, a, b)
     return record(op, out, device, [input, left, right], derivation=derivation)
 
@@ -124,15 +132,34 @@ def _operands(op: str, input, left, right) -> tuple:
     return device, a, b
 
 
-def _start(op: str, input, node: Node, shape: tuple, beta) -> Node:
+def _start(op: str, input, node: Node, shape: tuple, beta, derived: bool = False) -> Node:
     """beta * input, expanded to the result's shape (which it may not change, as PyTorch's
-    expand of it), or where beta is 0 an input not read."""
+    expand of it), or where beta is 0 an input not read; derived: in a 16-bit derivation,
+    g times beta whole, then summed to the input's shape, as PyTorch's formula."""
     lead = len(shape) - len(node.shape)
     if lead < 0 or any(s not in (1, t) for s, t in zip(node.shape, shape[lead:])):
         raise RuntimeError(f"{op}: input of shape {tuple(input.shape)} cannot be expanded to "
                            f"the result's shape {shape}")
     node = node.reshape((1,) * lead + node.shape).expand(shape)
-    return _unread(node, [input]) if beta == 0 else _scaled(node, beta)
+    if beta == 0:
+        return _unread(node, [input])
+    return _formula_scaled(node, beta) if derived else _scaled(node, beta)
+
+
+def _product(a: Node, b: Node, gradient_factor, **kwargs) -> Node:
+    """a @ b (linalg.product); with a gradient_factor other than 1, a 16-bit derivation
+    whose gradients are g's products with the other operand, then times the factor whole,
+    as PyTorch's formulas (maybe_multiply(grad.mm(mat2.t()), alpha))."""
+    if gradient_factor == 1:
+        return linalg.product(a, b, **kwargs)
+    return (linalg.product(_formula_scaled(a, gradient_factor), b.detach(), **kwargs)
+            + linalg.product(a.detach(), _formula_scaled(b, gradient_factor), **kwargs))
+
+
+def _formula_scaled(node: Node, factor) -> Node:
+    """A derivation of node whose gradient is g times factor, the number whole and the
+    product rounded once to node's 16-bit type."""
+    return node if factor == 1 else gradient_steps(node, [(Op.MUL, factor)], node.dtype)
 
 
 def _nothing_read(out: Node, beta) -> Node:
