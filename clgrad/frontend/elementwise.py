@@ -209,12 +209,18 @@ def sigmoid(x):
     return record("sigmoid", out, x.device, [x], derivation=derivation)
 
 
+def rsqrt_node(x: ir.Node) -> ir.Node:
+    """1 / sqrt(x) of a float node as PyTorch's rsqrt: a 16-bit float's in float32, rounded
+    once."""
+    return from_opmath(opmath(x).sqrt().recip(), x)
+
+
 def rsqrt(x):
-    """1 / sqrt(x); a 16-bit float's in float32, rounded once, as PyTorch's. The gradient is
-    PyTorch's, -0.5 g r³ of the result r, a 16-bit float's each step rounded (its pow(r, 3):
-    a float16's rounded once, a bfloat16's each product)."""
+    """1 / sqrt(x) (rsqrt_node). The gradient is PyTorch's, -0.5 g r³ of the result r, a
+    16-bit float's each step rounded (its pow(r, 3): a float16's rounded once, a bfloat16's
+    each product)."""
     given = as_float(x.node)
-    out = from_opmath(opmath(given).sqrt().recip(), given)
+    out = rsqrt_node(given)
     r = opmath(out) if given.dtype != dt.bfloat16 else out
     cube = from_opmath(r * r * r, given)
     return record("rsqrt", out, x.device, [x],

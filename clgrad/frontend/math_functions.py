@@ -36,16 +36,11 @@ def erf_slope(x: ir.Node, sign: float = 1.0) -> ir.Node:
     return from_opmath(opmath((-(x * x)).exp()) * (sign * 2 / math.sqrt(math.pi)), x)
 
 
-def _rsqrt_of(x: ir.Node) -> ir.Node:
-    """x.rsqrt() as PyTorch's kernel computes it: a 16-bit float's in float32, rounded once."""
-    return from_opmath(opmath(x).sqrt().recip(), x)
-
-
 # name: (the C builtin it is, PyTorch's derivative of it, each step in x's dtype)
 _DIFFERENTIATED = {
     "erf": (Op.ERF, erf_slope), "erfc": (Op.ERFC, lambda x: erf_slope(x, -1.0)),
-    "asinh": (Op.ASINH, lambda x: _rsqrt_of(x * x + 1)),
-    "acosh": (Op.ACOSH, lambda x: _rsqrt_of(x * x - 1)),
+    "asinh": (Op.ASINH, lambda x: ew.rsqrt_node(x * x + 1)),
+    "acosh": (Op.ACOSH, lambda x: ew.rsqrt_node(x * x - 1)),
     "lgamma": (Op.LGAMMA, lambda x: from_opmath(special.digamma(opmath(x)), x)),
 }
 
