@@ -111,16 +111,16 @@ def test_products_over_no_k_are_zeros(codegen_for, m, n):
     np.testing.assert_array_equal(out.numpy(), np.ones((m, n), np.float32))
 
 
-def test_a_read_across_k_runs_k_in_blocks(codegen_for):
-    # g^T @ x, a weight gradient over 384 rows: A's k steps lie a row apart, a cache line
-    # each, so k runs in blocks of 128 that keep a block's lines in L1 for the register tiles
-    # that share them, though all of k's panel would fit _ONE_PANEL_BYTES, as it does for an
-    # A read along k
+def test_a_read_across_k_in_aliasing_steps_runs_k_in_blocks(codegen_for):
+    # g^T @ x, a weight gradient over 384 rows: g's rows of 128 floats put A's k steps 512
+    # bytes apart, in a few sets of the L1 cache, so k runs in blocks of 128, though all of
+    # k's panel would fit _ONE_PANEL_BYTES; rows of 100 floats spread over every set and keep
+    # k in one block, as an A read along k does
     codegen_for(Target(width=8, accumulators=8, tile_unroll=4, cores=2))
-    check(lambda g, x: g.t() @ x, (384, 48), (384, 32), atol=1e-3)
-    across, along = (cg.compile(a @ cg.randn(384, 32)).kernels[0].source
-                     for a in (cg.randn(384, 48).t(), cg.randn(48, 384)))
-    assert "kb < 3;" in across and "kb < 1;" in along
+    check(lambda g, x: g.t() @ x, (384, 128), (384, 32), atol=1e-3)
+    aliased, spread, along = (cg.compile(a @ cg.randn(384, 32)).kernels[0].source for a in
+                              (cg.randn(384, 128).t(), cg.randn(384, 100).t(), cg.randn(48, 384)))
+    assert "kb < 3;" in aliased and "kb < 1;" in spread and "kb < 1;" in along
 
 
 @pytest.mark.parametrize("k, unrolled", [(128, True), (40, True), (37, False)])

@@ -89,13 +89,19 @@ _PANEL_BYTES = 32 * 1024
 # 65536x288 @ 288x32 20.7-21.5 ms, not 24.7, on Intel's runtime, 19.0, not 24.9, on PoCL;
 # 16384x576 @ 576x64 14.5, not 16.3, and 13.5, not 15.7; 16384x1024 @ 1024x32 16.6, not 19.1)
 # and is even where A stays in cache (1024x512 @ 512x128, 2048x1024 @ 1024x32). Not where A's
-# k steps lie a row apart (a weight gradient g^T @ x): a register tile then reads a cache line
-# per k step, and only a block's worth stays in L1 for the tiles that share them (the Zen 3,
-# g (1024, M) and x (1024, 128), medians of alternating runs, in blocks of 128 against one:
-# M = 512 3.1-3.2 ms, not 4.3-5.7, on Intel's runtime, 3.8-4.7, not 6.1-7.8, on PoCL; M = 384
-# 2.1, not 2.9-3.1, and 2.5-2.7, not 2.6-3.4; M = 128 0.65-0.70, not 0.95-0.97, and 0.74-0.82,
-# not 0.80-0.98).
+# k steps lie a multiple of _ALIASED_STRIDE bytes apart (a weight gradient g^T @ x of 128 or
+# more columns): a register tile reads a cache line per k step, all of them in at most 8 of
+# the L1 cache's 64 sets (64 lines), so that over all of k they evict each other before the
+# tiles that share them come back (the Zen 3, g (1024, M) and x (1024, 128), medians of
+# alternating runs, in blocks of 128 against one: M = 512 3.1-3.2 ms, not 4.3-5.7, on Intel's
+# runtime, 3.8-4.7, not 6.1-7.8, on PoCL; M = 384 2.1, not 2.9-3.1, and 2.5-2.7, not 2.6-3.4;
+# M = 128 0.65-0.70, not 0.95-0.97, and 0.74-0.82, not 0.80-0.98). Lines 400 bytes apart
+# spread over every set: W1's 64x1000 @ 1000x100, run transposed (A' = w1^T), is as fast in
+# one block warm and faster cold (0.66-0.71 ms, not 0.79-0.86, after 48 MiB of other writes).
 _ONE_PANEL_BYTES = 128 * 1024
+# 8 lines of 64 bytes, of the 64 sets of lines in each L1 cache measured (Zen 3's and Zen 4's
+# 32 KiB of 8 ways, the Xeon's 48 KiB of 12)
+_ALIASED_STRIDE = 512
 # A ragged row of up to this many vectors runs as one panel across (N = 100: 7 of 16).
 _MAX_RAGGED_VECTORS = 8
 # A k block of up to this many steps whose A loads divide k is unrolled whole.
@@ -254,7 +260,7 @@ class MatmulWriter(KernelWriter):
 
     def _k_block_length(self, a: Node, b: Node, batch_dims, panel_row_bytes: int) -> int:
         """k steps per copied block of B: as many as keep the panel in the L1 cache (up to
-        128), or all of k where its panel fits _ONE_PANEL_BYTES and A reads along k, and
+        128), or all of k where its panel fits _ONE_PANEL_BYTES (unless A's k steps alias), and
         where k runs over a window or an image (convolutions) a length that keeps each block
         inside one of its rows, so loads inside the block need no division by the row length
         (conv1's weight gradient: blocks of 30, 2.5x faster than 128; the small ResNet's
@@ -275,18 +281,18 @@ class MatmulWriter(KernelWriter):
                             for node, dims in ((a, (row, k)), (b, (k, col))))
             return divisions, k_len % length != 0, -length
         lengths = [longest] + [d for d in range(8, longest) if k_len % d == 0]
-        if k_len * panel_row_bytes <= _ONE_PANEL_BYTES and not self._strided_along_k(
+        if k_len * panel_row_bytes <= _ONE_PANEL_BYTES and not self._aliased_along_k(
                 a, batch_dims, row):
             lengths.append(k_len)
         return min(lengths, key=cost)
 
-    def _strided_along_k(self, a: Node, batch_dims, row: sym.Lin) -> bool:
-        """Whether A's k steps lie a fixed distance apart in memory, not next to each other
-        (A read as a transpose), so that each k step of a register tile reads its own cache
-        line (see _ONE_PANEL_BYTES)."""
+    def _aliased_along_k(self, a: Node, batch_dims, row: sym.Lin) -> bool:
+        """Whether A's k steps lie a multiple of _ALIASED_STRIDE bytes apart (A read as a
+        transpose), each in its own cache line and all in a few sets (see _ONE_PANEL_BYTES)."""
         k = sym.Var("k_", 0, a.shape[-1] - 1)
         flat = self._input_flat(a, batch_dims + (row, sym.Lin(((k, 1),), 0)))
-        return flat.coef(k) not in (0, 1) and not _divisions_by(flat, k)
+        stride = flat.coef(k) * a.dtype.itemsize
+        return stride != 0 and stride % _ALIASED_STRIDE == 0 and not _divisions_by(flat, k)
 
     def _input_flat(self, node: Node, dims: tuple) -> sym.Lin:
         """The flat index that node read at dims loads from its input buffer (where the
