@@ -84,23 +84,15 @@ _BLOCK_ROWS = 128
 # columns: blocks of 50 k steps, a 22 KiB panel, 0.115 ms; of 125, 56 KiB, 0.160 ms)
 _PANEL_BYTES = 32 * 1024
 # ... unless all of k fits in one panel of up to this size, read from L2: then every row of A
-# is read once, start to end, not in strips a block apart, and each register tile is finished
-# at once. That wins where A streams from memory (an AMD EPYC Zen 3, kernels alone, alternating:
-# 65536x288 @ 288x32 20.7-21.5 ms, not 24.7, on Intel's runtime, 19.0, not 24.9, on PoCL;
-# 16384x576 @ 576x64 14.5, not 16.3, and 13.5, not 15.7; 16384x1024 @ 1024x32 16.6, not 19.1)
-# and is even where A stays in cache (1024x512 @ 512x128, 2048x1024 @ 1024x32). Not where A's
+# is read once, start to end, and each register tile is finished at once. That wins where A
+# streams from memory (Zen 3, kernels alone: 65536x288 @ 288x32 20.7-21.5 ms, not 24.7, on
+# Intel's runtime, 19.0, not 24.9, on PoCL) and is even where A stays in cache. Not where A's
 # k steps lie a multiple of _ALIASED_STRIDE bytes apart (a weight gradient g^T @ x of 128 or
-# more columns): a register tile reads a cache line per k step, all of them in at most 8 of
-# the L1 cache's 64 sets (64 lines), so that over all of k they evict each other before the
-# tiles that share them come back (the Zen 3, g (1024, M) and x (1024, 128), medians of
-# alternating runs, in blocks of 128 against one: M = 512 3.1-3.2 ms, not 4.3-5.7, on Intel's
-# runtime, 3.8-4.7, not 6.1-7.8, on PoCL; M = 384 2.1, not 2.9-3.1, and 2.5-2.7, not 2.6-3.4;
-# M = 128 0.65-0.70, not 0.95-0.97, and 0.74-0.82, not 0.80-0.98). Lines 400 bytes apart
-# spread over every set: W1's 64x1000 @ 1000x100, run transposed (A' = w1^T), is as fast in
-# one block warm and faster cold (0.66-0.71 ms, not 0.79-0.86, after 48 MiB of other writes).
+# more columns): a register tile reads a cache line per k step, all in at most 8 of L1's 64
+# sets, which evict each other over all of k (g (1024, 512)^T @ x (1024, 128) in blocks of
+# 128: 3.1-3.2 ms, not 4.3-5.7, on Intel's runtime; more in commits ec342c8 and a8596ed).
 _ONE_PANEL_BYTES = 128 * 1024
-# 8 lines of 64 bytes, of the 64 sets of lines in each L1 cache measured (Zen 3's and Zen 4's
-# 32 KiB of 8 ways, the Xeon's 48 KiB of 12)
+# 8 lines of 64 bytes (Zen 3's and Zen 4's L1: 64 sets of 8 ways; the Xeon's: 64 of 12)
 _ALIASED_STRIDE = 512
 # A ragged row of up to this many vectors runs as one panel across (N = 100: 7 of 16).
 _MAX_RAGGED_VECTORS = 8
