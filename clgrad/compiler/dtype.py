@@ -66,6 +66,15 @@ _BY_NUMPY = {np.dtype(d.np): d for d in ALL if d is not bfloat16}
 _KIND_RANK = {"b": 0, "i": 1, "f": 2}
 DEFAULT_FLOAT = float32
 DEFAULT_INT = int64
+# (mantissa bits, exponent of the largest finite value, of the smallest normal) per float dtype
+FLOAT_FORMATS = {float16: (10, 15, -14), bfloat16: (7, 127, -126),
+                 float32: (23, 127, -126), float64: (52, 1023, -1022)}
+
+
+def largest_finite(dtype: DType) -> float:
+    """The largest finite value of a float dtype (NumPy's finfo has no bfloat16)."""
+    mantissa, top, _ = FLOAT_FORMATS[dtype]
+    return (2 - 2.0 ** -mantissa) * 2.0 ** top
 
 
 def from_numpy(np_dtype) -> DType:

@@ -4,8 +4,6 @@ elementwise or movement ops, so a gradient of a scan over n elements costs a few
 never an n x n sum."""
 from __future__ import annotations
 
-import numpy as np
-
 from . import dtype as dt
 from . import ir
 from .ir import Node
@@ -118,20 +116,13 @@ def _cumprod_rule(x: Node, out: Node, g: Node, axis: int) -> Node:
     return before.where(no_zero, first_zero.where(at_zero, 0))
 
 
-def _lowest(dtype: dt.DType) -> float:
-    """The lowest finite value of a float dtype (NumPy holds a bfloat16 in a float32)."""
-    if dtype == dt.bfloat16:
-        return -float.fromhex("0x1.fep127")
-    return float(np.finfo(dtype.np).min)
-
-
 def _logcumsumexp_rule(x: Node, out: Node, g: Node, axis: int) -> Node:
     """PyTorch's: sum over i >= j of g[i] * exp(x[j] - out[i]), in log space with g's
     positive and negative parts apart, so that nothing overflows. The other part's
     elements are the lowest finite float, not -inf: -inf - -inf would make the rule's own
     gradient NaN (a double backward)."""
     log_abs = g.abs().log()
-    lowest = _lowest(g.dtype)
+    lowest = -dt.largest_finite(g.dtype)
     parts = []
     for side in (g > 0, g < 0):
         log_part = side.where(log_abs, lowest)

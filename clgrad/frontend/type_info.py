@@ -5,10 +5,6 @@ import math
 
 from ..compiler import dtype as dt
 
-# (mantissa bits, exponent of the largest finite value, of the smallest normal) per float dtype
-_FLOAT_FORMATS = {dt.float16: (10, 15, -14), dt.bfloat16: (7, 127, -126),
-                  dt.float32: (23, 127, -126), dt.float64: (52, 1023, -1022)}
-
 
 class iinfo:  # noqa: N801  (torch's name)
     def __init__(self, type: dt.DType):  # noqa: A002  (torch's argument name)
@@ -30,10 +26,10 @@ class finfo:  # noqa: N801  (torch's name)
         if not type.is_float:
             raise TypeError(f"finfo: expected a floating point dtype, got {type!r}; use iinfo "
                             f"for integer types")
-        mantissa, top, bottom = _FLOAT_FORMATS[type]
+        mantissa, _, bottom = dt.FLOAT_FORMATS[type]
         self.bits = 8 * type.itemsize
         self.eps = 2.0 ** -mantissa
-        self.max = (2 - self.eps) * 2.0 ** top
+        self.max = dt.largest_finite(type)
         self.min = -self.max
         self.smallest_normal = self.tiny = 2.0 ** bottom
         self.resolution = 10.0 ** -math.floor(mantissa * math.log10(2))
