@@ -153,20 +153,23 @@ def sinc(self):
     x = opmath(given)
     zero = x.eq(0)
     px = zero.where(1, x * math.pi)
-    # PyTorch's derivative, (πx cos πx - sin πx) / (πx²); below |πx| = 1e-3, where its
-    # difference cancels (to ±1e14 at 1e-30, the quotient's own derivative too), its series
-    # π (-πx/3 + (πx)³/30 - (πx)^5/840)
+    derivation = _sinc_steps(given) if given.dtype.is_16_bit_float else _sinc_derivation(x, px)
+    return record("sinc", from_opmath(zero.where(1, px.sin() / px), given), self.device, [self],
+                  derivation=derivation)
+
+
+def _sinc_derivation(x: ir.Node, px: ir.Node) -> ir.Node:
+    """sinc's derivation for a float32 or float64 x (px: pi x, 1 where x is 0): PyTorch's
+    derivative, (πx cos πx - sin πx) / (πx²); below |πx| = 1e-3, where its difference
+    cancels (to ±1e14 at 1e-30, the quotient's own derivative too), its series
+    π (-πx/3 + (πx)³/30 - (πx)^5/840)."""
     tiny = px.abs() < 1e-3
     near = px * px
     series = math.pi * px * (-1 / 3 + near * (1 / 30 - near / 840))
     slope = tiny.where(series, (px * px.cos() - px.sin()) / (px * tiny.where(1, x)))
     # where π x² is 0, PyTorch selects a gradient of 0 (whatever flows in: inf too)
     flat = (x * x * math.pi).eq(0)
-    derivation = flat.where(x.const_like(0), ir.sloped(x, flat.where(0, slope)))
-    if given.dtype.is_16_bit_float:
-        derivation = _sinc_steps(given)
-    return record("sinc", from_opmath(zero.where(1, px.sin() / px), given), self.device, [self],
-                  derivation=from_opmath(derivation, given))
+    return flat.where(x.const_like(0), ir.sloped(x, flat.where(0, slope)))
 
 
 def _sinc_steps(x: ir.Node) -> ir.Node:
