@@ -27,7 +27,7 @@ def batch_normalized(input, node: ir.Node, weight, bias, running_mean, running_v
     tensors = [t for t in (input, weight, bias) if t is not None]
     if training and node.dtype.is_16_bit_float:
         out, mean, invstd = reduced_batch_norm(input, running_mean, running_var, weight, bias,
-                                               momentum, eps)
+                                               momentum, eps, device)
         return out, (mean, invstd)
     x = opmath(node)
     if training:

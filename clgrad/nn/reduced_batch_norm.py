@@ -21,21 +21,18 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..frontend.backward import record
 from ..frontend.grad_mode import no_grad
-from ..frontend.operands import common_device
 from ..frontend.reductions import reduce_node
 from ..frontend.tensor import Tensor
 from .normalization import stats_dtype
 
 
 def reduced_batch_norm(input, running_mean, running_var, weight, bias, momentum: float,
-                       eps: float):
+                       eps: float, device):
     """(output, saved mean, saved invstd) of batch_norm(input, ..., training=True) for a
-    16-bit float input, the running statistics updated in place; the statistics are float32
-    nodes of shape (1, C, 1, ...) holding values of the statistics' dtype."""
-    params = (weight, bias, running_mean, running_var)
-    stats = stats_dtype(input, params)
+    16-bit float input on device, the running statistics updated in place; the statistics
+    are float32 nodes of shape (1, C, 1, ...) holding values of the statistics' dtype."""
+    stats = stats_dtype(input, (weight, bias, running_mean, running_var))
     tensors = [t for t in (input, weight, bias) if t is not None]
-    device = common_device("batch_norm", tensors)
     x = input.node
     axes = (0,) + tuple(range(2, len(x.shape)))
     shape = (1, x.shape[1]) + (1,) * (len(x.shape) - 2)
