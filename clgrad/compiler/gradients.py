@@ -146,9 +146,15 @@ def _matmul(a: Node, b: Node) -> Node:
 
 def _gather_rule(node: Node, g: Node):
     """grad_src[n, :] sums the rows of g that picked row n: a scatter-add, linear in the
-    number of indices."""
+    number of indices. One row's (x[i] read at an index from a buffer) is g where n is the
+    index, elementwise: it fuses, as a view's padded gradient does."""
     src, index = node.src
-    return ir.scatter(index, g, src.shape[0], "add"), None
+    if index.numel != 1:
+        return ir.scatter(index, g, src.shape[0], "add"), None
+    rows, length = src.shape
+    row = ir.iota(rows, index.dtype).reshape((rows, 1)).expand(src.shape)
+    picked = row.eq(index.reshape((1, 1)).expand(src.shape))
+    return picked.where(g.reshape((1, length)).expand(src.shape), 0), None
 
 
 def _scatter_rule(node: Node, g: Node):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..compiler import dtype as dt
 from ..compiler import ir
-from . import views
+from . import index_inputs, views
 from .backward import record
 from .jit_protocol import in_jit
 from .operands import broadcast_shape, broadcast_to, is_tensor, lift, result_dtype
@@ -179,6 +179,8 @@ def getitem(x, index):
     if not advanced:
         ints = index if isinstance(index, tuple) else (index,)
         name = "select" if all(type(i) is int for i in ints) else "slice"
+        gathered = index_inputs.gathered(x.node, items, x.device)
+        node = node if gathered is None else gathered
         return views.indexed(record(name, node, x.device, [x]), x, index)
     before = x.node
     # A jitted step's replays get new indices, which it does not read back: there an index out
@@ -234,9 +236,18 @@ def setitem(x, index, value, accumulate: bool = False):
         raise NotImplementedError("index_put: accumulate=True needs index tensors")
     region, _ = _basic(x, items)
     v = _value_as(value, x.dtype, region.shape)
-    placed = _unview(v, items, x.shape)
-    marked = _unview(ir.const(True, dt.bool_, region.shape), items, x.shape)
-    return record("copy_slices", marked.where(placed, x.node), x.device, inputs)
+    marked = index_inputs.written_where(node, items, x.device)
+    if marked is not None:
+        placed = broadcast_to(v.reshape(_kept_as_ones(items, x.shape)), x.shape)
+    else:
+        placed = _unview(v, items, x.shape)
+        marked = _unview(ir.const(True, dt.bool_, region.shape), items, x.shape)
+    return record("copy_slices", marked.where(placed, node), x.device, inputs)
+
+
+def _kept_as_ones(items, shape) -> tuple[int, ...]:
+    """shape with a 1 for each dim an int indexes (x[items] with those dims kept)."""
+    return tuple(1 if type(item) is not slice else n for item, n in zip(items, shape))
 
 
 def _is_advanced(item) -> bool:
