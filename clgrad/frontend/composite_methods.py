@@ -15,6 +15,7 @@ from . import elementwise as ew
 from .backward import record
 from .formula_steps import gradient_steps
 from .no_derivative import named_in_place
+from .scalar_inputs import number_node
 from .operands import (as_float, broadcast_shape, broadcast_to, common_device, from_opmath,
                        is_tensor, normalize_dim, opmath)
 from .type_info import finfo
@@ -144,7 +145,7 @@ def lerp(self, end, weight):
     shape = broadcast_shape("lerp", *(t.shape for t in tensors))
     x, y = (opmath(broadcast_to(t.node, shape)) for t in (self, end))
     w = opmath(broadcast_to(weight.node.cast(self.dtype), shape)) if is_tensor(weight) \
-        else x.const_like(float(weight))
+        else number_node(float(weight), x.dtype, shape, device)
     value = special.lerp(x, y, w)
     derivation = ir.sloped(x, 1 - w) + ir.sloped(y, w)
     if is_tensor(weight):

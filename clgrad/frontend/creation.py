@@ -148,8 +148,20 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
     if dtype is None:
         dtype = dt.bool_ if isinstance(fill_value, bool) else \
             dt.int64 if isinstance(fill_value, int) else dt.DEFAULT_FLOAT
-    t = Tensor(ir.const(fill_value, _resolve_dtype(dtype), shape), get_device(device))
+    dtype, device = _resolve_dtype(dtype), get_device(device)
+    t = Tensor(_filled(fill_value, dtype, shape, device), device)
     return t.requires_grad_() if requires_grad else t
+
+
+def _filled(value, dtype: dt.DType, shape: tuple[int, ...], device) -> ir.Node:
+    """value over shape: read from a buffer (scalar_inputs), so that a loop filling with a
+    changing number (a sampler's `full((n,), t)`) keeps its kernels; zeros and ones, which
+    never change, and a 0-d fill (whose node would be the kept buffer itself) are constants
+    in the source."""
+    from .scalar_inputs import number_node      # (it imports what imports this module)
+    if value in (0, 1) or not shape or isinstance(value, bool):
+        return ir.const(value, dtype, shape)
+    return number_node(value, dtype, shape, device)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
