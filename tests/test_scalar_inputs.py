@@ -76,6 +76,27 @@ def test_edge_numbers_are_pytorch_s(dtype):
             (1 / (theirs.abs() + 1) * number).float().numpy()))
 
 
+def test_fills_and_lerp_weights_that_change_plan_once():
+    """full() with a float or an int (a sampler's `full((n,), t)`), and lerp's weight. A
+    fill's memory is its own: writing it through NumPy leaves the number's buffer alone."""
+    def graph(lib, x, number):
+        steps = lib.full((3, 4), int(number * 4) + 2)
+        return x.lerp(lib.full((3, 4), number), number / 3) * steps
+
+    x = cg.tensor(X)
+    plans = []
+    for number in (1.5, 0.25, 2.5, -0.75):
+        # (PyTorch's vectorized lerp is one fma, its scalar tail two roundings: an ulp apart)
+        np.testing.assert_allclose(graph(cg, x, number).numpy(),
+                                   graph(torch, torch.tensor(X), number).numpy(), rtol=2e-7)
+        plans.append(len(plan._plans))
+    assert plans[0] == plans[-1]
+    filled = cg.full((2,), 2.5)
+    filled.numpy()[:] = 9
+    assert (x * 2.5)[0, 0].item() == X[0, 0] * 2.5
+    assert cg.full((2,), 2.5).tolist() == [2.5, 2.5]
+
+
 def test_a_kept_number_s_buffer_is_never_given_to_an_output():
     """A 0-d result the size of a number's buffer, read at its own index: the number's buffer
     must not take the result (the next use of the number would read the result)."""
