@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from helpers import F, library, make
+import clgrad as cg
+from helpers import SEED, F, library, make
 from test_small_dtypes import check_16_bit_exactly
 
 # rows of 256 as PyTorch's vector code takes them whole; the first row starts with edges
@@ -138,3 +139,74 @@ def test_16_bit_addbmm_and_convolution_biases_take_pytorch_s_steps(dtype):
             outs.append(getattr(f, f"conv{dims}d")(x, w, bias, padding=1))
         return tuple(outs)
     check_16_bit_exactly(convolutions, grid((6,)), dtype=dtype, grid=64)
+
+
+# each channel's ten values five and their negatives, in a shuffled order: means of 0 (a row
+# of 16-bit values often has a mean halfway between two, which PyTorch's Welford mean rounds
+# by its own float32 error); a row with a NaN, one with an inf
+HALVES = make((16, 6, 5), seed=5)
+NORMED = np.ascontiguousarray(np.concatenate([HALVES, -HALVES], 2)[
+    ..., np.random.default_rng(5).permutation(10)])
+NORMED[3, 2, 4], NORMED[9, 5, 0] = np.nan, np.inf
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_layer_and_group_norm_gradients_take_pytorch_s_steps(dtype):
+    """PyTorch's CPU backward kernels of a 16-bit layer_norm and group_norm read the mean and
+    rstd the forward kernel saved, rounded to the type (float32 beside float32 parameters),
+    and compute ds = sum(g x w), db = sum(g w), b = (db mean - ds) rstd^3 / n, c = -b mean -
+    db rstd / n and the gradient (rstd w g + b x) + c in float32, rounded once; group norm's
+    weight gradient is the sum over the batch of (ds - db mean) rstd, its bias's the sum of
+    g. clgrad differentiated its float32 normalisation with unrounded statistics: a third
+    of the input's gradient an ulp or more off, up to ten where b x and c cancel (fuzz seeds
+    98000035: layer_norm, 98000041: group_norm). (Values within an ulp: PyTorch's statistics
+    are Welford's. Layer norm's weight and bias gradients are sums that PyTorch keeps in the
+    type per thread, rounded at each row: not compared here.)"""
+    w, b = make((6, 10), low=0.5, high=2), make((6, 10), low=-1, high=1)
+
+    def norms(a, c, e, f, h, w16, b16):
+        lib, fn = library(a), F(a)
+        weight, bias = (lib.tensor(v) for v in (w, b))
+        return (fn.layer_norm(a, (10,)),
+                fn.layer_norm(c, (6, 10), weight.to(c.dtype), bias.to(c.dtype)),
+                lib.native_layer_norm(e[:, :1], [1, 10], weight[:1].to(e.dtype), None,
+                                      1e-5)[0],
+                fn.group_norm(f, 3),
+                fn.group_norm(h.reshape(16, 6, 2, 5), 2, w16[:, 0], b16[:, 0]))
+    check_16_bit_exactly(norms, *[NORMED] * 5, w, b, dtype=dtype, value_ulps=1)
+
+    check_16_bit_exactly(lambda a, c: (
+        library(a).native_group_norm(a, None, None, 16, 6, 10, 2, 1e-5)[0],
+        F(c).layer_norm(c[:0], (6, 10))), NORMED, NORMED, dtype=dtype, value_ulps=1)
+
+    # float32 parameters: float32 statistics, PyTorch's Welford's, and the weight's and bias's
+    # gradients float32 sums in an order of its own; an ulp of the type, and 1e-6, away
+    runs = []
+    for lib in (cg, torch):
+        leaves = [lib.tensor(v, requires_grad=True) for v in (NORMED, NORMED, w[:, 0], b[:, 0])]
+        a, c = (leaf.to(getattr(lib, dtype)) for leaf in leaves[:2])
+        outs = (F(a).layer_norm(a, (6, 10), lib.tensor(w), lib.tensor(b)),
+                lib.native_group_norm(c, *leaves[2:], 16, 6, 10, 3, 1e-5)[0])
+        lib.autograd.backward(outs, [lib.tensor(make(NORMED.shape, seed=SEED + k)).to(o.dtype)
+                                     for k, o in enumerate(outs)])
+        runs.append([np.array(leaf.grad.tolist()) for leaf in leaves])
+    for k, (got, want) in enumerate(zip(*runs)):
+        rtol = torch.finfo(getattr(torch, dtype)).eps if k < 2 else 1e-6
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=0, err_msg=f"gradient {k}")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_softmax_gradients_take_pytorch_s_steps(dtype):
+    """PyTorch's softmax and log_softmax of a 16-bit float compute in float32 and round once,
+    and their gradients y (g - sum(g y)) and g - exp(y) sum(g) in float32 from the rounded
+    result y, rounded once, along the last dim and along another. (Along another dim, its
+    softmax kernel's columns past the last whole vector of a thread's share round exp(x -
+    max) to the type before dividing: its answer there depends on its vector width and
+    thread count; the softmaxes here have 256 columns, whole vectors.) clgrad's were these
+    already: no change."""
+    functions = (lambda h: h.softmax(0), lambda h: h.log_softmax(0),
+                 lambda h: h.softmax(1), lambda h: h.log_softmax(-1),
+                 lambda h: h.reshape(2, 2, 256).softmax(1),
+                 lambda h: h.reshape(4, 16, 16).log_softmax(1))
+    check_16_bit_exactly(lambda *h: tuple(f(t) for f, t in zip(functions, h)),
+                         *[X] * len(functions), dtype=dtype)

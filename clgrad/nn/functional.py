@@ -23,7 +23,7 @@ from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
 from .logit_losses import binary_cross_entropy_with_logits  # noqa: F401 (re-exported)
 from .loss_functions import check_same_shape, legacy_reduction, reduce_loss
-from .normalization import affine, standardize
+from .normalization import layer_normalized
 from .convolution import (avg_pool2d, conv1d, conv2d, conv3d, conv_tbc,  # noqa: F401
                           conv_transpose1d, conv_transpose2d, conv_transpose3d,
                           max_pool2d)  # (re-exported)
@@ -182,13 +182,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     if tuple(input.shape[input.ndim - k:]) != normalized_shape:
         raise RuntimeError(f"layer_norm: expected input with shape [*, "
                            f"{', '.join(map(str, normalized_shape))}], got {list(input.shape)}")
-    tensors = [t for t in (input, weight, bias) if t is not None]
-    axes = tuple(range(input.ndim - k, input.ndim))
-    node = as_float(input.node)
-    y, _, _ = standardize(opmath(node), axes, eps)
-    y = affine(y, weight, bias, (1,) * (input.ndim - k) + normalized_shape)
-    return record("layer_norm", from_opmath(y, node), common_device("layer_norm", tensors),
-                  tensors)
+    device = common_device("layer_norm", [t for t in (input, weight, bias) if t is not None])
+    out, _, _ = layer_normalized(input, as_float(input.node), normalized_shape, weight, bias,
+                                 eps, device)
+    return out
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,

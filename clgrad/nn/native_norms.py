@@ -18,7 +18,8 @@ from ..frontend.no_derivative import record_without_derivative
 from ..frontend.operands import common_device, from_opmath, opmath
 from ..frontend.tensor import Tensor
 from .batch_norm import batch_normalized
-from .normalization import affine, standardize, stats_dtype
+from .normalization import (affine, group_norm_derivation_of, layer_normalized, statistics,
+                            stats_dtype)
 
 _TORCH_NAMES = {"int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
                 "uint8": "Byte", "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16",
@@ -34,14 +35,6 @@ def _float_kernel(kernel: str, input) -> None:
     if not input.dtype.is_float:
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{torch_dtype_name(input.dtype)}'")
-
-
-def _statistics(x: ir.Node, axes, eps: float, count: int):
-    """(normalised x, mean, rstd) over axes (kept as size 1); no elements: mean 0, rstd NaN."""
-    y, mean, var = standardize(x, axes, eps)
-    if not count:
-        return y, mean.const_like(0.0), mean.const_like(math.nan)
-    return y, mean, (var + eps).sqrt().recip()
 
 
 def _statistic(node: ir.Node, dtype, device, inputs=()) -> Tensor:
@@ -72,13 +65,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps: float):
                            f"{list(input.shape)}")
     _float_kernel("LayerNormKernelImpl", input)
     stats = stats_dtype(input, (weight, bias))
-    tensors = [t for t in (input, weight, bias) if t is not None]
-    device = common_device("native_layer_norm", tensors)
-    node = input.node
-    axes = tuple(range(input.ndim - k, input.ndim))
-    y, mean, rstd = _statistics(opmath(node), axes, eps, math.prod(shape))
-    y = affine(y, weight, bias, (1,) * (input.ndim - k) + shape)
-    out = record("layer_norm", from_opmath(y, node), device, tensors)
+    device = common_device("native_layer_norm", [t for t in (input, weight, bias) if t is not None])
+    out, mean, rstd = layer_normalized(input, input.node, shape, weight, bias, eps, device)
     return out, _statistic(mean, stats, device), _statistic(rstd, stats, device)
 
 
@@ -150,9 +138,11 @@ def native_group_norm(input, weight, bias, N: int, C: int, HxW: int, group: int,
     node = input.node
     x = opmath(node)
     grouped = x.reshape((N, group, C // group * HxW))
-    y, mean, rstd = _statistics(grouped, (2,), eps, C // group * HxW)
+    y, mean, rstd = statistics(grouped, (2,), eps)
     y = affine(y.reshape((N, C, HxW)), weight, bias, (1, C, 1)).reshape(x.shape)
-    out = record("group_norm", from_opmath(y, node), device, tensors)
+    derivation = group_norm_derivation_of(input, node, mean, rstd, weight, bias,
+                                          (N, group, C // group, HxW))
+    out = record("group_norm", from_opmath(y, node), device, tensors, derivation)
     return (out, _statistic(mean.reshape((N, group)), stats, device, [input]),
             _statistic(rstd.reshape((N, group)), stats, device, [input]))
 

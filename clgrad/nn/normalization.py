@@ -1,5 +1,7 @@
-"""group_norm, instance_norm, rms_norm, the channel-wise dropouts (dropout1d/2d/3d),
-alpha_dropout and bilinear, as torch.nn.functional's, recorded under PyTorch's grad_fn names."""
+"""layer norm's computation (layer_normalized, behind F.layer_norm and torch.native_layer_norm),
+group_norm, instance_norm, rms_norm, the channel-wise dropouts (dropout1d/2d/3d), alpha_dropout
+and bilinear, as torch.nn.functional's, recorded under PyTorch's grad_fn names. A 16-bit
+float's layer and group norm gradients are PyTorch's backward kernels' (reduced_norms)."""
 from __future__ import annotations
 
 import math
@@ -15,6 +17,7 @@ from ..frontend.grad_mode import no_grad
 from ..frontend.operands import as_float, common_device, from_opmath, opmath
 from ..frontend.variance import row_first
 from .activation import check_float
+from .reduced_norms import group_norm_derivation, layer_norm_derivation
 
 
 def standardize(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node]:
@@ -35,6 +38,15 @@ def standardize(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node
     centered = x - mean.expand(x.shape)
     var = (centered * centered).sum(axes) * share
     return centered * (var + eps).sqrt().recip().expand(x.shape), mean, var
+
+
+def statistics(x: ir.Node, axes, eps: float) -> tuple[ir.Node, ir.Node, ir.Node]:
+    """(normalised x, mean, rstd) over axes (kept as size 1); no elements: mean 0, rstd NaN,
+    as PyTorch's kernels give."""
+    y, mean, var = standardize(x, axes, eps)
+    if not math.prod(x.shape[a] for a in axes):
+        return y, mean.const_like(0.0), mean.const_like(math.nan)
+    return y, mean, (var + eps).sqrt().recip()
 
 
 def _own_layout(x: ir.Node) -> ir.Node:
@@ -74,6 +86,23 @@ def stats_dtype(input, params):
     return dt.float32
 
 
+def layer_normalized(input, node: ir.Node, normalized_shape, weight, bias, eps: float, device):
+    """(output, mean, rstd): node (input's value, a float) normalised over its last
+    len(normalized_shape) dims, scaled by weight and shifted by bias, recorded as
+    LayerNormBackward0; the statistics are float nodes with those dims kept as size 1."""
+    k = len(normalized_shape)
+    axes = tuple(range(len(node.shape) - k, len(node.shape)))
+    y, mean, rstd = statistics(opmath(node), axes, eps)
+    y = affine(y, weight, bias, (1,) * (len(node.shape) - k) + tuple(normalized_shape))
+    derivation = None
+    if node.dtype.is_16_bit_float:      # (a mix of dtypes PyTorch refuses raises, empty or not)
+        stats = stats_dtype(input, (weight, bias))
+        if node.numel:
+            derivation = layer_norm_derivation(node, mean, rstd, weight, bias, axes, stats)
+    tensors = [t for t in (input, weight, bias) if t is not None]
+    return record("layer_norm", from_opmath(y, node), device, tensors, derivation), mean, rstd
+
+
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
     """Normalises each of num_groups groups of channels (with their spatial dims) per sample,
     then scales and shifts per channel."""
@@ -95,9 +124,23 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     node = as_float(input.node)
     x = opmath(node)
     grouped = x.reshape((n, num_groups, math.prod(input.shape[1:]) // num_groups))
-    y, _, _ = standardize(grouped, (2,), eps)
+    y, mean, rstd = statistics(grouped, (2,), eps)
     y = affine(y.reshape(x.shape), weight, bias, (1, c) + (1,) * (input.ndim - 2))
-    return record("group_norm", from_opmath(y, node), device, tensors)
+    derivation = group_norm_derivation_of(input, node, mean, rstd, weight, bias, (
+        n, num_groups, c // num_groups, math.prod(input.shape[2:])))
+    return record("group_norm", from_opmath(y, node), device, tensors, derivation)
+
+
+def group_norm_derivation_of(input, node: ir.Node, mean: ir.Node, rstd: ir.Node, weight, bias,
+                             grouped: tuple[int, int, int, int]) -> ir.Node | None:
+    """What group_norm's output is differentiated from: for a 16-bit node (input's value),
+    PyTorch's backward kernel's steps (reduced_norms), else None (the output itself)."""
+    if not node.dtype.is_16_bit_float:
+        return None
+    stats = stats_dtype(input, (weight, bias))      # (a mix PyTorch refuses raises, empty or not)
+    if not node.numel:
+        return None
+    return group_norm_derivation(node, mean, rstd, weight, bias, grouped, stats)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
