@@ -1,6 +1,7 @@
 """Long float sums are summed pairwise (compiler/lower_reduce.py, _pairwise_sum): their error
 grows like log(n), as NumPy's and PyTorch's do, not like n."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -34,9 +35,12 @@ def test_column_sums_of_a_long_scalar_row():
     np.testing.assert_allclose(sums, _exact(values, 0), rtol=1e-6)
 
 
-@pytest.mark.parametrize("length", [16 * 16 * 5 + 16 * 3 + 7, 16 * 16 * 64, 5 * 16 * 16 + 1])
+# blocks of 16 vectors of 8 lanes: 128 floats
+@pytest.mark.parametrize("length", [16 * 16 * 5 + 16 * 3 + 7, 16 * 16 * 64, 5 * 16 * 16 + 1,
+                                    (2 * 17 + 1) * 128 + 8 * 3 + 5])
 def test_rows_of_whole_blocks_partial_blocks_and_tails(length):
-    # whole blocks of 16 vectors, left-over vectors and a left-over part of a vector
+    # whole blocks of 16 vectors, left-over vectors and a left-over part of a vector; the
+    # last length reads two stretches of 17 blocks side by side, then a block left over
     rng = np.random.default_rng(length)
     values = rng.standard_normal((3, length)).astype(np.float32) + 1
     x = cg.from_numpy(values)
@@ -70,6 +74,17 @@ def test_only_long_float_sums_go_pairwise():
     assert "part" not in sources(cg.randn(4, SHORT_ROW).sum(1))
     assert "part" not in sources(long_row.amax(1))
     assert "part" not in sources(cg.from_numpy(np.ones((4, 16 * SHORT_ROW), np.int32)).sum(1))
+
+
+@pytest.mark.usefixtures("cpu_codegen")
+def test_rows_of_two_long_stretches_read_them_side_by_side():
+    # a row of 4,096 floats (two halves of 8 KiB, whatever the vectors' width) keeps two
+    # counters, one of 3,968 floats one
+    def counters(length):
+        source = "".join(k.source for k in cg.compile(cg.randn(4, length).sum(1)).kernels)
+        return int(re.search(r"part\d+\[(\d+)\]", source)[1])
+    assert counters(32 * 128) == 2
+    assert counters(31 * 128) == 1
 
 
 def test_pairwise_error_grows_slowly():

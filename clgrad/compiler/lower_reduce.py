@@ -218,18 +218,26 @@ class ReduceWriter(KernelWriter):
         length: blocks of _SUM_BLOCK steps are summed in order, and the blocks' sums pairwise,
         in a binary counter (part[l] holds the sum of 2**l blocks; a finished block merges
         with the sums of equal size below it, as carries do). Each step adds one vector of
-        `width` lanes (one value when width is 1); the steps past the last whole block and a
-        last partial vector go into the total directly. As fast as one accumulator: the
+        `width` lanes (one value when width is 1). A long row read in vectors is read as
+        _STREAMS equal stretches side by side, each with a counter of its own, whose sums of
+        equal size are added together. The steps past the last whole block of each stretch
+        and a last partial vector go into the total directly. As fast as one accumulator: the
         merges cost one addition per block, on average."""
         steps, tail = divmod(length, width)
         blocks, rest = divmod(steps, _SUM_BLOCK)
+        # (a row that padding breaks stays one stretch: its loops are cut at the breaks)
+        stretch_bytes = blocks // _STREAMS * _SUM_BLOCK * width * dtype.itemsize
+        streams = _STREAMS if width > 1 and not self.breaks \
+            and stretch_bytes >= _STREAM_MIN_BYTES else 1
+        per_stream, extra = divmod(blocks, streams)
         n = self.counter
         self.counter += 1
         ctype = self.r.ctype(dtype, width > 1)
         zero = self.r.literal(0, dtype)
         zero = f"({ctype})({zero})" if width > 1 else zero
         part, blk, level = f"part{n}", f"blk{n}", f"level{n}"
-        self.emit(f"{ctype} {part}[{blocks.bit_length()}];")
+        blks = [f"{blk}_{s}" for s in range(streams)]
+        self.emit(f"{ctype} {part}[{streams}][{per_stream.bit_length()}];")
 
         def run(count: int, first: sym.Lin, into: str) -> None:
             """count steps from step `first` on, added to `into`."""
@@ -237,17 +245,21 @@ class ReduceWriter(KernelWriter):
                         self._vectors(0, width, lambda r: step(r, into)))
 
         def block(ib: sym.Lin) -> None:
-            self.emit(f"{ctype} {blk} = {zero};")
-            run(_SUM_BLOCK, ib * _SUM_BLOCK, blk)
+            for s, blk_s in enumerate(blks):
+                self.emit(f"{ctype} {blk_s} = {zero};")
+                run(_SUM_BLOCK, (ib + s * per_stream) * _SUM_BLOCK, blk_s)
             self.emit(f"int {level} = 0;")
             with self.block(f"for (; (ib >> {level}) & 1; {level}++)"):
-                self.emit(f"{blk} = {part}[{level}] + {blk};")
-            self.emit(f"{part}[{level}] = {blk};")
-        self._steps("ib", 0, _SUM_BLOCK * width, sym.num(0), blocks, block)
-        run(rest, sym.num(blocks * _SUM_BLOCK), total)
-        for bit in range(blocks.bit_length()):     # the counter's sums, smallest first
-            if blocks >> bit & 1:
-                self.emit(f"{total} = {total} + {part}[{bit}];")
+                for s, blk_s in enumerate(blks):
+                    self.emit(f"{blk_s} = {part}[{s}][{level}] + {blk_s};")
+            for s, blk_s in enumerate(blks):
+                self.emit(f"{part}[{s}][{level}] = {blk_s};")
+        self._steps("ib", 0, _SUM_BLOCK * width, sym.num(0), per_stream, block)
+        run(extra * _SUM_BLOCK + rest, sym.num(streams * per_stream * _SUM_BLOCK), total)
+        for bit in range(per_stream.bit_length()):     # the counters' sums, smallest first
+            if per_stream >> bit & 1:
+                sums = " + ".join(f"{part}[{s}][{bit}]" for s in range(streams))
+                self.emit(f"{total} = {total} + ({sums});")
         self._row_loop(steps * width, length, 1, step)
 
 
@@ -255,6 +267,12 @@ class ReduceWriter(KernelWriter):
 # blocks of this many steps (_pairwise_sum); shorter rows lose little in a plain running sum.
 _SEQUENTIAL_STEPS = 64
 _SUM_BLOCK = 16
+# A row read in vectors whose stretches would span at least two 4 KiB pages is read as
+# _STREAMS stretches side by side: each core then streams memory from two places at once.
+# The sum of 2**24 float32 (4096 rows of 16 KiB) ran in 0.87x the time (2-core EPYC Zen 3,
+# Intel's runtime; 1 KiB rows 1.31x, 8 KiB rows 0.94x).
+_STREAMS = 2
+_STREAM_MIN_BYTES = 8192
 
 _COSTLY = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW})
 
