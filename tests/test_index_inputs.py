@@ -16,7 +16,8 @@ READS = {
     "element": lambda x, i: x[i, i + 1, i],
     "inner": lambda x, i: x[i, :, i],
     "select": lambda x, i: x.select(2, i),
-    "narrow": lambda x, i: x.narrow(2, i + 1, 2),     # (a start of 0 is a view of its own)
+    # (a start of 0 is a view of its own, and so is a slice of the last dim: see gathered)
+    "narrow": lambda x, i: x.narrow(1, 1 + i % 2, 2),
     "stepped": lambda x, i: x[i:i + 1, 1::2],
     "unbind": lambda x, i: x.unbind(1)[i],
 }

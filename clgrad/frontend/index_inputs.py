@@ -3,11 +3,12 @@ x[i], x[:, i], x[i:i + k], x.narrow(d, i, k), x.select(d, i) and y[i] = v with a
 
 A view's bounds written into a kernel make every new index a new graph structure, plan and
 kernel: a loop over a tensor's rows (`for i in range(n): f(x[i])`) compiled a kernel per row,
-70-100 ms each. Here an index is a number as in scalar_inputs (a kept 0-d int64 buffer), so
+70-100 ms each. Here an index is a number as in scalar_inputs (a kept 0-d int buffer), so
 the loop's graphs keep one structure and its first step's kernels run at every step:
 
 - reading: the rows of a tensor in a buffer are gathered at an offset the kernel reads (a
-  fused GATHER, in vectors along the rows; a single row's gradient is elementwise);
+  fused GATHER, in vectors along the rows; a single row's gradient is elementwise). A slice
+  of the last dim keeps its bounds in the source: its rows would be single elements;
 - writing: the elements written are those whose coordinates equal the indices, a comparison
   with each index's buffer (elementwise, as the bounds written into a kernel were).
 """
@@ -35,6 +36,8 @@ def gathered(node: ir.Node, items: list, device) -> ir.Node | None:
     if not any(_is_int(items[k]) or items[k].indices(shape[k])[0] for k in cut):
         return None
     last = cut[-1]
+    if last == len(shape) - 1 and not _is_int(items[last]):
+        return None     # rows of one element: lanes would load one by one, not a vector
     offset, kept = 0, []        # kept: (length, stride in rows) of each sliced dim up to last
     for k in range(last + 1):
         stride = math.prod(shape[k + 1:last + 1])
@@ -45,10 +48,14 @@ def gathered(node: ir.Node, items: list, device) -> ir.Node | None:
         offset += start * stride
         kept.append((len(range(start, stop, step)), step * stride))
     lengths = tuple(length for length, _ in kept)
-    row = number_node(offset, dt.int64, lengths, device)
+    count = math.prod(shape[:last + 1])
+    # (int32 rows where they fit: an int64 operand would halve the kernel's vector width)
+    index_type = dt.int32 if count < 2 ** 31 else dt.int64
+    row = number_node(offset, index_type, lengths, device)
     for axis, (length, stride) in enumerate(kept):
-        row = row + _coordinate(length, axis, lengths) * stride
-    rows = node.reshape((math.prod(shape[:last + 1]), math.prod(shape[last + 1:])))
+        along = _coordinate(length, axis, lengths, index_type)
+        row = row + (along if stride == 1 else along * stride)
+    rows = node.reshape((count, math.prod(shape[last + 1:])))
     return rows.gather(row).reshape(lengths + shape[last + 1:])
 
 
@@ -63,15 +70,15 @@ def written_where(node: ir.Node, items: list, device) -> ir.Node | None:
     for axis, item in enumerate(items):
         if _is_int(item):
             at = number_node(int(item) % shape[axis], dt.int64, shape, device)
-            equal = _coordinate(shape[axis], axis, shape).eq(at)
+            equal = _coordinate(shape[axis], axis, shape, dt.int64).eq(at)
             mask = equal if mask is None else mask & equal
     return mask
 
 
-def _coordinate(n: int, axis: int, shape: tuple[int, ...]) -> ir.Node:
+def _coordinate(n: int, axis: int, shape: tuple[int, ...], dtype: dt.DType) -> ir.Node:
     """Each element's coordinate along axis, over shape."""
     along = tuple(n if k == axis else 1 for k in range(len(shape)))
-    return ir.iota(n, dt.int64).reshape(along).expand(shape)
+    return ir.iota(n, dtype).reshape(along).expand(shape)
 
 
 def _whole(item, n: int) -> bool:
