@@ -49,8 +49,7 @@ def gathered(node: ir.Node, items: list, device) -> ir.Node | None:
         kept.append((len(range(start, stop, step)), step * stride))
     lengths = tuple(length for length, _ in kept)
     count = math.prod(shape[:last + 1])
-    # (int32 rows where they fit: an int64 operand would halve the kernel's vector width)
-    index_type = dt.int32 if count < 2 ** 31 else dt.int64
+    index_type = _index_type(count)
     row = number_node(offset, index_type, lengths, device)
     for axis, (length, stride) in enumerate(kept):
         along = _coordinate(length, axis, lengths, index_type)
@@ -69,10 +68,16 @@ def written_where(node: ir.Node, items: list, device) -> ir.Node | None:
     mask = None
     for axis, item in enumerate(items):
         if _is_int(item):
-            at = number_node(int(item) % shape[axis], dt.int64, shape, device)
-            equal = _coordinate(shape[axis], axis, shape, dt.int64).eq(at)
+            index_type = _index_type(shape[axis])
+            at = number_node(int(item) % shape[axis], index_type, shape, device)
+            equal = _coordinate(shape[axis], axis, shape, index_type).eq(at)
             mask = equal if mask is None else mask & equal
     return mask
+
+
+def _index_type(count: int) -> dt.DType:
+    """int32 where count fits: an int64 operand would halve the kernel's vector width."""
+    return dt.int32 if count < 2 ** 31 else dt.int64
 
 
 def _coordinate(n: int, axis: int, shape: tuple[int, ...], dtype: dt.DType) -> ir.Node:
