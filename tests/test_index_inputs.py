@@ -55,11 +55,11 @@ def test_rows_and_writes_of_each_dtype(dtype):
 
 
 def test_writes_at_changing_indices_plan_once_and_are_pytorch_s():
-    """y[i] = number, y[:, i] = a broadcast tensor, y[i, j, k] = a 0-d one; the gradients of
-    the base (zero where written) and of the written tensor."""
+    """y[i] = a changing number, y[:, i] = a broadcast tensor, y[i, j, k] = a 0-d one; the
+    gradients of the base (zero where written) and of the written tensor."""
     def step(lib, x, w, i):
         y = x * 1.0
-        y[i] = 0.5
+        y[i] = 0.5 + i
         y[:, i + 1] = w * 3
         y[i, 0, i] = w[0]
         return y

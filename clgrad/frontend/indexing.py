@@ -12,6 +12,7 @@ from . import index_inputs, views
 from .backward import record
 from .jit_protocol import in_jit
 from .operands import broadcast_shape, broadcast_to, is_tensor, lift, result_dtype
+from .scalar_inputs import number_node
 
 
 def _expand_index(x, index) -> list:
@@ -227,7 +228,9 @@ def setitem(x, index, value, accumulate: bool = False):
     # every dim, so there is no index to expand or check: the common `g[x < 0] = 0`
     if is_tensor(index) and index.dtype is dt.bool_ and node.shape and not accumulate \
             and index.node.shape == node.shape:
-        out = index.node.where(lift(value, node.dtype, node.shape), node)
+        filled = lift(value, node.dtype, node.shape) if is_tensor(value) else \
+            _value_as(value, node.dtype, node.shape, x.device)
+        out = index.node.where(filled, node)
         return record("masked_fill", out, x.device, inputs)
     items = _expand_index(x, index)
     if any(_is_advanced(i) for i in items):
@@ -235,7 +238,7 @@ def setitem(x, index, value, accumulate: bool = False):
     if accumulate:
         raise NotImplementedError("index_put: accumulate=True needs index tensors")
     region, _ = _basic(x, items)
-    v = _value_as(value, x.dtype, region.shape)
+    v = _value_as(value, x.dtype, region.shape, x.device)
     marked = index_inputs.written_where(node, items, x.device)
     if marked is not None:
         placed = broadcast_to(v.reshape(_kept_as_ones(items, x.shape)), x.shape)
@@ -254,9 +257,12 @@ def _is_advanced(item) -> bool:
     return is_tensor(item) or isinstance(item, (list, np.ndarray))
 
 
-def _value_as(value, dtype, shape) -> ir.Node:
+def _value_as(value, dtype, shape, device) -> ir.Node:
+    """The value written, as a node of dtype and shape. A number is read from a buffer
+    (scalar_inputs), so that a loop writing a changing one keeps its kernels."""
     if not is_tensor(value):
-        return lift(value, dtype, shape)
+        return lift(value, dtype, shape) if dtype == dt.bool_ else \
+            number_node(value, dtype, shape, device)
     if broadcast_shape("setitem", value.shape, shape) != tuple(shape):
         raise RuntimeError(f"setitem: shape mismatch: value of shape {value.shape} cannot be "
                            f"broadcast to indexing result of shape {tuple(shape)}")
@@ -317,9 +323,9 @@ def _scatter(x, items, value, accumulate: bool) -> ir.Node:
     shape = index_shape + rest_shape
     order = _in_place_order(axes, len(index_shape), len(shape))
     if order:
-        v = _value_as(value, x.dtype, tuple(shape[i] for i in order)).unpermute(order)
+        v = _value_as(value, x.dtype, tuple(shape[i] for i in order), x.device).unpermute(order)
     else:
-        v = _value_as(value, x.dtype, shape)
+        v = _value_as(value, x.dtype, shape, x.device)
     v = v.reshape(index_shape + (row_len,))
     if accumulate:
         new_rows = rows + ir.scatter(row, v, n_rows, "add_to")
