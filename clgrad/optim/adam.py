@@ -5,16 +5,15 @@ import math
 
 from ..frontend import creation
 from ..frontend.inplace import assign
-from .optimizer import Optimizer, check_nonnegative
+from .optimizer import Optimizer, check_betas, check_nonnegative
 
 
-def _check(lr, betas, eps, weight_decay) -> None:
+def check_adam_arguments(lr, betas, eps, weight_decay) -> None:
+    """The checks of Adam's family (Adam, AdamW, Adamax, NAdam, RAdam)."""
     check_nonnegative("learning rate", lr)
     check_nonnegative("epsilon value", eps)
+    check_betas(betas)
     check_nonnegative("weight_decay value", weight_decay)
-    for i, beta in enumerate(betas):
-        if not 0.0 <= beta < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
 
 
 class Adam(Optimizer):
@@ -31,15 +30,13 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False):
-        _check(lr, betas, eps, weight_decay)
+        check_adam_arguments(lr, betas, eps, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize))
 
     def _update(self, group: dict, params: list) -> list:
         beta1, beta2 = group["betas"]
-        touched = []
-        by_step: dict[int, list] = {}
         for p in params:
             state = self.state[p]
             if not state:
@@ -47,19 +44,14 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = creation.zeros_like(p).realize()
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = creation.zeros_like(p).realize()
-            by_step.setdefault(self._steps(state), []).append(p)
-        for ps in by_step.values():
-            states = [self.state[p] for p in ps]
 
-            def compute(states=states):
-                """This step's scalars, in float64 on the host as PyTorch computes them."""
-                steps = self._count(states)
-                lr, wd, t = group["lr"], group["weight_decay"], steps[0].node.arg
-                bc1, bc2 = 1 - beta1 ** t, 1 - beta2 ** t
-                return (lr / bc1, math.sqrt(bc2), 1 - lr * wd), steps
+        def numbers(t, states):
+            """This step's scalars, in float64 on the host as PyTorch computes them."""
+            lr, wd = group["lr"], group["weight_decay"]
+            return lr / (1 - beta1 ** t), math.sqrt(1 - beta2 ** t), 1 - lr * wd
 
-            step_size, bc2_sqrt, decay = self._scalars(ps[0], (id(group), *map(id, ps)),
-                                                       compute)
+        touched = []
+        for ps, (step_size, bc2_sqrt, decay) in self._step_sets(group, params, numbers):
             for p in ps:
                 touched += self._one(p, group, step_size, bc2_sqrt, decay)
         return touched

@@ -190,22 +190,72 @@ class Optimizer:
         g = g.node.cast(node.dtype)
         return -g if maximize else g
 
+    def _step_sets(self, group: dict, params: list, numbers) -> list[tuple[list, list[Node]]]:
+        """The group's params in sets at one step count, each with its step's scalars:
+        numbers(t, states) gives them for step t (counted first, in place, as PyTorch's
+        `state['step'] += 1`) and may advance other host scalars of the states (the names
+        in _host_scalars). They run at every step, a jitted step's replays too, and reach
+        the kernels through _scalars. Returns [(params, scalar nodes)]."""
+        sets: dict[int, list] = {}
+        for p in params:
+            sets.setdefault(self._steps(self.state[p]), []).append(p)
+        found = []
+        for ps in sets.values():
+            states = [self.state[p] for p in ps]
+
+            def compute(states=states):
+                changed = self._count(states)
+                given = numbers(self._steps(states[0]), states)
+                changed += [s[name] for s in states for name in self._host_scalars
+                            if name in s]
+                return given, changed
+
+            found.append((ps, self._scalars(ps[0], (id(group), *map(id, ps)), compute)))
+        return found
+
+    def _state_of(self, p: Tensor, *zeros: str) -> dict:
+        """p's state; a first step's starts with zeros like p under the names given."""
+        state = self.state[p]
+        if not state:
+            for name in zeros:
+                state[name] = creation.zeros_like(p).realize()
+        return state
+
+    # 0-d state tensors besides step that the host computes at each step (_step_sets)
+    _host_scalars: tuple[str, ...] = ()
+
     @staticmethod
-    def _steps(state: dict) -> int:
+    def _host_value(state: dict, name: str) -> float:
+        """A 0-d state tensor's value (state['step'], NAdam's mu_product), read without a
+        sync where it is a constant the host wrote."""
+        node = state[name].node
+        return float(node.arg if node.op is Op.CONST else state[name].item())
+
+    @staticmethod
+    def _set_host_value(state: dict, name: str, value: float) -> float:
+        """Writes value into the 0-d state tensor name (in place, as PyTorch's copy_), rounded
+        to its dtype as PyTorch stores it (float32, or the parameter's after a load); returns
+        the value stored."""
+        t = state.get(name)
+        dtype = creation.dt.float32 if t is None else t.dtype
+        value = float(np.array(value, dtype.np))
+        new = creation.full((), value, dtype=dtype)
+        if t is None:
+            state[name] = new
+        else:
+            assign(t, new)
+        return value
+
+    @classmethod
+    def _steps(cls, state: dict) -> int:
         """The steps state has taken (state['step'], a 0-d float tensor as in PyTorch)."""
-        step = state.get("step")
-        return 0 if step is None else int(step.node.arg if step.node.op is Op.CONST
-                                          else step.item())
+        return int(cls._host_value(state, "step")) if "step" in state else 0
 
     @classmethod
     def _count(cls, states: list[dict]) -> list[Tensor]:
         """Advances each state's step, in place as PyTorch does; returns the step tensors."""
         for state in states:
-            step = _step_tensor(cls._steps(state) + 1)
-            if "step" in state:
-                assign(state["step"], step)
-            else:
-                state["step"] = step
+            cls._set_host_value(state, "step", cls._steps(state) + 1)
         return [state["step"] for state in states]
 
     # ---- state ----
@@ -273,8 +323,9 @@ _MAX_KEPT = 4096
 
 def _state_value(name: str, value, p: Tensor):
     """A loaded state entry placed like its parameter: float tensors take its dtype and
-    device; step stays a float32 scalar. Tensors are copies (not views) of the saved ones, so
-    this optimizer's steps change nothing in another's."""
+    device (0-d ones too, as in PyTorch: ASGD's eta); step stays a float32 scalar. Tensors
+    are copies (not views) of the saved ones, so this optimizer's steps change nothing in
+    another's."""
     if name == "step":
         return _step_tensor(value.item() if isinstance(value, Tensor) else value)
     if isinstance(value, Tensor):
@@ -292,3 +343,9 @@ def _step_tensor(steps) -> Tensor:
 def check_nonnegative(name: str, value: float) -> None:
     if value is not required and not 0.0 <= value:
         raise ValueError(f"Invalid {name}: {value}")
+
+
+def check_betas(betas) -> None:
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
