@@ -121,16 +121,14 @@ def test_lr_zero_leaves_parameters_as_they_are():
 def test_a_changing_lr_plans_nothing_new_after_the_second_step():
     """Step counts, bias corrections and lr reach the kernels as data: a scheduler changing
     lr at every step, and the step count growing, plan (and build) nothing after step 2."""
-    for kind, kwargs in CASES:
-        w = nn.Parameter(cg.tensor(W0))
-        opt = getattr(optim, kind)([w], **kwargs)
+    for kind, kwargs in CASES:     # (the parameters of the test above: its kernels)
+        opt, params = _groups(cg, "float32", (kind, kwargs))
         scheduler = optim.lr_scheduler.LambdaLR(opt, lambda epoch: 1 / (epoch + 1))
         plans = []
-        for gw, _ in GRADS[:5]:
-            w.grad = cg.tensor(gw)
-            opt.step()
+        for grads in GRADS[:5]:
+            _steps(cg, opt, params, [grads])
             scheduler.step()
-            w.detach().numpy()
+            params[0].detach().numpy()
             plans.append(len(plan._plans))
         assert plans[1] == plans[-1], (kind, kwargs, plans)
 
