@@ -97,6 +97,24 @@ def test_fills_and_lerp_weights_that_change_plan_once():
     assert cg.full((2,), 2.5).tolist() == [2.5, 2.5]
 
 
+def test_integer_sums_and_comparisons_with_changing_numbers_plan_once():
+    """A position (arange + t) and a mask's threshold (arange < t), as a loop over a cache's
+    positions makes them, in int8 and int64 (a sum past int8 wraps, as PyTorch's)."""
+    def graph(lib, dtype, t):
+        positions = lib.arange(6, dtype=dtype)
+        return (positions + t, t - positions, positions < t, positions.eq(t), positions.clamp(
+            max=t), lib.where(positions > t, positions, t))
+
+    for dtype in ("int8", "int64"):
+        plans = []
+        for t in (2, 3, 100, -5, 4):
+            for ours, theirs in zip(graph(cg, getattr(cg, dtype), t),
+                                    graph(torch, getattr(torch, dtype), t)):
+                np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=f"{t}")
+            plans.append(len(plan._plans))
+        assert plans[0] == plans[-1]
+
+
 def test_a_kept_number_s_buffer_is_never_given_to_an_output():
     """A 0-d result the size of a number's buffer, read at its own index: the number's buffer
     must not take the result (the next use of the number would read the result)."""

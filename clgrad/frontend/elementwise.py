@@ -24,9 +24,11 @@ def _tensors(args):
     return [a for a in args if is_tensor(a)]
 
 
-def operands(name: str, a, b, float_only=False):
+def operands(name: str, a, b, float_only=False, integer_numbers_read=False):
     """The tensors among a and b, their device, and a and b as nodes of the common dtype and
-    the broadcast shape."""
+    the broadcast shape. A Python number is read from a buffer in float arithmetic, and in
+    integer arithmetic too with integer_numbers_read (else it is a constant: integer products,
+    divisions and shifts by one compile to cheaper code)."""
     # the common cases first, with nothing to promote, broadcast or check: two tensors of one
     # dtype and shape, or a float tensor and a Python number
     if is_tensor(a):
@@ -48,21 +50,27 @@ def operands(name: str, a, b, float_only=False):
     if float_only and not dtype.is_float:
         dtype = dt.DEFAULT_FLOAT
     shape = broadcast_shape(name, *(t.shape for t in tensors))
-    return tensors, device, _operand(a, dtype, shape, device), _operand(b, dtype, shape, device)
+    return (tensors, device, _operand(a, dtype, shape, device, integer_numbers_read),
+            _operand(b, dtype, shape, device, integer_numbers_read))
 
 
-def _operand(x, dtype: dt.DType, shape, device) -> ir.Node:
-    """x (a tensor or a Python number) as a node of dtype and shape; a number in float
-    arithmetic read from a buffer, as kernels take it (scalar_inputs)."""
-    if type(x) in _NUMBERS and dtype.is_float:
+def _operand(x, dtype: dt.DType, shape, device, integers_read: bool = True) -> ir.Node:
+    """x (a tensor or a Python number) as a node of dtype and shape; a number read from a
+    buffer (scalar_inputs) where dtype is a float, or an integer type and integers_read."""
+    if type(x) in _NUMBERS and (dtype.is_float or integers_read and dtype != dt.bool_):
         return number_node(x, dtype, shape, device)
     return lift(x, dtype, shape)
+
+
+_READS_INTEGERS = frozenset({Op.ADD, Op.SUB, Op.CMPLT, Op.CMPEQ})
 
 
 def binary(name: str, op: Op, a, b, *, float_only=False):
     """a op b with broadcasting and PyTorch promotion; a or b may be a Python number. name
     names the op in messages and its grad_fn (grad_fn_names)."""
-    tensors, device, na, nb = operands(name, a, b, float_only)
+    # (a position, a mask's threshold: integer sums and comparisons read their numbers too)
+    tensors, device, na, nb = operands(name, a, b, float_only,
+                                       integer_numbers_read=op in _READS_INTEGERS)
     if op in (Op.MUL, Op.DIV) and na.dtype.is_16_bit_float and (
             type(b) in _NUMBERS or (op is Op.MUL and type(a) in _NUMBERS)):
         return record(name, _by_whole_number(op, a, b, na, nb, device), device, tensors)
@@ -413,7 +421,7 @@ def compare(name: str, a, b):
     promotion. A NaN compares false with everything (true for ne), as in PyTorch; the result
     is a bool tensor outside autograd."""
     from .tensor import Tensor
-    tensors, device, na, nb = operands(name, a, b)
+    tensors, device, na, nb = operands(name, a, b, integer_numbers_read=True)
     return Tensor(_COMPARE[name](na, nb), device)
 
 
