@@ -133,6 +133,26 @@ def test_a_changing_lr_plans_nothing_new_after_the_second_step():
         assert plans[1] == plans[-1], (kind, kwargs, plans)
 
 
+@pytest.mark.parametrize("kind, kwargs", [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+                                          ("Adam", dict(lr=0.01, weight_decay=0.1))])
+def test_a_cycled_momentum_plans_nothing_new_and_is_pytorch_s(kind, kwargs):
+    """OneCycleLR cycles SGD's momentum and Adam's beta1 at every step (hyperparameters read
+    from buffers, not compiled in); the parameters follow PyTorch's."""
+    ours, params = _groups(cg, "float32", (kind, kwargs))
+    theirs, reference = _groups(torch, "float32", (kind, kwargs))
+    schedulers = [lib.optim.lr_scheduler.OneCycleLR(opt, 0.1, total_steps=10)
+                  for lib, opt in ((cg, ours), (torch, theirs))]
+    plans = []
+    for grads in GRADS[:5]:
+        _steps(cg, ours, params, [grads])
+        _steps(torch, theirs, reference, [grads])
+        for scheduler in schedulers:
+            scheduler.step()
+        np.testing.assert_allclose(params[0].detach().numpy(), _numpy(reference[0]), rtol=1e-6)
+        plans.append(len(plan._plans))
+    assert plans[1] == plans[-1], plans
+
+
 def _constructions(module, param):
     ps = [param]
     return {

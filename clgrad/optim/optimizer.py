@@ -7,7 +7,9 @@ more than that. `step()` then realizes every parameter and state tensor in one s
 the whole update compiles once and runs without syncing.
 Values that change between steps (lr, bias corrections) reach the kernels through a small
 buffer rewritten at each step, not as literals, so a schedule or step count change compiles
-nothing, and a jitted step's replays compute them again.
+nothing, and a jitted step's replays compute them again. The other hyperparameters (momentum,
+betas, weight decay) are read from buffers kept per value (_filled): changed by a scheduler or
+by hand, they compile nothing either.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from ..frontend import creation
 from ..frontend.jit_protocol import each_call, guard
 from ..frontend.grad_mode import enable_grad
 from ..frontend.inplace import assign
+from ..frontend.scalar_inputs import number_node
 from ..frontend.tensor import Tensor, realize
 
 
@@ -40,6 +43,7 @@ class Optimizer:
         self._loads = 0                 # load_state_dict calls: each brings new state tensors
         self._scalar_holders: dict = {}         # (_scalars)
         self._kept: dict = {}                   # (_keep)
+        self._device = None                     # the device step() updates (_filled)
         self.param_groups: list[dict] = []
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
@@ -102,8 +106,11 @@ class Optimizer:
         guard(self._built_from)         # a jitted step replays only while it stays the same
         touched: list[Tensor] = []
         for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            if params:
+            on_devices: dict = {}
+            for p in group["params"]:
+                if p.grad is not None:
+                    on_devices.setdefault(p.device, []).append(p)
+            for self._device, params in on_devices.items():
                 touched += self._update(group, params)
                 # the gradients too, while the kernels computing them run anyway: read later
                 # (a norm logged, a jit capture's start), a lazy one would recompute its graph
@@ -162,14 +169,16 @@ class Optimizer:
         return node
 
     def _filled(self, value, like: Node) -> Node:
-        """A hyperparameter as a constant of like's dtype and shape: the node `like * value`
-        would make of it."""
+        """A hyperparameter as a node of like's dtype and shape, read from a buffer on the
+        device step() updates (scalar_inputs), as `like * value` would read it: a momentum or
+        beta1 a scheduler cycles, or a weight decay a user changes, keeps the step's
+        kernels. 0 and NaN are constants."""
         if type(value) not in (float, int) or not value or value != value:
             return like.const_like(value)   # (0.0 and -0.0 are equal keys; NaN finds none)
-        key = ("filled", type(value), value, like.dtype, like.shape)
+        key = ("filled", type(value), value, like.dtype, like.shape, self._device)
         node = self._kept.get(key)
         if node is None:
-            node = self._keep(key, like.const_like(value))
+            node = self._keep(key, number_node(value, like.dtype, like.shape, self._device))
         return node
 
     def _keep(self, key, node: Node) -> Node:
