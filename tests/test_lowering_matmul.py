@@ -189,3 +189,35 @@ def test_products_with_absent_elements_are_skipped(codegen_for, target, absent, 
     (want,) = evaluate([a_node @ b_node])
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
     assert np.isfinite(got[1:, 1:]).all()      # inf and NaN met only absent elements there
+
+
+@pytest.mark.parametrize("m, k, n", [(64, 40, 96), (16, 1100, 32), (64, 37, 20), (64, 37, 201)])
+def test_epilogue_calls_the_math_library_in_loops_of_its_own(codegen_for, m, k, n):
+    # GELU's erfc, called among the epilogue's loads and stores, cost twice as much as alone:
+    # its arguments over a register tile's sums go into an array, then a loop of nothing but
+    # erfc over it. k in one block and in several (then at the end, a tile's rows at a time),
+    # a ragged last vector (n = 20), transposed (n = 201)
+    codegen_for(Target(width=8, accumulators=10, cores=2))
+    check(lambda x, w, b: F(x).gelu(x @ w + b), (m, k), (k, n), (n,), grad=False, atol=1e-4)
+    x, w, b = cg.randn(m, k), cg.randn(k, n), cg.randn(n)
+    (kernel,) = cg.compile(cg.nn.functional.gelu(x @ w + b)).kernels
+    assert "called0[i] = erfc(called0[i]);" in kernel.source
+    (cheap,) = cg.compile((x @ w + b).relu()).kernels
+    assert "called0" not in cheap.source
+
+
+def test_epilogue_calls_in_a_chain_and_read_reshaped(codegen_for):
+    # erfc's argument reads exp's array; a tanh that another output reads reshaped (as a
+    # Linear on (B, T, C) finishes its (B*T, N) product) is read there at the same element
+    codegen_for(Target(width=8, accumulators=10, cores=2))
+    check(lambda x, w: ((x @ w).exp() * 0.1).erfc(), (64, 40), (40, 64), grad=False)
+    x, w = cg.randn(64, 40), cg.randn(40, 64)
+    (kernel,) = cg.compile(((x @ w).exp() * 0.1).erfc()).kernels
+    assert "called1[i] = erfc(called1[i]);" in kernel.source
+    y = (x @ w).tanh()
+    z = y.reshape(32, 128) * 2
+    (kernel,) = cg.compile(y, z).kernels
+    assert "called0[i] = " in kernel.source
+    want = np.tanh(x.numpy().astype(np.float64) @ w.numpy())
+    np.testing.assert_allclose(z.numpy(), want.reshape(32, 128) * 2, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-4, atol=1e-4)

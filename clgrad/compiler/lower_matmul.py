@@ -173,7 +173,7 @@ class MatmulWriter(MatmulEpilogueWriter):
         into a private, contiguous array (B's rows are far apart, so reading them in place
         thrashes the cache), then every group of R rows runs a register tile of R x `vectors`
         accumulators over it. The elementwise epilogue runs once the sums are complete: at
-        the end, or after each register tile when k is one block.
+        the end, or after each register tile when k is one block (lower_matmul_epilogue.py).
 
         Transposed, it computes C^T = B^T A^T: the same loops over permuted views of the
         operands (index arithmetic, no copies), with the epilogue at the swapped index."""
