@@ -220,7 +220,7 @@ class ReduceWriter(KernelWriter):
         with the sums of equal size below it, as carries do). Each step adds one vector of
         `width` lanes (one value when width is 1). A long row read in vectors is read as
         _STREAMS equal stretches side by side, each with a counter of its own, whose sums of
-        equal size are added together. The steps past the last whole block of each stretch
+        equal size are added together. The steps left over past the stretches' whole blocks
         and a last partial vector go into the total directly. As fast as one accumulator: the
         merges cost one addition per block, on average."""
         steps, tail = divmod(length, width)
