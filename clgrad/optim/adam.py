@@ -57,18 +57,10 @@ class Adam(Optimizer):
         return touched
 
     def _one(self, p, group, step_size, bc2_sqrt, decay) -> list:
-        beta1, beta2 = group["betas"]
         state = self.state[p]
-        g = self._grad(p, group["maximize"])
-        wd = group["weight_decay"]
-        param = p.node
+        param, g = weight_decayed(self, p, group, self._decoupled, decay)
+        m, v = moments(self, state, g, param, group["betas"])
         k = self._filled        # every operand has param's dtype and shape
-        if wd != 0 and self._decoupled:
-            param = param * self._spread(decay, p)
-        elif wd != 0:
-            g = g + param * k(wd, param)
-        m = state["exp_avg"].node * k(beta1, param) + g * k(1 - beta1, param)
-        v = state["exp_avg_sq"].node * k(beta2, param) + g * g * k(1 - beta2, param)
         touched = [assign(state["exp_avg"], m), assign(state["exp_avg_sq"], v)]
         if group["amsgrad"]:
             v = state["max_exp_avg_sq"].node.maximum(v)
@@ -76,6 +68,26 @@ class Adam(Optimizer):
         denom = v.sqrt() / self._spread(bc2_sqrt, p) + k(group["eps"], param)
         touched.append(assign(p, param - self._spread(step_size, p) * (m / denom)))
         return touched
+
+
+def weight_decayed(opt: Optimizer, p, group: dict, decoupled: bool, shrink) -> tuple:
+    """(p's value, its gradient) after weight decay, in the Adam family's two ways: decoupled,
+    p times shrink (a scalar node: 1 - lr * weight_decay), or the gradient plus
+    weight_decay * p."""
+    node, g, wd = p.node, opt._grad(p, group["maximize"]), group["weight_decay"]
+    if wd != 0 and decoupled:
+        return node * opt._spread(shrink, p), g
+    if wd != 0:
+        return node, g + node * opt._filled(wd, node)
+    return node, g
+
+
+def moments(opt: Optimizer, state: dict, g, like, betas) -> tuple:
+    """The new exp_avg and exp_avg_sq: beta1 m + (1 - beta1) g, beta2 v + (1 - beta2) g^2."""
+    (beta1, beta2), k = betas, opt._filled
+    m = state["exp_avg"].node * k(beta1, like) + g * k(1 - beta1, like)
+    v = state["exp_avg_sq"].node * k(beta2, like) + g * g * k(1 - beta2, like)
+    return m, v
 
 
 class AdamW(Adam):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..frontend.inplace import assign
-from .adam import check_adam_arguments
+from .adam import check_adam_arguments, moments, weight_decayed
 from .optimizer import Optimizer, check_nonnegative
 
 
@@ -52,14 +52,9 @@ class NAdam(Optimizer):
         for ps, (bc2, grad_step, momentum_step, shrink) in self._step_sets(group, params,
                                                                            numbers):
             for p in ps:
-                state, node = self.state[p], p.node
-                g = self._grad(p, group["maximize"])
-                if wd != 0 and group["decoupled_weight_decay"]:
-                    node = node * self._spread(shrink, p)
-                elif wd != 0:
-                    g = g + node * k(wd, node)
-                m = state["exp_avg"].node * k(beta1, node) + g * k(1 - beta1, node)
-                v = state["exp_avg_sq"].node * k(beta2, node) + g * g * k(1 - beta2, node)
+                state = self.state[p]
+                node, g = weight_decayed(self, p, group, group["decoupled_weight_decay"], shrink)
+                m, v = moments(self, state, g, node, group["betas"])
                 denom = (v / self._spread(bc2, p)).sqrt() + k(eps, node)
                 node = node - self._spread(grad_step, p) * (g / denom)
                 node = node - self._spread(momentum_step, p) * (m / denom)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ..frontend.inplace import assign
-from .adam import check_adam_arguments
+from .adam import check_adam_arguments, moments, weight_decayed
 from .optimizer import Optimizer
 
 
@@ -54,14 +54,9 @@ class RAdam(Optimizer):
         touched = []
         for ps, (step_size, adaptive, plain, shrink) in self._step_sets(group, params, numbers):
             for p in ps:
-                state, node = self.state[p], p.node
-                g = self._grad(p, group["maximize"])
-                if wd != 0 and group["decoupled_weight_decay"]:
-                    node = node * self._spread(shrink, p)
-                elif wd != 0:
-                    g = g + node * k(wd, node)
-                m = state["exp_avg"].node * k(beta1, node) + g * k(1 - beta1, node)
-                v = state["exp_avg_sq"].node * k(beta2, node) + g * g * k(1 - beta2, node)
+                state = self.state[p]
+                node, g = weight_decayed(self, p, group, group["decoupled_weight_decay"], shrink)
+                m, v = moments(self, state, g, node, group["betas"])
                 scale = self._spread(adaptive, p) / (v.sqrt() + k(eps, node)) \
                     + self._spread(plain, p)
                 touched += [assign(state["exp_avg"], m), assign(state["exp_avg_sq"], v),
