@@ -54,10 +54,11 @@ def operands(name: str, a, b, float_only=False, integer_numbers_read=False):
             _operand(b, dtype, shape, device, integer_numbers_read))
 
 
-def _operand(x, dtype: dt.DType, shape, device, integers_read: bool = True) -> ir.Node:
+def _operand(x, dtype: dt.DType, shape, device, integer_numbers_read: bool) -> ir.Node:
     """x (a tensor or a Python number) as a node of dtype and shape; a number read from a
-    buffer (scalar_inputs) where dtype is a float, or an integer type and integers_read."""
-    if type(x) in _NUMBERS and (dtype.is_float or integers_read and dtype != dt.bool_):
+    buffer (scalar_inputs) where dtype is a float, or an integer type and
+    integer_numbers_read."""
+    if type(x) in _NUMBERS and (dtype.is_float or integer_numbers_read and dtype != dt.bool_):
         return number_node(x, dtype, shape, device)
     return lift(x, dtype, shape)
 
@@ -106,8 +107,9 @@ def where(cond, a, b):
                         f"{cond.dtype.name if is_tensor(cond) else type(cond).__name__}")
     dtype = result_dtype("where", (a, b))
     shape = broadcast_shape("where", *(t.shape for t in tensors))
-    node = lift(cond, dt.bool_, shape).where(_operand(a, dtype, shape, device),
-                                             _operand(b, dtype, shape, device))
+    # (a value of an int tensor a loop changes, as a float one: read from a buffer)
+    node = lift(cond, dt.bool_, shape).where(_operand(a, dtype, shape, device, True),
+                                             _operand(b, dtype, shape, device, True))
     return record("where", node, device, tensors)
 
 
@@ -268,10 +270,10 @@ def clamp(x, min=None, max=None):
     node = x.node.cast(dtype)
     differentiated = node.dtype.is_float and x.requires_grad and is_grad_enabled()
     if min is not None:
-        lo = _operand(min, dtype, node.shape, x.device)
+        lo = _operand(min, dtype, node.shape, x.device, True)
         node = _clamp_side(node, node >= lo if differentiated else None, node < lo, lo)
     if max is not None:
-        hi = _operand(max, dtype, node.shape, x.device)
+        hi = _operand(max, dtype, node.shape, x.device, True)
         node = _clamp_side(node, node <= hi if differentiated else None, hi < node, hi)
     return record("clamp", node, x.device, [x])
 
