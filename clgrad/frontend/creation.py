@@ -158,9 +158,9 @@ def _filled(value, dtype: dt.DType, shape: tuple[int, ...], device) -> ir.Node:
     changing number (a sampler's `full((n,), t)`) keeps its kernels; zeros and ones, which
     never change, and a 0-d fill (whose node would be the kept buffer itself) are constants
     in the source."""
-    from .scalar_inputs import number_node      # (it imports what imports this module)
     if value in (0, 1) or not shape or isinstance(value, bool):
         return ir.const(value, dtype, shape)
+    from .scalar_inputs import number_node      # (it imports what imports this module)
     return number_node(value, dtype, shape, device)
 
 
