@@ -110,7 +110,8 @@ class Optimizer:
             for p in group["params"]:
                 if p.grad is not None:
                     on_devices.setdefault(p.device, []).append(p)
-            for self._device, params in on_devices.items():
+            for device, params in on_devices.items():
+                self._device = device
                 touched += self._update(group, params)
                 # the gradients too, while the kernels computing them run anyway: read later
                 # (a norm logged, a jit capture's start), a lazy one would recompute its graph
