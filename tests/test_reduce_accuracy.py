@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 import clgrad as cg
+from clgrad.compiler.target import Target
+from clgrad.engine.targets import sum_streams
 
 SHORT_ROW = 512     # 64 vectors of 8 lanes at most: still one running sum per lane
 
@@ -35,12 +37,20 @@ def test_column_sums_of_a_long_scalar_row():
     np.testing.assert_allclose(sums, _exact(values, 0), rtol=1e-6)
 
 
+def _vectors_of_8(codegen_for, streams: int) -> None:
+    """Kernels in vectors of 8 floats, a long sum's row read as `streams` stretches."""
+    codegen_for(Target(width=8, cores=cg.device().compute_units, sum_streams=streams))
+
+
 # blocks of 16 vectors of 8 lanes: 128 floats
+@pytest.mark.parametrize("streams", [1, 2])
 @pytest.mark.parametrize("length", [16 * 16 * 5 + 16 * 3 + 7, 16 * 16 * 64, 5 * 16 * 16 + 1,
                                     (2 * 17 + 1) * 128 + 8 * 3 + 5])
-def test_rows_of_whole_blocks_partial_blocks_and_tails(length):
+def test_rows_of_whole_blocks_partial_blocks_and_tails(length, streams, codegen_for):
     # whole blocks of 16 vectors, left-over vectors and a left-over part of a vector; the
-    # last length reads two stretches of 17 blocks side by side, then a block left over
+    # last length, in two streams, reads two stretches of 17 blocks side by side, then a
+    # block left over
+    _vectors_of_8(codegen_for, streams)
     rng = np.random.default_rng(length)
     values = rng.standard_normal((3, length)).astype(np.float32) + 1
     x = cg.from_numpy(values)
@@ -76,15 +86,28 @@ def test_only_long_float_sums_go_pairwise():
     assert "part" not in sources(cg.from_numpy(np.ones((4, 16 * SHORT_ROW), np.int32)).sum(1))
 
 
-@pytest.mark.usefixtures("cpu_codegen")
-def test_rows_of_two_long_stretches_read_them_side_by_side():
-    # a row of 4,096 floats (two halves of 8 KiB, whatever the vectors' width) keeps two
-    # counters, one of 3,968 floats one
+@pytest.mark.parametrize("streams", [1, 2])
+def test_rows_of_two_long_stretches_read_them_side_by_side(streams, codegen_for):
+    # in two streams, a row of 4,096 floats (two halves of 8 KiB, whatever the vectors'
+    # width) keeps two counters, one of 3,968 floats one; in one stream, one counter each
+    _vectors_of_8(codegen_for, streams)
+
     def counters(length):
         source = "".join(k.source for k in cg.compile(cg.randn(4, length).sum(1)).kernels)
         return int(re.search(r"part\d+\[(\d+)\]", source)[1])
-    assert counters(32 * 128) == 2
+    assert counters(32 * 128) == streams
     assert counters(31 * 128) == 1
+
+
+class _Cpu:
+    def __init__(self, native_float_width):
+        self.native_float_width = native_float_width
+
+
+def test_two_streams_on_cpus_of_256_bit_vectors_only():
+    # measured faster on an AVX2 Zen 3, slower on an AVX-512 Zen 4 (engine/targets.py)
+    assert sum_streams(_Cpu(8)) == 2
+    assert sum_streams(_Cpu(16)) == 1
 
 
 def test_pairwise_error_grows_slowly():

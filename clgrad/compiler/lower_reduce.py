@@ -218,17 +218,18 @@ class ReduceWriter(KernelWriter):
         length: blocks of _SUM_BLOCK steps are summed in order, and the blocks' sums pairwise,
         in a binary counter (part[l] holds the sum of 2**l blocks; a finished block merges
         with the sums of equal size below it, as carries do). Each step adds one vector of
-        `width` lanes (one value when width is 1). A long row read in vectors is read as
-        _STREAMS equal stretches side by side, each with a counter of its own, whose sums of
-        equal size are added together. The steps left over past the stretches' whole blocks
+        `width` lanes (one value when width is 1). A long row read in vectors is read as the
+        target's sum_streams equal stretches side by side, each with a counter of its own,
+        whose sums of equal size are added together. The steps left over past the stretches' whole blocks
         and a last partial vector go into the total directly. As fast as one accumulator: the
         merges cost one addition per block, on average."""
         steps, tail = divmod(length, width)
         blocks, rest = divmod(steps, _SUM_BLOCK)
         # (a row that padding breaks stays one stretch: its loops are cut at the breaks)
-        stretch_bytes = blocks // _STREAMS * _SUM_BLOCK * width * dtype.itemsize
-        streams = _STREAMS if width > 1 and not self.breaks \
-            and stretch_bytes >= _STREAM_MIN_BYTES else 1
+        streams = self.target.sum_streams
+        stretch_bytes = blocks // streams * _SUM_BLOCK * width * dtype.itemsize
+        if width == 1 or self.breaks or stretch_bytes < _STREAM_MIN_BYTES:
+            streams = 1
         per_stream, extra = divmod(blocks, streams)
         n = self.counter
         self.counter += 1
@@ -267,12 +268,8 @@ class ReduceWriter(KernelWriter):
 # blocks of this many steps (_pairwise_sum); shorter rows lose little in a plain running sum.
 _SEQUENTIAL_STEPS = 64
 _SUM_BLOCK = 16
-# A row read in vectors whose stretches would span at least two 4 KiB pages is read as
-# _STREAMS stretches side by side: each core then streams memory from two places at once.
-# Row sums of 64 MiB of float32 (a 2-core EPYC Zen 3, Intel's runtime): rows of 4,096 floats
-# in 0.87x the time, of 2,048 0.94x, of 1,024 (halves within a page) 1.31x; W5's sum of
-# 2**24 went from 0.92-0.95x PyTorch's speed to 1.04-1.18x.
-_STREAMS = 2
+# A row read in vectors is read as stretches side by side (Target.sum_streams) only where each
+# would span at least two 4 KiB pages.
 _STREAM_MIN_BYTES = 8192
 
 _COSTLY = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW})

@@ -34,3 +34,5 @@ class Target:
                                         # shuffles (lower_matmul._reads_along_k)
     far_trig: bool = False      # float vector sin, cos and tan of a vector with a lane of 1e5
                                 # or more take it twice (render._FAR_TRIG)
+    sum_streams: int = 1        # stretches a long float sum's row is read as, side by side
+                                # (lower_reduce._pairwise_sum)
