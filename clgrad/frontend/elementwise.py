@@ -73,18 +73,36 @@ def binary(name: str, op: Op, a, b, *, float_only=False):
     tensors, device, na, nb = operands(name, a, b, float_only,
                                        integer_numbers_read=op in _READS_INTEGERS)
     if op in (Op.MUL, Op.DIV) and na.dtype.is_16_bit_float and (
-            type(b) in _NUMBERS or (op is Op.MUL and type(a) in _NUMBERS)):
-        return record(name, _by_whole_number(op, a, b, na, nb, device), device, tensors)
+            _read_whole(b, na.dtype) or (op is Op.MUL and type(a) in _NUMBERS)):
+        node, derivation = _by_whole_number(op, a, b, na, nb, device)
+        return record(name, node, device, tensors, derivation=derivation)
     return record(name, ir.binary(op, na, nb), device, tensors)
 
 
-def _by_whole_number(op: Op, a, b, na: ir.Node, nb: ir.Node, device) -> ir.Node:
-    """A 16-bit float tensor times or divided by a Python number as PyTorch's kernels take
-    it: whole, in float (x * 0.1 is x times 0.1, rounded once); its other ops take the
-    number rounded to the tensor's dtype, as the constant is (dtype.scalar)."""
-    wide = [number_node(given, dt.float32, node.shape, device) if type(given) in _NUMBERS else
-            node.cast(dt.float32) for node, given in ((na, a), (nb, b))]
-    return ir.binary(op, *wide).cast(na.dtype)
+def _read_whole(b, dtype: dt.DType) -> bool:
+    """Whether PyTorch's CPU kernel of a 16-bit float a * b or a / b (of result dtype) reads
+    b whole, in float32, rather than rounded to dtype: b a Python number, or a tensor of one
+    element in another dtype (a 0-d float32 or int64: TensorIterator's is_scalar(2), read
+    by original_scalar_value)."""
+    return type(b) in _NUMBERS or is_tensor(b) and b.dtype != dtype and b.numel() == 1
+
+
+def _by_whole_number(op: Op, a, b, na: ir.Node, nb: ir.Node, device) -> tuple:
+    """(value, derivation) of a 16-bit float tensor times or divided by a number as PyTorch's
+    kernels take it (_read_whole): whole, in float (x * 0.1 is x times 0.1, rounded once);
+    its other ops take the number rounded to the tensor's dtype, as the constant is
+    (dtype.scalar). A tensor b's gradients are PyTorch's formulas, g * b and g / b to a
+    (products by b whole again), g * a and -g * ((a / b) / b) (each quotient by b whole,
+    rounded) to b in the type, summed over the shape in it, then cast to b's dtype."""
+    wide = [number_node(given, dt.float32, na.shape, device) if type(given) in _NUMBERS else
+            lift(given, dt.float32, na.shape) for given in (a, b)]
+    value = ir.binary(op, *wide).cast(na.dtype)
+    if not is_tensor(b):
+        return value, None
+    whole = wide[1]
+    to_b = na if op is Op.MUL else -(opmath(value) / whole).cast(value.dtype)
+    return value, (gradient_steps(na, [(op, whole)], na.dtype)
+                   + gradient_steps(nb, [(Op.MUL, to_b)], nb.dtype))
 
 
 def unary(name: str, op: Op, x):
