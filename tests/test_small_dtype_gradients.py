@@ -234,3 +234,15 @@ def test_16_bit_products_by_one_element_of_another_dtype_read_it_whole(dtype):
                 h * whole[1], h / whole[:1], whole[0] / h[1:2])
     check_16_bit_exactly(products, h, np.float32(1 / 3), np.float64(0.7), edges,
                          narrowed=(0, 3), dtype=dtype, grid=64)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_quotient_gradients_take_pytorch_s_steps(dtype):
+    """PyTorch's gradient of a / b to b is -g * ((a / b) / b), each step rounded to the type,
+    also where b is broadcast (then summed in the type); clgrad's rounded -(g (a / b)) / b
+    (a third of the elements an ulp off in bfloat16; fuzz seed 99000301, through normalize's
+    division by the norm)."""
+    b = make((4, 256), seed=SEED + 7, low=0.25, high=3)
+    b[1, :4] = 0.0, -0.0, np.inf, 2.0 ** -14
+    check_16_bit_exactly(lambda a, b, c: (a / b, a[:, :16] / c[:, :1], c[:, :1] / a[:, :16]),
+                         X, b, b, dtype=dtype)

@@ -238,7 +238,8 @@ RULES = {
     Op.ADD: lambda n, g: (g, g),
     Op.SUB: lambda n, g: (g, -g),
     Op.MUL: lambda n, g: (g * n.src[1], g * n.src[0]),
-    Op.DIV: lambda n, g: (g / n.src[1], -(g * n / n.src[1])),
+    # PyTorch's -g * ((a / b) / b): a 16-bit quotient's two steps round as its do
+    Op.DIV: lambda n, g: (g / n.src[1], -(g * (n / n.src[1]))),
     Op.POW: _pow_rule,
     Op.MAX: _max_rule,
     Op.MIN: _max_rule,
