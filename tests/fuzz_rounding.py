@@ -16,7 +16,9 @@ kernels, and clgrad, compute a 16-bit op in float32 and round its result once, s
 - PyTorch's prod of a 16-bit type rounds each partial product to the type, in order, and its
   nll_loss keeps its partial sums in the type (its sum, mean and cumsum, and clgrad's prod
   and nll_loss, round once): (n - 1) / 2 ulps apart for n terms; its vector rsqrt of a
-  16-bit type is not correctly rounded (an ulp off in 0.1% to 0.3% of the elements);
+  16-bit type is not correctly rounded (an ulp off in 0.1% to 0.3% of the elements); its
+  transposed convolution rounds once or each kernel tap's products and sum, as the CPU
+  decides (_taps): an ulp of its terms per kernel tap;
 - a gradient is PyTorch's formula (derivatives.yaml, its backward kernels) in PyTorch and
   one derived from the IR in clgrad, which round at other steps (clgrad computes a function's
   gradient in float32 as its value; PyTorch's reads the rounded value and rounds each op):
@@ -169,11 +171,24 @@ def _rounded(torch, func, args, kwargs, tracker, sign: int):
             if name in _PARTIALS_IN_TYPE and o.dtype in sixteen:
                 terms_each = max(t.numel() for t in floats) / max(o.numel(), 1)
                 delta = delta + (terms_each - 1) / 2 * _ulp(torch, v, o.dtype)
+            if name == "convolution" and args[6] and o.dtype in sixteen:
+                delta = delta + _taps(args[1]) * _ulp(torch, a, o.dtype)
             direction = sign if sign != 2 else torch.randint(
                 0, 2, v.shape, generator=tracker.draws).double() * 2 - 1
             new = (v + direction * torch.nan_to_num(delta, 0.0, 0.0, 0.0)).to(o.dtype)
             o.copy_(torch.where(torch.isfinite(v) & torch.isfinite(o), new, o))
     return rewrite
+
+
+def _taps(weight) -> int:
+    """The taps (kernel elements) of a transposed convolution's weight. PyTorch's 16-bit
+    answer depends on the CPU: oneDNN, which takes bfloat16 on a CPU of AVX-512 (float16 on
+    one of AVX512-FP16), rounds once; elsewhere PyTorch's col2im rounds each tap's products
+    to the type and adds them, and the bias, in it, one by one, as clgrad does on every CPU:
+    2 * taps roundings, each within half an ulp of the terms (fuzz seed 99000723: 229 of 504
+    bfloat16 elements an ulp from the rounded-once answer, none from torch's own with
+    ONEDNN_MAX_CPU_ISA=AVX2 or torch.backends.mkldnn.flags(enabled=False))."""
+    return int(np.prod(weight.shape[2:]))
 
 
 def _delta(torch, name: str, exact, nearby, terms, sums: float):

@@ -311,3 +311,30 @@ def test_16_bit_gradients_may_round_their_formula_otherwise():
     assert judged(_rounded(_rounded(g * y, "float16") * (1 - y), "float16")) == "ok"
     assert judged(_rounded(g * y * (1 - y), "bfloat16")) == "wrong gradient"
     assert judged(_rounded(g * exact * (1 - exact), "float16")) == "wrong gradient"
+
+
+def test_16_bit_transposed_convolutions_may_round_each_tap():
+    # PyTorch's bfloat16 conv_transpose2d rounds once where oneDNN takes it (a CPU of AVX-512)
+    # and rounds each kernel tap's products and their sum in the type elsewhere (its col2im,
+    # clgrad's steps): either is its answer, as the CPU decides; four times that apart is not
+    import torch
+    from fuzz_rounding import _ulp
+
+    def program(fw, x, w):
+        return [fw.nn.functional.conv_transpose2d(x.bfloat16(), w.bfloat16()).float()]
+    rng = np.random.default_rng(0)
+    x, w = rng.uniform(0.5, 2, (4, 3, 5, 16)), rng.uniform(0.5, 2, (3, 1, 3, 3))
+    x, w = x.astype(np.float32), w.astype(np.float32)
+    ref, ref64, _ = references(torch, program, [x, w], [False, False])
+    h = [torch.tensor(a).bfloat16() for a in (x, w)]
+    once = torch.nn.functional.conv_transpose2d(*(t.double() for t in h)).bfloat16().float()
+    with torch.backends.mkldnn.flags(enabled=False):
+        per_tap = torch.nn.functional.conv_transpose2d(*h).float()
+    assert not torch.equal(once, per_tap)
+
+    def judged(value) -> str:
+        got = Result([value.numpy()], [None, None], [0.0], [0.0], dtypes=("float32",))
+        return judge(got, ref, ref64, edges=False)[0]
+    assert judged(once) == "ok" and judged(per_tap) == "ok"
+    off = once + 4 * 9 * _ulp(torch, once.double(), torch.bfloat16).float()
+    assert judged(off) == "wrong forward"
