@@ -262,3 +262,24 @@ def test_16_bit_normalize_gradient_takes_pytorch_s_steps(dtype):
                  lambda h: F(h).normalize(h[:0]))
     check_16_bit_exactly(lambda *h: tuple(f(t) for f, t in zip(functions, h)),
                          *[x] * len(functions), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_soft_margin_loss_takes_pytorch_s_steps(dtype):
+    """PyTorch's soft_margin_loss is in place on -x in the input's dtype: times the target
+    (a float32 one's product in float32, rounded), exp and log1p each rounded, then reduced;
+    its gradient y exp(-y x) (in the two's dtype) times -1 / n, divided by exp(-y x) + 1 and
+    times g, each step rounded to the input's dtype. clgrad's loss of a float16 input and a
+    float32 target was float32 (fuzz seed 99001685), and its 16-bit gradient the float32
+    derivative of log(1 + exp(-y x)), rounded once."""
+    target = np.sign(make((4, 256), seed=SEED + 3))
+    target[0, :3] = 0.5, -2.0, 0.0
+
+    def losses(a, b, c, d):
+        f, t = F(a), library(a).tensor(target)
+        return (f.soft_margin_loss(a, t, reduction="none"), f.soft_margin_loss(b, t),
+                f.soft_margin_loss(c, t.to(c.dtype), reduction="sum"),
+                f.soft_margin_loss(d[:, :16], t[:1, :16], reduction="none"),
+                f.soft_margin_loss(d[:0], t[:0]))
+    x = X / 2     # (float16's exp overflows past 11: PyTorch's loss is inf there, clgrad's not)
+    check_16_bit_exactly(losses, *[x] * 4, dtype=dtype)

@@ -21,7 +21,8 @@ from ..frontend.reductions import log_softmax_derivation, log_softmax_in_type
 from .batch_norm import batch_normalized
 from .embedding_bag import renorm_rows_
 from .embedding_frequency import rows_scaled_by_frequency
-from .logit_losses import binary_cross_entropy_with_logits  # noqa: F401 (re-exported)
+from .logit_losses import (binary_cross_entropy_with_logits,  # noqa: F401 (re-exported)
+                           soft_margin_loss)
 from .loss_functions import check_same_shape, legacy_reduction, reduce_loss
 from .normalization import layer_normalized
 from .convolution import (avg_pool2d, conv1d, conv2d, conv3d, conv_tbc,  # noqa: F401
@@ -408,7 +409,8 @@ def one_hot(tensor, num_classes: int = -1):
 
 __all__ = ["relu", "relu_", "sigmoid", "tanh", "softmax", "log_softmax", "gelu", "linear", "dropout",
            "embedding", "pad", "layer_norm", "batch_norm", "nll_loss",
-           "cross_entropy", "binary_cross_entropy_with_logits", "conv1d", "conv2d",
+           "cross_entropy", "binary_cross_entropy_with_logits", "soft_margin_loss", "conv1d",
+           "conv2d",
            "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "max_pool2d",
            "avg_pool2d", "one_hot"]

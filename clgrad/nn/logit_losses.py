@@ -1,16 +1,20 @@
-"""binary_cross_entropy_with_logits, step by step as PyTorch's: its value in the dtypes
-PyTorch's steps take, and its gradients by PyTorch's formulas in theirs (formula_steps)."""
+"""binary_cross_entropy_with_logits and soft_margin_loss, step by step as PyTorch's: their
+values in the dtypes PyTorch's steps take, and their gradients by PyTorch's formulas in
+theirs (formula_steps)."""
 from __future__ import annotations
 
+import math
+
 from ..compiler import dtype as dt
-from ..compiler import ir
+from ..compiler import ir, special
 from ..compiler.ops import Op
 from ..frontend.backward import record
 from ..frontend.formula_steps import gradient_steps, in_place, promoted
 from ..frontend.no_derivative import refuse_gradient
-from ..frontend.operands import as_float, broadcast_to, common_device, from_opmath, opmath
+from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common_device,
+                                 from_opmath, opmath)
 from .activation import sigmoid_node, softplus_node
-from .loss_functions import check_same_shape, legacy_reduction, reduce_loss
+from .loss_functions import check_reduction, check_same_shape, legacy_reduction, reduce_loss
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
@@ -63,9 +67,47 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                   tensors, derivation=derivation)
 
 
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """log(1 + exp(-y x)) by PyTorch's steps, in place on -x in the input's dtype (a float16
+    input and a float32 target: a float16 loss): times the target (broadcast to the input's
+    shape), exp and log1p, each rounded to it, then reduced; past exp's range (-y x above 88
+    in float32, 11 in float16), where PyTorch's is inf, computed without overflow. The
+    gradient is PyTorch's formula (NaN past exp's range, inf / inf, as PyTorch's), y exp(-y x)
+    times -1 / n (a mean's; -1 else), divided by exp(-y x) + 1, then times g, each step in
+    place in the input's dtype, exp(-y x) in the two's (clgrad's was the float32 derivative of
+    its value, of the two's dtype: a float16 input's loss float32, fuzz seed 99001685)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    check_reduction(reduction)
+    device = common_device("soft_margin_loss", [input, target])
+    refuse_gradient("soft_margin_loss", "target", target)
+    shape = tuple(input.shape)
+    if not input.dtype.is_float:
+        raise RuntimeError(f"soft_margin_loss: expected a floating point input, got "
+                           f"{input.dtype.name} of shape {shape} (its loss has its dtype)")
+    if broadcast_shape("soft_margin_loss", shape, tuple(target.shape)) != shape:
+        raise RuntimeError(f"soft_margin_loss: a target of shape {tuple(target.shape)} does not "
+                           f"broadcast to the input's shape {shape}, which the loss has")
+    x = input.node
+    y = broadcast_to(target.node if target.dtype.is_float else target.node.cast(x.dtype),
+                     x.shape)
+    z = in_place(-x, y, Op.MUL)
+    e = z.exp()
+    loss = e.eq(math.inf).where(from_opmath(softplus_node(opmath(z)), z),
+                                from_opmath(special.log1p(opmath(e)), e))
+    ze = promoted(Op.MUL, -y, x).exp()
+    scaled = promoted(Op.MUL, y, ze).cast(x.dtype)
+    mean = reduction == "mean" and x.numel     # (an empty input's gradient scales nothing)
+    scaled = from_opmath(opmath(scaled) * (-1 / x.numel if mean else -1.0), scaled)
+    derivation = gradient_steps(x, [(Op.MUL, in_place(scaled, ze + 1, Op.DIV))], x.dtype)
+    if reduction != "none":
+        derivation = reduce_loss(derivation, "sum")
+    return record("soft_margin_loss", reduce_loss(loss, reduction), device, [input, target],
+                  derivation=derivation)
+
+
 def _log_sigmoid(x: ir.Node) -> ir.Node:
     """log(sigmoid(x)) in x's dtype, rounded once (PyTorch's log_sigmoid kernel)."""
     return from_opmath(-softplus_node(-opmath(x)), x)
 
 
-__all__ = ["binary_cross_entropy_with_logits"]
+__all__ = ["binary_cross_entropy_with_logits", "soft_margin_loss"]

@@ -104,7 +104,7 @@ class HuberLoss(_Loss):
 
 class SoftMarginLoss(_Loss):
     def forward(self, input, target):
-        return LF.soft_margin_loss(input, target, reduction=self.reduction)
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class BCELoss(_WeightedLoss):

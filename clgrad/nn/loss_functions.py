@@ -1,5 +1,5 @@
 """Losses and distances of torch.nn.functional: l1_loss, smooth_l1_loss, huber_loss,
-binary_cross_entropy, kl_div, margin_ranking_loss, cosine_embedding_loss, soft_margin_loss,
+binary_cross_entropy, kl_div, margin_ranking_loss, cosine_embedding_loss,
 cosine_similarity, pairwise_distance and normalize, recorded under PyTorch's grad_fn names.
 
 Each is built from node operators, so its gradient comes from the primitive rules; where
@@ -318,16 +318,6 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
     return record(name, reduce_loss(loss, reduction), device, tensors)
 
 
-def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
-    """log(1 + exp(-y x)), computed without overflow (PyTorch's is inf past -y x = 88)."""
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    check_reduction(reduction)
-    x, y, device = _pair("soft_margin_loss", input, target)
-    refuse_gradient("soft_margin_loss", "target", target)
-    loss = softplus_node(-(y * x))
-    return record("soft_margin_loss", reduce_loss(loss, reduction), device, [input, target])
-
-
 def _named_reduce(loss: ir.Node, reduction: str, none_name: str, device, tensors):
     check_reduction(reduction)
     name = {"none": none_name, "mean": "mean", "sum": "sum"}[reduction]
@@ -489,7 +479,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
 
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
-           "margin_ranking_loss", "cosine_embedding_loss", "soft_margin_loss",
+           "margin_ranking_loss", "cosine_embedding_loss",
            "hinge_embedding_loss", "poisson_nll_loss",
            "gaussian_nll_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",
            "multi_margin_loss"]
