@@ -91,13 +91,14 @@ def _by_whole_number(op: Op, a, b, na: ir.Node, nb: ir.Node, device) -> tuple:
     """(value, derivation) of a 16-bit float tensor times or divided by a number as PyTorch's
     kernels take it (_read_whole): whole, in float (x * 0.1 is x times 0.1, rounded once);
     its other ops take the number rounded to the tensor's dtype, as the constant is
-    (dtype.scalar). A tensor b's gradients are PyTorch's formulas, g * b and g / b to a
-    (products by b whole again), g * a and -g * ((a / b) / b) (each quotient by b whole,
-    rounded) to b in the type, summed over the shape in it, then cast to b's dtype."""
+    (dtype.scalar). Beside a number, the gradient is the value's own, g times the number
+    whole; beside a tensor b, PyTorch's formulas, g * b and g / b to a (products by b whole
+    again), g * a and -g * ((a / b) / b) (each quotient by b whole, rounded) to b in the
+    type, summed over the shape in it, then cast to b's dtype."""
     wide = [number_node(given, dt.float32, na.shape, device) if type(given) in _NUMBERS else
             lift(given, dt.float32, na.shape) for given in (a, b)]
     value = ir.binary(op, *wide).cast(na.dtype)
-    if not is_tensor(b):
+    if not (is_tensor(a) and is_tensor(b)):
         return value, None
     whole = wide[1]
     to_b = na if op is Op.MUL else -(opmath(value) / whole).cast(value.dtype)
