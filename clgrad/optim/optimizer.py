@@ -335,7 +335,9 @@ def _state_value(name: str, value, p: Tensor):
     """A loaded state entry placed like its parameter: float tensors take its dtype and
     device (0-d ones too, as in PyTorch: ASGD's eta); step stays a float32 scalar. Tensors
     are copies (not views) of the saved ones, so this optimizer's steps change nothing in
-    another's."""
+    another's. A list's entries (LBFGS's history) are placed each, as PyTorch places them."""
+    if isinstance(value, list):
+        return [_state_value(name, v, p) for v in value]
     if name == "step":
         return _step_tensor(value.item() if isinstance(value, Tensor) else value)
     if isinstance(value, Tensor):
