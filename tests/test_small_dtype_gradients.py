@@ -283,3 +283,18 @@ def test_16_bit_soft_margin_loss_takes_pytorch_s_steps(dtype):
                 f.soft_margin_loss(d[:0], t[:0]))
     x = X / 2     # (float16's exp overflows past 11: PyTorch's loss is inf there, clgrad's not)
     check_16_bit_exactly(losses, *[x] * 4, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_matmul_of_a_batch_by_a_matrix_folds_the_batch(dtype):
+    """PyTorch's matmul of a batched operand by a matrix or vector that requires grad folds
+    the batch into the rows of one mm (or mv): the matrix's gradient is one product over
+    every row, rounded once; clgrad's was a product per batch, each rounded, then their sum
+    (a third of the elements an ulp or more off; fuzz seed 99200049). A matrix on the left
+    folds the other's columns. (Values without X's edges: a NaN in the small operand makes
+    all of its gradient NaN.)"""
+    x = make((4, 4, 16, 4), seed=SEED + 9)
+    check_16_bit_exactly(lambda a, b, c, d, e, f, g, h: (
+        a @ b[0, 0, :4], c[..., 0] @ d[0, 0, :, 0],
+        e.reshape(64, 16)[:5] @ f.reshape(4, 16, 16)[:, :, :4], g[0, 0, :, 0] @ h[0]),
+        *[x] * 8, dtype=dtype)

@@ -24,7 +24,27 @@ _BMM_GEMM_WORK = 400
 
 def matmul(a, b):
     device, an, bn, batches = _operands(a, b)
-    return _recorded(a, b, product(an, bn, _matmul_keeps_sign(a, b, batches)), device)
+    sole_sign = _matmul_keeps_sign(a, b, batches)
+    if _folds(a, b):
+        return _recorded(a, b, _folded(a.node, b.node, sole_sign), device)
+    return _recorded(a, b, product(an, bn, sole_sign), device)
+
+
+def _folded(a: Node, b: Node, sole_sign: bool) -> Node:
+    """a @ b as at::matmul folds a batched operand (_folds): its rows (a's, or b's columns)
+    as one matrix times the other operand, so that the other's gradient is one product over
+    all of them (a 16-bit one rounded once, not each batch's and then their sum: fuzz seed
+    99200049); shaped (..., M, N), a vector's dim of size 1."""
+    if len(a.shape) < len(b.shape):
+        a_t = a if len(a.shape) == 1 else a.permute((1, 0))     # (a vector is its own)
+        return _transpose_last(_folded(_transpose_last(b), a_t, sole_sign))
+    column = b.reshape(b.shape + (1,)) if len(b.shape) == 1 else b
+    rows = a.reshape((math.prod(a.shape[:-1]), a.shape[-1]))
+    return product(rows, column, sole_sign).reshape(a.shape[:-1] + column.shape[-1:])
+
+
+def _transpose_last(x: Node) -> Node:
+    return x.permute(tuple(range(len(x.shape) - 2)) + (len(x.shape) - 1, len(x.shape) - 2))
 
 
 def _operands(a, b) -> tuple:
