@@ -249,7 +249,8 @@ def test_scatter_primitive_matches_the_interpreter(mode, dtype):
 
 @pytest.mark.parametrize("mode, dtype", PRIMITIVE_CASES)
 def test_scatter_primitive_with_a_row_per_work_item(mode, dtype):
-    # 2,048 indices: each work-item combines a whole row (lower_scatter._MIN_ITEMS)
+    # 2,048 indices: an atomic scatter's (integers', "replace"'s) work-item combines a whole
+    # row (lower_scatter._MIN_ITEMS); a float one combines in index order
     rng = np.random.default_rng(3)
     rows = rng.integers(0, 5, 2048)
     values = rng.integers(-3, 4, (2048, 3))
