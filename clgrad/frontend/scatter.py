@@ -14,7 +14,7 @@ from . import indexing
 from .backward import record
 from .composite_methods import _in_place
 from .grad_mode import is_grad_enabled
-from .operands import is_tensor, lift, normalize_dim
+from .operands import from_opmath, is_tensor, lift, normalize_dim, opmath
 
 _MODES = {"sum": "add", "prod": "prod", "amax": "amax", "amin": "amin"}
 
@@ -101,6 +101,13 @@ def _scattered(shape: tuple[int, ...], flat: Node, values: Node, mode: str) -> N
     return ir.scatter(flat, values.reshape(flat.shape + (1,)), rows, mode).reshape(shape)
 
 
+def _added_onto(x: Node, flat: Node, values: Node) -> Node:
+    """x plus the values summed into the elements flat names, as PyTorch's index_add_,
+    scatter_add_ and scatter_reduce's sum: a 16-bit float's in float32, x among the terms,
+    rounded once (not the values' sum rounded, then added to x: fuzz seed 99002097)."""
+    return from_opmath(opmath(x) + _scattered(x.shape, flat, opmath(values), "add_to"), x)
+
+
 def _marked(shape: tuple[int, ...], flat: Node) -> Node:
     """Whether flat names each element of shape."""
     return _scattered(shape, flat, ir.const(True, dt.bool_, flat.shape), "replace")
@@ -156,8 +163,8 @@ def scatter_add(self, dim: int, index, src):
     dim = _dim("scatter_add", self, dim)
     _check_along("scatter_add", self, dim, index, src)
     flat = _flat(self, dim, index)
-    added = _scattered(self.shape, flat, _source(self, index, src, flat), "add_to")
-    return record("scatter_add", self.node + added, self.device, [self, src])
+    added = _added_onto(self.node, flat, _source(self, index, src, flat))
+    return record("scatter_add", added, self.device, [self, src])
 
 
 def scatter_reduce(self, dim: int, index, src, reduce: str, *, include_self: bool = True):
@@ -192,17 +199,17 @@ def _reduced(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
     """x with values reduced into the elements flat names, self's value among them when
     include_self; elements nothing lands on keep x's."""
     if reduce == "mean":     # (a sum without self starts from +0.0, as PyTorch's)
-        total = _scattered(x.shape, flat, values, "add_to" if include_self else "add")
+        total = _added_onto(x, flat, values) if include_self else \
+            _scattered(x.shape, flat, values, "add")
         count = _scattered(x.shape, flat, ir.const(1, x.dtype, flat.shape), "add")
         if include_self:
-            total, count = total + x, count + 1
+            count = count + 1
         return written.where(total / count if x.dtype.is_float else _floor_divide(total, count), x)
-    mode = "add_to" if reduce == "sum" and include_self else _MODES[reduce]
-    combined = _scattered(x.shape, flat, values, mode)
+    if reduce == "sum" and include_self:
+        return _added_onto(x, flat, values)
+    combined = _scattered(x.shape, flat, values, _MODES[reduce])
     if not include_self:
         return written.where(combined, x)
-    if reduce == "sum":
-        return x + combined
     if reduce == "prod":
         return x * combined
     keeps_self = (combined < x) if reduce == "amax" else (x < combined)
@@ -287,8 +294,8 @@ def index_add(self, dim: int, index, source, *, alpha=1):
     _check_slices("index_add_", self, dim, index, source, RuntimeError)
     flat = _slices(self, dim, index.node)
     values = source.node.reshape(flat.shape)
-    added = _scattered(self.shape, flat, values * alpha if alpha != 1 else values, "add_to")
-    return record("index_add", self.node + added, self.device, [self, source])
+    added = _added_onto(self.node, flat, values * alpha if alpha != 1 else values)
+    return record("index_add", added, self.device, [self, source])
 
 
 def index_reduce(self, dim: int, index, source, reduce: str, *, include_self: bool = True):
