@@ -173,7 +173,11 @@ def test_16_bit_layer_and_group_norm_gradients_take_pytorch_s_steps(dtype):
                                       1e-5)[0],
                 fn.group_norm(f, 3),
                 fn.group_norm(h.reshape(16, 6, 2, 5), 2, w16[:, 0], b16[:, 0]))
-    check_16_bit_exactly(norms, *[NORMED] * 5, w, b, dtype=dtype, value_ulps=1)
+    # (ds and db are float32 sums over vectors of the device's width, as PyTorch's over its
+    # own: 1 of 960 elements of layer_norm's gradient rounded an ulp apart with Intel's
+    # runtime's 16 lanes on an AVX-512 Zen 4, none with 8)
+    check_16_bit_exactly(norms, *[NORMED] * 5, w, b, dtype=dtype, value_ulps=1,
+                         grad_flips=0.01)
 
     check_16_bit_exactly(lambda a, c: (
         library(a).native_group_norm(a, None, None, 16, 6, 10, 2, 1e-5)[0],
