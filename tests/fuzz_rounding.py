@@ -17,8 +17,8 @@ kernels, and clgrad, compute a 16-bit op in float32 and round its result once, s
   nll_loss keeps its partial sums in the type (its sum, mean and cumsum, and clgrad's prod
   and nll_loss, round once): (n - 1) / 2 ulps apart for n terms; its vector rsqrt of a
   16-bit type is not correctly rounded (an ulp off in 0.1% to 0.3% of the elements); its
-  transposed convolution rounds once or each kernel tap's products and sum, as the CPU
-  decides (_taps): an ulp of its terms per kernel tap;
+  transposed convolution, and a convolution's input gradient, round once or each kernel
+  tap's products and sum, as the CPU decides (_taps): an ulp of its terms per kernel tap;
 - a gradient is PyTorch's formula (derivatives.yaml, its backward kernels) in PyTorch and
   one derived from the IR in clgrad, which round at other steps (clgrad computes a function's
   gradient in float32 as its value; PyTorch's reads the rounded value and rounds each op):
@@ -162,7 +162,7 @@ def _rounded(torch, func, args, kwargs, tracker, sign: int):
 
     def rewrite(out):
         outs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
-        for o, v, w, a in zip(outs, exact, nearby, terms):
+        for k, (o, v, w, a) in enumerate(zip(outs, exact, nearby, terms)):
             if not o.is_floating_point() or o.shape != v.shape:
                 continue
             delta = _delta(torch, name, v, w, a, sums)
@@ -171,8 +171,9 @@ def _rounded(torch, func, args, kwargs, tracker, sign: int):
             if name in _PARTIALS_IN_TYPE and o.dtype in sixteen:
                 terms_each = max(t.numel() for t in floats) / max(o.numel(), 1)
                 delta = delta + (terms_each - 1) / 2 * _ulp(torch, v, o.dtype)
-            if name == "convolution" and args[6] and o.dtype in sixteen:
-                delta = delta + _taps(args[1]) * _ulp(torch, a, o.dtype)
+            taps = _taps(name, args, k)
+            if taps and o.dtype in sixteen:
+                delta = delta + taps * _ulp(torch, a, o.dtype)
             direction = sign if sign != 2 else torch.randint(
                 0, 2, v.shape, generator=tracker.draws).double() * 2 - 1
             new = (v + direction * torch.nan_to_num(delta, 0.0, 0.0, 0.0)).to(o.dtype)
@@ -180,14 +181,23 @@ def _rounded(torch, func, args, kwargs, tracker, sign: int):
     return rewrite
 
 
-def _taps(weight) -> int:
-    """The taps (kernel elements) of a transposed convolution's weight. PyTorch's 16-bit
-    answer depends on the CPU: oneDNN, which takes bfloat16 on a CPU of AVX-512 (float16 on
-    one of AVX512-FP16), rounds once; elsewhere PyTorch's col2im rounds each tap's products
-    to the type and adds them, and the bias, in it, one by one, as clgrad does on every CPU:
-    2 * taps roundings, each within half an ulp of the terms (fuzz seed 99000723: 229 of 504
-    bfloat16 elements an ulp from the rounded-once answer, none from torch's own with
-    ONEDNN_MAX_CPU_ISA=AVX2 or torch.backends.mkldnn.flags(enabled=False))."""
+def _taps(name: str, args, k: int) -> int:
+    """The taps (kernel elements) of the weight of a transposed convolution, output k of an
+    op, where output k is one (0 if not): a transposed convolution's result, and a
+    convolution's input gradient. PyTorch's 16-bit answer depends on the CPU: oneDNN, which
+    takes bfloat16 on a CPU of AVX-512 (float16 on one of AVX512-FP16), rounds once;
+    elsewhere PyTorch's col2im rounds each tap's products to the type and adds them, and the
+    bias, in it, one by one, as clgrad does on every CPU: 2 * taps roundings, each within half
+    an ulp of the terms (fuzz seed 99000723: 229 of 504 bfloat16 elements an ulp from the
+    rounded-once answer, none from torch's own with ONEDNN_MAX_CPU_ISA=AVX2 or
+    torch.backends.mkldnn.flags(enabled=False); seed 99210324, a conv2d's input gradient,
+    likewise)."""
+    if name == "convolution" and args[6] and k == 0:
+        weight = args[1]
+    elif name == "convolution_backward" and not args[7] and k == 0:
+        weight = args[2]
+    else:
+        return 0
     return int(np.prod(weight.shape[2:]))
 
 
