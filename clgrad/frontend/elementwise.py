@@ -72,10 +72,11 @@ def binary(name: str, op: Op, a, b, *, float_only=False):
     # (a position, a mask's threshold: integer sums and comparisons read their numbers too)
     tensors, device, na, nb = operands(name, a, b, float_only,
                                        integer_numbers_read=op in _READS_INTEGERS)
-    if op in (Op.MUL, Op.DIV) and na.dtype.is_16_bit_float and (
-            _read_whole(b, na.dtype) or (op is Op.MUL and type(a) in _NUMBERS)):
-        node, derivation = _by_whole_number(op, a, b, na, nb, device)
-        return record(name, node, device, tensors, derivation=derivation)
+    if op in (Op.MUL, Op.DIV) and na.dtype.is_16_bit_float:
+        a, b = numpy_operands(a, b)     # (a NumPy scalar is read whole as a Python number)
+        if _read_whole(b, na.dtype) or (op is Op.MUL and type(a) in _NUMBERS):
+            node, derivation = _by_whole_number(op, a, b, na, nb, device)
+            return record(name, node, device, tensors, derivation=derivation)
     return record(name, ir.binary(op, na, nb), device, tensors)
 
 
