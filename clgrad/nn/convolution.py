@@ -435,26 +435,3 @@ def _max_select(win: ir.Node, inside: ir.Node | None) -> tuple[ir.Node, ir.Node]
         out = first.eq(j).where(slots[j], out)
     return out, first
 
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
-    if ceil_mode:
-        raise NotImplementedError("avg_pool2d: ceil_mode=True is not supported")
-    kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, 1)
-    x, unbatched = _batched(input, "avg_pool2d")
-    for a in range(2):
-        out_size(x.shape[2 + a], kernel[a], stride[a], 1, padding[a], "avg_pool2d")
-    win = windows(_pad_spatial(x, padding), kernel, stride, (1, 1))
-    total = win.sum((3, 5))
-    if divisor_override:
-        count = total.const_like(divisor_override)
-    elif count_include_pad or padding == (0, 0):
-        count = total.const_like(kernel[0] * kernel[1])
-    else:
-        ones = ir.const(1.0, x.dtype, (1, 1) + x.shape[2:])
-        counted = windows(_pad_spatial(ones, padding), kernel, stride, (1, 1)).sum((3, 5))
-        count = counted.expand(total.shape)
-    out = (total / count).reshape((win.shape[0], win.shape[1], win.shape[2], win.shape[4]))
-    if unbatched:
-        out = out.reshape(out.shape[1:])
-    return record("avg_pool2d", out, input.device, [input])

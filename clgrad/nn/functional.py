@@ -25,7 +25,8 @@ from .logit_losses import (binary_cross_entropy_with_logits,  # noqa: F401 (re-e
                            soft_margin_loss)
 from .loss_functions import check_same_shape, legacy_reduction, reduce_loss
 from .normalization import layer_normalized
-from .convolution import (avg_pool2d, conv1d, conv2d, conv3d, conv_tbc,  # noqa: F401
+from .avg_pooling import avg_pool2d  # noqa: F401 (re-exported)
+from .convolution import (conv1d, conv2d, conv3d, conv_tbc,  # noqa: F401
                           conv_transpose1d, conv_transpose2d, conv_transpose3d,
                           max_pool2d)  # (re-exported)
 
@@ -440,7 +441,6 @@ from .normalization import *  # noqa: E402,F401,F403
 from .pooling import *  # noqa: E402,F401,F403
 from .resampling import *  # noqa: E402,F401,F403
 
-avg_pool2d = _pooling.avg_pool2d    # convolution.py's, and with ceil_mode
 pad = _resampling.with_modes(pad)   # the constant pad above, and reflect, replicate, circular
 __all__ += [name for module in (_activation, _attention, _ctc, _distance, _embedding_bag, _folding,
                                 _fractional_pooling, _grid_sampling, _linear_cross_entropy,

@@ -1,5 +1,4 @@
-"""Adaptive pooling, 1-D and 3-D pooling, power-average pooling and avg_pool2d's ceil_mode, as
-torch.nn.functional's.
+"""Adaptive pooling, 1-D and 3-D pooling and power-average pooling, as torch.nn.functional's.
 
 Adaptive pooling of an axis of size n into m windows takes window i over
 [floor(i n / m), ceil((i + 1) n / m)), as PyTorch does. When m divides n that is a reshape
@@ -17,6 +16,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..frontend.backward import record
 from . import convolution as conv
+from .avg_pooling import avg_pool2d
 
 
 def _sizes(op: str, output_size, spatial: tuple[int, ...]) -> tuple[int, ...]:
@@ -234,41 +234,6 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     out = avg_pool2d(_as_2d("avg_pool1d", input), (1, k), (1, s),
                      (0, _single(padding, "padding")), ceil_mode, count_include_pad)
     return out.squeeze(-2)
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override=None):
-    """nn/convolution.py's avg_pool2d, and with ceil_mode the windows past the padded input:
-    they are averaged over their part inside the padded input (inside the input without
-    count_include_pad), as PyTorch does."""
-    if not ceil_mode:
-        return conv.avg_pool2d(input, kernel_size, stride, padding, ceil_mode,
-                               count_include_pad, divisor_override)
-    kernel, stride, padding, _ = conv._pool_args("avg_pool2d", kernel_size, stride, padding, 1)
-    x, unbatched = conv._batched(input, "avg_pool2d")
-    for a in range(2):
-        conv.out_size(x.shape[2 + a], kernel[a], stride[a], 1, padding[a], "avg_pool2d")
-    extra = tuple(conv._ceil_extra(x.shape[2 + a], kernel[a], stride[a], 1, padding[a])
-                  for a in range(2))
-    win = conv.windows(conv._pad_spatial(x, padding, 0.0, extra), kernel, stride, (1, 1))
-    total = win.sum((3, 5))
-    if divisor_override:
-        count = total.const_like(divisor_override)
-    else:
-        # ones where a window's element counts: the padded input, or the input alone
-        if count_include_pad:
-            ones = ir.const(1.0, x.dtype, (1, 1, x.shape[2] + 2 * padding[0],
-                                           x.shape[3] + 2 * padding[1]))
-            region = conv._pad_spatial(ones, (0, 0), 0.0, extra)
-        else:
-            ones = ir.const(1.0, x.dtype, (1, 1) + x.shape[2:])
-            region = conv._pad_spatial(ones, padding, 0.0, extra)
-        count = conv.windows(region, kernel, stride, (1, 1)).sum((3, 5)).expand(total.shape)
-    n, c, ho, _, wo, _ = win.shape
-    out = (total / count).reshape((n, c, ho, wo))
-    if unbatched:
-        out = out.reshape(out.shape[1:])
-    return record("avg_pool2d", out, input.device, [input])
 
 
 # ---- 3-D pooling ----------------------------------------------------------------------------
