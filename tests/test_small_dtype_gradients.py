@@ -357,3 +357,21 @@ def test_16_bit_avg_pool_takes_pytorch_s_steps(dtype):
     x = X.reshape(2, 2, 16, 16)
     check_16_bit_exactly(lambda *h: tuple(f(t) for f, t in zip(pools, h)),
                          *[x] * len(pools), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_xlogy_takes_pytorch_s_steps(dtype):
+    """PyTorch's CPU xlogy and xlog1py of 16-bit floats round the log to the type, then the
+    product; their gradients are xlogy(g, y) (0 where x is 0 and y at or below the log's
+    pole) and (g * x) / y (xlog1py's / (y + 1), the sum rounded too), each step rounded.
+    clgrad's rounded once, and its gradients too (a quarter of the values and of each
+    gradient an ulp off). x and y of every sign, with zeros, infinities and NaNs, and
+    xlogy(t, t), whose two gradients add in the type."""
+    y = np.abs(X[::-1]) + make((4, 256), seed=SEED + 5, low=-0.5, high=0.5)
+    y[0, :6] = 0.0, -1.0, np.inf, np.nan, -0.0, -0.5
+    y[1, :4] = 0.0, 0.0, np.inf, np.nan
+    x = X.copy()
+    x[1, :4] = 0.0, 2.0, 0.0, 0.0
+    check_16_bit_exactly(lambda a, b, c, d, e: (
+        a.xlogy(b), library(c).special.xlog1py(c, d), e.xlogy(e)), x, y, x, y, np.abs(y),
+        dtype=dtype)

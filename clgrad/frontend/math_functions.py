@@ -230,16 +230,21 @@ def logit(self, eps: float | None = None):
 
 
 def _x_log(name: str, log, lowest: float, self, other):
-    """self * log(other) (log or log1p), 0 where self is 0 and NaN where other is, with
-    PyTorch's gradients: log(other) for self (0 where self is 0 and other is at or below the
-    log's pole, lowest), self / (other - lowest) for other."""
-    tensors, device, given, given_other = ew.operands(name, self, other, float_only=True)
-    x, y = opmath(given), opmath(given_other)
-    value = y.ne(y).where(y, x.eq(0).where(0, x * log(y)))
+    """self * log(other) (log or log1p), 0 where self is 0 and NaN where other is, as
+    PyTorch's kernel computes it: a 16-bit float's log rounded to the type, then the
+    product. Its gradients are PyTorch's formulas, each step in the type: xlogy(g, other)
+    for self (0 where self is 0 and other is at or below the log's pole, lowest), and
+    (g * self) / (other - lowest) for other."""
+    tensors, device, x, y = ew.operands(name, self, other, float_only=True)
+    logged = from_opmath(log(opmath(y)), y)
+    value = y.ne(y).where(y, x.eq(0).where(0, x * logged))
     dropped = x.eq(0) & (y <= lowest)
-    derivation = ir.sloped(x, dropped.where(0, log(y))) + ir.sloped(y, x / (y - lowest))
-    return record(special_arguments.variant(name, self, other), from_opmath(value, given),
-                  device, tensors, derivation=from_opmath(derivation, given))
+    # (each product and quotient of g a node of the type, rounded: no float32 node where
+    # the two gradients of xlogy(t, t) would meet and add before rounding)
+    derivation = (ir.sloped(x, dropped.where(0, logged))
+                  + ir.sloped(ir.sloped(y, y - lowest, divides=True), x))
+    return record(special_arguments.variant(name, self, other), value, device, tensors,
+                  derivation=derivation)
 
 
 def xlogy(self, other):
