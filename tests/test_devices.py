@@ -195,7 +195,7 @@ def test_probe_narrows_vectors_where_wide_builtins_are_wrong(monkeypatch):
 def test_narrow_vectors_keep_64_bit_kernels_to_256_bits(monkeypatch):
     from clgrad.engine import plan, targets
     from clgrad.frontend import inspect
-    pocl = SimpleNamespace(kind="cpu", runtime="pocl", compute_units=2,
+    pocl = SimpleNamespace(kind="cpu", runtime="pocl", compute_units=2, native_float_width=16,
                            verdict=probe.Verdict(True, "", wide_vectors=False))
     narrow = targets.codegen_target(pocl)
     assert narrow.width == 8 and narrow.vector_bits == targets.NARROW_VECTOR_BITS
