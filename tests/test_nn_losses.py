@@ -112,6 +112,14 @@ def test_kl_div_target_gradient():
           make((3, 4), low=0.1, high=1, seed=3))
 
 
+@pytest.mark.parametrize("dtypes", [("int64", "float32"), ("float32", "int32"),
+                                    ("float32", "bool")])
+def test_kl_div_refuses_integral_inputs(dtypes):
+    input, target = (cg.ones(3, dtype=getattr(cg, d)) for d in dtypes)
+    with pytest.raises(RuntimeError, match="kl_div: Integral inputs not supported"):
+        CF.kl_div(input, target, reduction="sum")
+
+
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_margin_cosine_and_soft_margin(reduction):
     r = reduction

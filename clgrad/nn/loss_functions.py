@@ -227,8 +227,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False):
-    """target * (log(target) - input) (0 where target is 0), or with log_target
-    exp(target) * (target - input); 'batchmean' divides the sum by the batch size."""
+    """PyTorch's ops in turn, each in the dtype its operands promote to (a 16-bit target's
+    xlogy rounded to the type before a float32 input's product promotes the difference), so
+    the gradients are those ops' formulas: xlogy(target, target) - target * input (0 log 0
+    = 0), or with log_target exp(target) * (target - input); then the reduction, and
+    'batchmean' divides the sum by the batch size."""
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction, REDUCTIONS + ("batchmean",))
     if reduction == "mean":
@@ -237,27 +240,20 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
                       "aligns with the KL div math definition. 'mean' will be changed to behave "
                       "the same as 'batchmean' in the next major release.", UserWarning,
                       stacklevel=2)
-    x, t, device = _pair("kl_div", input, target, warn=False)
+    common_device("kl_div", [input, target])
+    if not (input.dtype.is_float and target.dtype.is_float):
+        raise RuntimeError(f"kl_div: Integral inputs not supported (input {input.dtype.name}, "
+                           f"target {target.dtype.name}; expected floating point tensors)")
     if log_target:
-        loss, name = t.exp() * (t - x), "mul"
-        derivation = loss
+        loss = target.exp() * (target - input)
     else:
-        zero = t.eq(0)
-        xlogy = zero.where(0, t * zero.where(1, t).log())     # 0 log 0 = 0, NaN stays NaN
-        loss, name = xlogy - t * x, "sub"
-        # PyTorch's target gradient is xlogy(t != 0, t) + t / t - x (NaN at t = 0), three
-        # products of g, as its xlogy(t, t) - t * x derives them (an infinite g: NaN)
-        derivation = ir.sloped(t, zero.where(0, t.log())) + ir.sloped(t, t / t) - t * x
-    tensors = [input, target]
-    if reduction == "batchmean":
-        total = reduce_loss(loss, "sum")
-        if input.ndim:
-            return record("div", total / input.shape[0], device, tensors,
-                          derivation=reduce_loss(derivation, "sum") / input.shape[0])
-        return record("sum", total, device, tensors, derivation=reduce_loss(derivation, "sum"))
-    name = {"none": name, "mean": "mean", "sum": "sum"}[reduction]
-    return record(name, reduce_loss(loss, reduction), device, tensors,
-                  derivation=reduce_loss(derivation, reduction))
+        loss = target.xlogy(target) - target * input
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    total = loss.sum()
+    return total / input.shape[0] if reduction == "batchmean" and input.ndim else total
 
 
 def _clamp_min0(v: ir.Node) -> ir.Node:
