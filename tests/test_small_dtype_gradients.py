@@ -402,3 +402,22 @@ def test_16_bit_kl_div_takes_pytorch_s_ops(dtype):
         warnings.simplefilter("ignore")         # ('mean' warns that it is not batchmean)
         check_16_bit_exactly(losses, *[X, t] * 6, narrowed=(1, 2, 3, 4, 5, 7, 8, 9, 11),
                              dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_rounded_quotients_read_a_one_element_divisor_whole(dtype):
+    """PyTorch's CPU div with rounding_mode 'floor' or 'trunc' (and floor_divide) of a 16-bit
+    float by a Python number or a tensor of one element of another dtype reads the divisor
+    whole, in float32, as its mul and div do (remainder and fmod round it to the type); so
+    does remainder's gradient to such a tensor, -g * a.div(b, rounding_mode='floor'). clgrad
+    rounded it to the type (fuzz seed 99300688: x0's gradient through h % x0 was 0, where
+    h / x0 floors to 0 read whole; 1 rounded). Sixty-fourths of [-20, 20): the remainder
+    gradient's sum exact in float32 in any order."""
+    h = np.round(make((4, 256)) * 640) / 64
+
+    def quotients(a, b, c, d, e, s, w):
+        return (a.div(s, rounding_mode="floor"), b.div(w, rounding_mode="trunc"), c % s,
+                d.div(0.37, rounding_mode="floor"), e.div(np.float32(0.37), rounding_mode="trunc"),
+                library(a).floor_divide(a.detach(), s.detach()).requires_grad_())
+    check_16_bit_exactly(quotients, h, h, h, h, h, np.float32(0.5772248), np.float64(0.1),
+                         narrowed=range(5), dtype=dtype, grid=64)

@@ -96,8 +96,7 @@ def _by_whole_number(op: Op, a, b, na: ir.Node, nb: ir.Node, device) -> tuple:
     whole; beside a tensor b, PyTorch's formulas, g * b and g / b to a (products by b whole
     again), g * a and -g * ((a / b) / b) (each quotient by b whole, rounded) to b in the
     type, summed over the shape in it, then cast to b's dtype."""
-    wide = [number_node(given, dt.float32, na.shape, device) if type(given) in _NUMBERS else
-            lift(given, dt.float32, na.shape) for given in (a, b)]
+    wide = [_whole(given, na.shape, device) for given in (a, b)]
     value = ir.binary(op, *wide).cast(na.dtype)
     if not (is_tensor(a) and is_tensor(b)):
         return value, None
@@ -105,6 +104,22 @@ def _by_whole_number(op: Op, a, b, na: ir.Node, nb: ir.Node, device) -> tuple:
     to_b = na if op is Op.MUL else -(opmath(value) / whole).cast(value.dtype)
     return value, (gradient_steps(na, [(op, whole)], na.dtype)
                    + gradient_steps(nb, [(Op.MUL, to_b)], nb.dtype))
+
+
+def _whole(given, shape, device) -> ir.Node:
+    """A Python number or a tensor as a float32 node of shape."""
+    if type(given) in _NUMBERS:
+        return number_node(given, dt.float32, shape, device)
+    return lift(given, dt.float32, shape)
+
+
+def _divisor_as_read(b, nb: ir.Node, device) -> ir.Node:
+    """The divisor b (nb as an operand of the result's dtype) as PyTorch's CPU kernels of div
+    with a rounding mode read it: whole, in float32, beside a 16-bit float (_read_whole), as
+    its mul and div do; else nb."""
+    if nb.dtype.is_16_bit_float and _read_whole(b, nb.dtype):
+        return _whole(b, nb.shape, device)
+    return nb
 
 
 def unary(name: str, op: Op, x):
@@ -362,10 +377,11 @@ def floor_divide(a, b):
 
 def _floored(name: str, a, b):
     """operands' tensors, device and nodes for a // b, and its quotient's node."""
+    a, b = numpy_operands(a, b)
     tensors, device, na, nb = operands(name, a, b)
     _check_divisor(name, a, b, na.dtype)
     if na.dtype.is_float:
-        return tensors, device, na, nb, _floor_quotient(na, nb)
+        return tensors, device, na, nb, _floor_quotient(na, _divisor_as_read(b, nb, device))
     # C truncates; step down where the signs differ and it did not divide evenly
     q = na / nb
     adjust = (q * nb).ne(na) & _signs_differ(na, nb)
@@ -377,7 +393,8 @@ def _floor_quotient(a: ir.Node, b: ir.Node) -> ir.Node:
     of a - fmod(a, b), which is exact, stepped down where the remainder's sign is not b's, then
     rounded to the nearest integer; not floor(a / b), which gives 10 for 1 // 0.1 (a / b
     rounds up to 10; Python and PyTorch give 9), ±inf for ±inf // 2 (NaN) and -0.0 for
-    -5 // inf (-1). 16-bit floats compute in float32, as PyTorch's CPU kernels."""
+    -5 // inf (-1). 16-bit floats compute in float32, as PyTorch's CPU kernels (b may be a
+    float32 divisor read whole); the quotient is of a's dtype."""
     x, y = opmath(a.detach()), opmath(b.detach())
     mod = x % y
     div = (x - mod) / y
@@ -401,10 +418,14 @@ def divide(a, b, rounding_mode: str | None = None):
     if rounding_mode != "trunc":
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
+    a, b = numpy_operands(a, b)
     tensors, device, na, nb = operands("div", a, b)
     if na.dtype.is_float:       # gradient 0, also where a / b's is NaN (a = ±inf, NaN)
-        quotient = na.detach() / nb.detach()
-        quotient = (quotient < 0).where(quotient.ceil(), quotient.floor())
+        # (a 16-bit quotient rounded to the type, then truncated; by a divisor read whole,
+        # truncated in float32)
+        divisor = _divisor_as_read(b, nb, device).detach()
+        quotient = na.detach().cast(divisor.dtype) / divisor
+        quotient = (quotient < 0).where(quotient.ceil(), quotient.floor()).cast(na.dtype)
         return record("div_rounded", quotient, device, tensors,
                       derivation=zero_gradient(quotient, na, nb))
     _check_divisor("div", a, b, na.dtype)
@@ -413,12 +434,16 @@ def divide(a, b, rounding_mode: str | None = None):
 
 def remainder(a, b):
     """Python's % : the result takes the sign of the divisor. Its gradient is PyTorch's:
-    -a // b to b (Python's floor division, not fmod's rule's truncated a / b corrected)."""
+    -a // b to b (Python's floor division, not fmod's rule's truncated a / b corrected; its
+    div(a, b, rounding_mode='floor'), which reads b whole where % rounds it)."""
+    a, b = numpy_operands(a, b)
     tensors, device, na, nb = operands("remainder", a, b)
     _check_divisor("remainder", a, b, na.dtype)
     r = na % nb
     fix = _signs_differ(r, nb) & r.ne(0)
-    derivation = na - _floor_quotient(na, nb) * nb if na.dtype.is_float else None
+    derivation = None
+    if na.dtype.is_float:
+        derivation = na - _floor_quotient(na, _divisor_as_read(b, nb, device)) * nb
     return record("remainder", fix.where(r + nb, r), device, tensors, derivation=derivation)
 
 
