@@ -110,6 +110,12 @@ def test_avg_pool2d_ceil_mode(kw):
     check(lambda x: nn(x).AvgPool2d(ceil_mode=True, **kw)(x), (3, 6, 7))
 
 
+def test_avg_pool2d_refuses_a_divisor_of_zero():
+    check(lambda x: F(x).avg_pool2d(x, 2, divisor_override=-3), (1, 2, 4, 4))
+    with pytest.raises(RuntimeError, match="avg_pool2d: divisor must be not zero"):
+        CF.avg_pool2d(cg.ones(1, 1, 4, 4), 2, divisor_override=0)
+
+
 # ---- interpolate ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("kw", [dict(scale_factor=2), dict(size=(7, 3)), dict(size=(11, 13)),

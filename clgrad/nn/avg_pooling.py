@@ -24,6 +24,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     averaged over their part inside it (inside the input without count_include_pad), as
     PyTorch does."""
     kernel, stride, padding, _ = conv._pool_args("avg_pool2d", kernel_size, stride, padding, 1)
+    if divisor_override == 0:
+        raise RuntimeError("avg_pool2d: divisor must be not zero (divisor_override=0; expected "
+                           "None or a nonzero divisor)")
     x, unbatched = conv._batched(input, "avg_pool2d")
     for a in range(2):
         conv.out_size(x.shape[2 + a], kernel[a], stride[a], 1, padding[a], "avg_pool2d")
@@ -54,8 +57,9 @@ def _counts(shape, outs, kernel, stride, padding, extra, count_include_pad: bool
     elements of the padded input the window holds (without count_include_pad, of the input
     alone)."""
     h, w = shape[2:]
-    if divisor_override or (count_include_pad and not any(extra)):
-        return ir.const(divisor_override or kernel[0] * kernel[1], dtype, (1, 1) + outs)
+    if divisor_override is not None or (count_include_pad and not any(extra)):
+        divisor = kernel[0] * kernel[1] if divisor_override is None else divisor_override
+        return ir.const(divisor, dtype, (1, 1) + outs)
     if count_include_pad:
         ones = ir.const(1.0, dtype, (1, 1, h + 2 * padding[0], w + 2 * padding[1]))
         region = conv._pad_spatial(ones, (0, 0), 0.0, extra)
