@@ -261,14 +261,9 @@ class Scheduler:
     def _scatter_kernels(self, root: Node, ref: BufferRef, outputs) -> list[KernelSpec]:
         """A scatter runs as two kernels on one buffer: its base's values (the mode's
         identity, where it has none) fill it, then the source's values are combined into it
-        (none when the source is empty). The fill is an elementwise kernel reading the base at
-        its own index, in the base's own shape, so that an in-place scatter may be given the
-        base's buffer (engine/donation.py)."""
+        (none when the source is empty)."""
         if len(root.src) > 2:
-            base = root.src[2]
-            while base.op is Op.RESHAPE:    # (the same elements in the same order)
-                base = base.src[0]
-            fill = self._kernel(ir.detach(base), ref, outputs)
+            fill = self._kernel(ir.detach(root.src[2]), ref, outputs)
         else:
             identity = ir.scatter_identity(root.dtype, root.arg)
             fill = KernelSpec("elementwise", root.shape, (),

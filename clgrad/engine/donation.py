@@ -29,7 +29,7 @@ def keep_graph(node: Node) -> None:
     _rederived.add(node)
 
 
-def donors(specs, outputs: dict[Node, BufferRef], nodes, leaves, targets) -> list[Donor]:
+def donors(specs, written: list[Node], nodes, leaves, targets) -> list[Donor]:
     """Leaves whose buffers outputs may take, as (output j, leaf i, position of the one node
     reading leaf i, its uses in the graph, (position, uses) of each node computed from that
     one that the schedule does not write, positions of those it writes): an elementwise
@@ -54,10 +54,7 @@ def donors(specs, outputs: dict[Node, BufferRef], nodes, leaves, targets) -> lis
         for ref_id in {r.id for r in spec.inputs.values()}:
             kernels_reading[ref_id] = kernels_reading.get(ref_id, 0) + 1
     leaf_index = {ref.id: i for i, ref in enumerate(leaves)}
-    out_index = {node: j for j, node in enumerate(outputs)}
-    # by buffer: the kernels writing an output may compute other nodes (a scatter's fill
-    # kernel computes its base, compiler/schedule.py)
-    out_of_ref = {ref.id: j for j, ref in enumerate(outputs.values())}
+    out_index = {node: j for j, node in enumerate(written)}
     position = {node: i for i, node in enumerate(nodes)}
     donors = []
     for spec in specs:
@@ -65,13 +62,13 @@ def donors(specs, outputs: dict[Node, BufferRef], nodes, leaves, targets) -> lis
             continue
         aligned = _aligned_inputs(spec)
         for out, ref in spec.outputs:
-            for leaf in aligned[out] if ref.id in out_of_ref else ():
+            for leaf in aligned[out] if out in out_index else ():
                 lref = spec.inputs[leaf]
                 pos = readers.get(lref.id, ())   # none: another kernel's output, not a leaf
                 if (len(pos) == 1 and lref.nbytes == ref.nbytes and leaf not in targets
                         and kernels_reading[lref.id] == 1):
                     lazy, computed = _computed_from(leaf, nodes, out_index)
-                    donors.append((out_of_ref[ref.id], leaf_index[lref.id], pos[0], uses[leaf],
+                    donors.append((out_index[out], leaf_index[lref.id], pos[0], uses[leaf],
                                    tuple((position[n], uses.get(n, 0)) for n in lazy),
                                    tuple(position[n] for n in computed)))
     return donors

@@ -91,7 +91,7 @@ def record(specs, outputs, nodes, leaves, targets, device) -> Plan:
     used = sorted({i for *_, args in launches for i in args})
     written = [(position[node], ref.nbytes) for node, ref in outputs.items()]
     return Plan(launches, used, written, [where(outputs.get(t) or buffer_of(t)) for t in targets],
-                donors(specs, outputs, nodes, leaves, targets))
+                donors(specs, list(outputs), nodes, leaves, targets))
 
 
 def _lowered(spec: KernelSpec, target):
