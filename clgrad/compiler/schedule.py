@@ -46,14 +46,6 @@ def buffer_of(node: Node) -> BufferRef | None:
     return node.buffer
 
 
-def _held_in(node: Node, ref: BufferRef) -> bool:
-    """Whether buffer ref holds node's values in node's own order: node is the buffer's node,
-    detached or reshaped."""
-    while node.op in (Op.DETACH, Op.RESHAPE) and buffer_of(node) is None:
-        node = node.src[0]
-    return buffer_of(node) is ref
-
-
 def _widens_exactly(node: Node) -> bool:
     """Whether node casts a 16-bit float to float32, which kernels hold it in anyway."""
     return (node.op is Op.CAST and node.dtype == dtypes.float32
@@ -271,10 +263,6 @@ class Scheduler:
         identity, where it has none) fill it, then the source's values are combined into it
         (none when the source is empty)."""
         if len(root.src) > 2:
-            if _held_in(root.src[2], ref):
-                # in place onto its own buffer, which holds the base already (a fill would
-                # read and write one buffer)
-                return [self._kernel(root, ref, outputs)] if root.src[1].numel else []
             fill = self._kernel(ir.detach(root.src[2]), ref, outputs)
         else:
             identity = ir.scatter_identity(root.dtype, root.arg)
