@@ -292,14 +292,10 @@ def matmul(a: Node, b: Node) -> Node:
     return Node(Op.MATMUL, a.dtype, a.shape[:-1] + b.shape[-1:], (a, b))
 
 
-def gather(src: Node, index: Node, partials_in_type: bool = False) -> Node:
-    """out[i..., r] = src[index[i...], r] for a 2-d src. Its gradient sums the rows of g that
-    picked each row: a 16-bit float's in float32, rounded once (PyTorch's scatter_add_,
-    index_select's backward), or with partials_in_type rounded to the type at each step
-    (PyTorch's index_put_ with accumulate: indexing's and embedding's backward, take's)."""
+def gather(src: Node, index: Node) -> Node:
+    """out[i..., r] = src[index[i...], r] for a 2-d src."""
     assert len(src.shape) == 2 and not index.dtype.is_float, (src.shape, index.dtype)
-    arg = True if partials_in_type and src.dtype.is_16_bit_float else None
-    return Node(Op.GATHER, src.dtype, index.shape + src.shape[1:], (src, index), arg)
+    return Node(Op.GATHER, src.dtype, index.shape + src.shape[1:], (src, index))
 
 
 def scan(x: Node, axis: int, combine: str) -> Node:
@@ -323,30 +319,20 @@ def argsort(x: Node, descending: bool) -> Node:
 def scatter(index: Node, src: Node, rows: int, mode: str, base: Node | None = None) -> Node:
     """GATHER's inverse, a (rows, R) result: out[index[i...], r] combines src[i..., r] by mode
     (ops.SCATTER_MODES) onto base's element, or where base is None onto the mode's identity
-    (0 for add and replace, -inf/+inf for amax/amin, 1 for prod). Floats combine in index
-    order, each step rounded to the type (a 16-bit float's too: PyTorch's sums that round
-    once are scatters of float32 values, cast back). Elements no index names hold base's
-    value (the identity's)."""
+    (0 for add and replace, -inf/+inf for amax/amin, 1 for prod), in index order. Elements
+    no index names hold base's value (the identity's)."""
     assert mode in SCATTER_MODES and not index.dtype.is_float, (mode, index.dtype)
     assert src.shape[:-1] == index.shape, (index.shape, src.shape)
     shape = (rows, src.shape[-1])
     assert base is None or (base.shape, base.dtype) == (shape, src.dtype), (base, shape, src)
-    if mode != "replace" and src.dtype.itemsize < 4 and not src.dtype.is_float:
-        # OpenCL has no atomics this narrow: combined in int32 (exact, wrapped back by the
-        # cast; a bool "add" is an any)
-        wide = None if base is None else cast(base, int32)
-        return cast(scatter(index, cast(src, int32), rows, mode, wide), src.dtype)
+    if mode != "replace" and src.dtype.itemsize < 4:
+        # no atomics this narrow: combined in float32 (int32 for integers; a bool "add" is
+        # an any)
+        wide = float32 if src.dtype.is_float else int32
+        wide_base = None if base is None else cast(base, wide)
+        return cast(scatter(index, cast(src, wide), rows, mode, wide_base), src.dtype)
     sources = (index, src) if base is None else (index, src, base)
     return Node(Op.SCATTER, src.dtype, shape, sources, mode)
-
-
-def summed_rows(index: Node, src: Node, rows: int, in_type: bool = False) -> Node:
-    """The rows of src summed into the `rows` rows index names, in index order from zeros: a
-    16-bit float's in float32 and rounded once, or with in_type rounded to the type at each
-    step (as PyTorch's index_put_ with accumulate)."""
-    if in_type or not src.dtype.is_16_bit_float:
-        return scatter(index, src, rows, "add")
-    return cast(scatter(index, cast(src, float32), rows, "add"), src.dtype)
 
 
 def scatter_identity(dtype: DType, mode: str):

@@ -3,12 +3,11 @@ names. The scheduler has filled the result first, with the scatter's base (the t
 index_add_ adds onto) or the mode's identity (ir.scatter_identity), so a kernel costs one pass
 over the source, however many rows the result has. Two kinds:
 
-- ordered, for floats (every mode but "replace"): the values landing on one element combine
-  onto it in the order of their positions in the index, each step rounded to the type, as
-  PyTorch's CPU kernels combine them (index_add_, scatter_add_, scatter_reduce_, index_put_
-  with accumulate in its deterministic mode, the gradients of indexing and embedding; a
-  16-bit sum that PyTorch keeps in float32 arrives as a float32 scatter, ir.summed_rows). A
-  result is then the same at every run, and PyTorch's bit for bit. A work-item takes one
+- ordered, for floats (every mode but "replace"; 16-bit ones arrive in float32, ir.scatter):
+  the values landing on one element combine onto it in the order of their positions in the
+  index, as PyTorch's CPU kernels combine them (index_add_, scatter_add_, scatter_reduce_,
+  index_put_ with accumulate in its deterministic mode, the gradients of indexing and
+  embedding). A result is then the same at every run, and PyTorch's bit for bit. A work-item takes one
   column of the rows, and one position along each index axis whose positions never share an
   element (scatter_order.py: the axes after the scattered dim, as the frontend lays them
   out), and walks the rest of the index in order. Where nothing tells positions apart (a 1-d

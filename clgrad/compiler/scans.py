@@ -74,13 +74,12 @@ def along(x: Node, axis: int, at: Node) -> Node:
 
 def added_along(g: Node, axis: int, at: Node) -> Node:
     """along's inverse, PyTorch's scatter_add of g's rows: out[..., at[..., i, ...], ...]
-    sums g[..., i, ...] along axis (a 16-bit float's rounded once), zeros where no position
-    lands. The gradient of a read at
+    sums g[..., i, ...] along axis, zeros where no position lands. The gradient of a read at
     run-time positions: each sum holds its own terms only (an inf or a large term elsewhere in
     the row does not reach it)."""
     order, rows_at, flat = _row_positions(at, axis)
     rows_g = g.permute(order)
-    added = ir.summed_rows(flat, rows_g.reshape((rows_g.numel, 1)), rows_g.numel)
+    added = ir.scatter(flat, rows_g.reshape((rows_g.numel, 1)), rows_g.numel, "add")
     return added.reshape(rows_g.shape).unpermute(order)
 
 

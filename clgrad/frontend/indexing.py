@@ -174,11 +174,7 @@ def _flat_rows(node: ir.Node, axes: list[int], indices: list) -> tuple[ir.Node, 
     return rows, row, index_shape, rest_shape
 
 
-def getitem(x, index, partials_in_type: bool = True):
-    """x[index]. The gradient of a 16-bit float indexed by tensors sums the rows each index
-    picked rounding to the type at each step, as PyTorch's index_put_ with accumulate
-    (indexing's and embedding's backward), or in float32 and rounded once unless
-    partials_in_type (gather's and take_along_dim's backward, scatter_add_)."""
+def getitem(x, index):
     items = _expand_index(x, index)
     node, advanced = _basic(x, items)
     if not advanced:
@@ -199,7 +195,7 @@ def getitem(x, index, partials_in_type: bool = True):
     if guarded:
         inside = _inside(node, axes, indices, index_shape)
         row = inside.where(row, 0)
-    picked = rows.contiguous().gather(row, partials_in_type)     # index_shape + (rest,)
+    picked = rows.contiguous().gather(row)     # index_shape + (rest,)
     if guarded:
         inside = inside.reshape(index_shape + (1,)).expand(picked.shape)
         picked = inside.where(picked, math.nan)
@@ -208,14 +204,6 @@ def getitem(x, index, partials_in_type: bool = True):
     if order:
         out = out.permute(order)
     return record("index", out, x.device, [x])
-
-
-def index_add_sums_in_float32(x, dim: int, index, alpha) -> bool:
-    """Whether PyTorch's index_add_ into x (index_select's backward too) sums a 16-bit float
-    in float32 and rounds once, as the scatter_add_ it calls does: of 2 dims or more, along
-    the first or last, by an int64 index, alpha 1. Else it adds one slice at a time, each
-    step rounded to the type."""
-    return x.ndim > 1 and dim in (0, x.ndim - 1) and index.dtype == dt.int64 and alpha == 1
 
 
 def _in_place_order(axes: list[int], k: int, ndim: int) -> tuple[int, ...] | None:
@@ -339,7 +327,7 @@ def _scatter(x, items, value, accumulate: bool) -> ir.Node:
     else:
         v = _value_as(value, x.dtype, shape, x.device)
     v = v.reshape(index_shape + (row_len,))
-    if accumulate:      # a 16-bit float's partial sums rounded to it, as PyTorch's
+    if accumulate:
         new_rows = ir.scatter(row, v, n_rows, "add", rows)
     else:
         placed = ir.scatter(row, v, n_rows, "replace")

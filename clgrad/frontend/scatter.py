@@ -14,7 +14,7 @@ from . import indexing
 from .backward import record
 from .composite_methods import _in_place
 from .grad_mode import is_grad_enabled
-from .operands import from_opmath, is_tensor, lift, normalize_dim, opmath
+from .operands import is_tensor, lift, normalize_dim
 
 _MODES = {"sum": "add", "prod": "prod", "amax": "amax", "amin": "amin"}
 
@@ -104,17 +104,6 @@ def _scattered(shape: tuple[int, ...], flat: Node, values: Node, mode: str,
     return ir.scatter(flat, values.reshape(flat.shape + (1,)), rows, mode, base).reshape(shape)
 
 
-def _onto(x: Node, flat: Node, values: Node, mode: str, in_type: bool = False) -> Node:
-    """x with values combined by mode onto the elements flat names, one after another in
-    index order, as PyTorch's CPU kernels combine them: a 16-bit float's in float32 and
-    rounded once (scatter_add_, scatter_reduce_, index_add_ of 2 dims or more), or with
-    in_type rounded to the type at each step (index_put_ and put_ with accumulate, index_add_
-    along a middle dim or of 1 dim, index_reduce_)."""
-    if in_type or not x.dtype.is_16_bit_float:
-        return _scattered(x.shape, flat, values, mode, x)
-    return from_opmath(_scattered(x.shape, flat, opmath(values), mode, opmath(x)), x)
-
-
 def _marked(shape: tuple[int, ...], flat: Node) -> Node:
     """Whether flat names each element of shape."""
     return _scattered(shape, flat, ir.const(True, dt.bool_, flat.shape), "replace")
@@ -170,7 +159,7 @@ def scatter_add(self, dim: int, index, src):
     dim = _dim("scatter_add", self, dim)
     _check_along("scatter_add", self, dim, index, src)
     flat = _flat(self, dim, index)
-    added = _onto(self.node, flat, _source(self, index, src, flat), "add")
+    added = _scattered(self.shape, flat, _source(self, index, src, flat), "add", self.node)
     return record("scatter_add", added, self.device, [self, src])
 
 
@@ -187,42 +176,40 @@ def scatter_reduce(self, dim: int, index, src, reduce: str, *, include_self: boo
 
 
 def _reduce_into(op: str, self, src, flat: Node, values: Node, reduce: str,
-                 include_self: bool, in_type: bool = False, counts_in_type: bool = False):
+                 include_self: bool):
     """self with values (src's, in flat's shape) reduced into the elements flat names, as
     _reduced. The gradients of a sum and a mean are the primitives' (g, and g / N, to self
     and gathered to the values); of the others, PyTorch's formulas."""
     written = _marked(self.shape, flat)
-    out = _reduced(self.node, flat, values, reduce, include_self, written, in_type,
-                   counts_in_type)
+    out = _reduced(self.node, flat, values, reduce, include_self, written)
     derivation = None
     if reduce in ("prod", "amax", "amin") and self.dtype.is_float and is_grad_enabled() and \
             (self.requires_grad or src.requires_grad):
         derivation = _gradient_formula(self.node, flat, values, reduce, include_self, written,
-                                       out, in_type, counts_in_type)
+                                       out)
     return record(op, out, self.device, [self, src], derivation=derivation)
 
 
 def _reduced(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
-             written: Node, in_type: bool = False, counts_in_type: bool = False) -> Node:
+             written: Node) -> Node:
     """x with values reduced into the elements flat names, in index order, onto x's value
     when include_self, else onto the reduction's identity (a sum from +0.0, as PyTorch's);
-    elements nothing lands on keep x's. in_type: a 16-bit float's partial results are
-    rounded to the type (_onto); counts_in_type: a mean's counts are."""
+    elements nothing lands on keep x's."""
     mode = _MODES["sum" if reduce == "mean" else reduce]
     start = x if include_self else \
         written.where(ir.const(ir.scatter_identity(x.dtype, mode), x.dtype, x.shape), x)
-    total = _onto(start, flat, values, mode, in_type)
+    total = _scattered(x.shape, flat, values, mode, start)
     if reduce != "mean":
         return total
-    count = _counts(x, flat, include_self, counts_in_type)
+    count = _counts(x, flat, include_self)
     return total / count if x.dtype.is_float else _floor_divide(total, count)
 
 
-def _counts(x: Node, flat: Node, include_self: bool, in_type: bool) -> Node:
+def _counts(x: Node, flat: Node, include_self: bool) -> Node:
     """How many values land on each element, self among them when include_self; 1 where
     none do (a mean's divisor, PyTorch's)."""
     start = ir.const(1 if include_self else 0, x.dtype, x.shape)
-    count = _onto(start, flat, ir.const(1, x.dtype, flat.shape), "add", in_type)
+    count = _scattered(x.shape, flat, ir.const(1, x.dtype, flat.shape), "add", start)
     return count if include_self else count.eq(0).where(1, count)
 
 
@@ -233,7 +220,7 @@ def _floor_divide(a: Node, b: Node) -> Node:
 
 
 def _gradient_formula(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
-                      written: Node, out: Node, in_type: bool, counts_in_type: bool) -> Node:
+                      written: Node, out: Node) -> Node:
     """A graph of x and values, never computed, whose gradients are PyTorch's for a prod,
     amax or amin reduced into x (scatter_reduce_backward's formulas, which
     index_reduce_backward's follow), each step as they take it: amax's and amin's g / N to
@@ -244,19 +231,17 @@ def _gradient_formula(x: Node, flat: Node, values: Node, reduce: str, include_se
     if reduce == "prod":
         masked = x.eq(0).where(1, x)
         self_term = ir.sloped(ir.sloped(x, masked, divides=True),
-                              _reduced(masked, flat, values, "prod", include_self, written,
-                                       in_type))
+                              _reduced(masked, flat, values, "prod", include_self, written))
         zero = values.eq(0)
-        zeros = _onto(ir.const(0, x.dtype, x.shape), flat, zero.cast(x.dtype), "add")
+        zeros = _scattered(x.shape, flat, zero.cast(x.dtype), "add")
         single = zero & _landed(zeros, flat).eq(1)
-        rest = _reduced(x, flat, single.where(1, values), "prod", include_self, written,
-                        in_type)
+        rest = _reduced(x, flat, single.where(1, values), "prod", include_self, written)
         src_term = ir.sloped(ir.sloped(values, zero.where(1, values), divides=True),
                              single.where(_landed(rest, flat), landed))
     else:
         # an equal self counts even when not included, as in PyTorch (then it gets none)
         hit_self, hit_src = x.eq(out).cast(x.dtype), values.eq(landed).cast(x.dtype)
-        count = _onto(hit_self, flat, hit_src, "add", counts_in_type)
+        count = _scattered(x.shape, flat, hit_src, "add", hit_self)
         self_term = ir.sloped(ir.sloped(x, hit_self), count, divides=True)
         src_term = ir.sloped(ir.sloped(values, hit_src), _landed(count, flat), divides=True)
     if not include_self:
@@ -307,8 +292,8 @@ def index_add(self, dim: int, index, source, *, alpha=1):
     _check_slices("index_add_", self, dim, index, source, RuntimeError)
     flat = _slices(self, dim, index.node)
     values = source.node.reshape(flat.shape)
-    in_type = not indexing.index_add_sums_in_float32(self, dim, index, alpha)
-    added = _onto(self.node, flat, values * alpha if alpha != 1 else values, "add", in_type)
+    added = _scattered(self.shape, flat, values * alpha if alpha != 1 else values, "add",
+                       self.node)
     return record("index_add", added, self.device, [self, source])
 
 
@@ -320,10 +305,7 @@ def index_reduce(self, dim: int, index, source, reduce: str, *, include_self: bo
     _check_slices("index_reduce_", self, dim, index, source, IndexError)
     flat = _slices(self, dim, index.node)
     values = source.node.reshape(flat.shape)
-    # a 16-bit float's steps are rounded to the type (the mean's counts: index_add_'s rule)
-    counts_in_type = not indexing.index_add_sums_in_float32(self, dim, index, 1)
-    return _reduce_into("index_reduce", self, source, flat, values, reduce, include_self,
-                        in_type=True, counts_in_type=counts_in_type)
+    return _reduce_into("index_reduce", self, source, flat, values, reduce, include_self)
 
 
 def index_copy(self, dim: int, index, source):
@@ -390,7 +372,7 @@ def put(self, index, source, accumulate: bool = False):
     flat = _flat_index("put_", self, index)
     values = source.node.reshape(flat.shape)
     if accumulate:
-        out = _onto(self.node, flat, values, "add", in_type=True)
+        out = _scattered(self.shape, flat, values, "add", self.node)
     else:
         out = _replaced(self.node, flat, values)
     return record("put", out, self.device, [self, source])
@@ -398,7 +380,7 @@ def put(self, index, source, accumulate: bool = False):
 
 def take(self, index):
     flat = _flat_index("take", self, index)
-    picked = self.node.reshape((self.numel(), 1)).gather(flat, partials_in_type=True)
+    picked = self.node.reshape((self.numel(), 1)).gather(flat)
     return record("take", picked.reshape(index.shape), self.device, [self])
 
 
