@@ -84,8 +84,7 @@ def every_op_graph():
               ir.reduce(Op.PROD, y, (1,)), ir.gather(x, ir.reshape(ir.iota(2, int32), (2, 1))),
               ir.scan(x, 1, "logaddexp"), ir.scan(i, 0, "max"), ir.sort(x, True),
               ir.argsort(i, False),
-              ir.scatter(ir.iota(2, int32), x, 4, "add"),
-              ir.scatter(ir.iota(2, int32), x, 4, "amax", ir.const(1.0, float32, (4, 3)))]
+              ir.scatter(ir.iota(2, int32), x, 4, "add")]
     roots += [ir.reshape(x, (3, 2)), ir.reshape(scalar, (1, 1)), ir.permute(x, (1, 0)),
               ir.expand(ir.reduce(Op.SUM, x, (1,)), (2, 3)),
               ir.pad(i, ((0, 1), (2, 0)), 7), ir.pad(lt, ((1, 1), (0, 0)), True),

@@ -217,7 +217,7 @@ def test_repeated_runs_give_the_same_bits():
     x, g, self_values = mixed((3, 16)), mixed((20000, 16), seed=25), mixed((3, 16), seed=26)
     runs = [index_gradient(cg, cg.tensor(x), cg.tensor(index), cg.tensor(g)).numpy().tobytes()
             for _ in range(3)]
-    # onto a tensor of its own values (the scatter's base), the same too
+    # onto a tensor of its own values: the sum added to it (frontend/scatter.py), the same too
     runs_onto = [cg.tensor(self_values).index_add_(0, cg.tensor(index), cg.tensor(g)).numpy()
                  .tobytes() for _ in range(3)]
     assert len(set(runs)) == 1 and len(set(runs_onto)) == 1

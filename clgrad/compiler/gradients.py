@@ -158,15 +158,12 @@ def _gather_rule(node: Node, g: Node):
 
 
 def _scatter_rule(node: Node, g: Node):
-    """Each source value of an add or replace gets the gradient where it lands; every one of
-    duplicates does (PyTorch's scatter and index_put give it to the values that lost too). A
-    sum onto a base passes g to the base whole. The other modes' gradients are composed where
-    they are recorded (frontend/scatter.py)."""
-    onto = len(node.src) > 2
-    if node.arg not in ("add", "replace") or (onto and node.arg == "replace"):
-        raise NotImplementedError(f"no gradient rule for a scatter with mode {node.arg!r}"
-                                  + (" onto a base" if onto else ""))
-    return (None, g.gather(node.src[0])) + ((g,) if onto else ())
+    """Each source value of an add (add_to) or replace gets the gradient where it lands; every
+    one of duplicates does (PyTorch's scatter and index_put give it to the values that lost too).
+    The other modes' gradients are composed where they are recorded (frontend/scatter.py)."""
+    if node.arg not in ("add", "add_to", "replace"):
+        raise NotImplementedError(f"no gradient rule for a scatter with mode {node.arg!r}")
+    return None, g.gather(node.src[0])
 
 
 def _prod_rule(node: Node, g: Node):

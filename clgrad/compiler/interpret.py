@@ -110,7 +110,7 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
     if op is Op.GATHER:                      # out[i..., r] = src[idx[i...], r]
         return np.take(srcs[0], srcs[1].astype(np.int64), axis=0)
     if op is Op.SCATTER:
-        return _scatter(node, *srcs)
+        return _scatter(node, srcs[0], srcs[1])
     if op is Op.MATMUL:
         a, b = (_registers(s) for s in srcs)
         if ir.reads_absent(node.src[0]) or ir.reads_absent(node.src[1]):
@@ -132,27 +132,19 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
     return _binary(op, srcs[0], srcs[1], node.src[0].dtype)
 
 
-_SCATTER_COMBINE = {"add": np.add, "prod": np.multiply, "amax": np.maximum,
+_SCATTER_COMBINE = {"add": np.add, "add_to": np.add, "prod": np.multiply, "amax": np.maximum,
                     "amin": np.minimum}
 
 
-def _scatter(node: Node, index: np.ndarray, src: np.ndarray, base=None) -> np.ndarray:
-    """out[index[i...], r] combined with src[i..., r], onto base (or the mode's identity),
-    in index order, each step in the dtype; where values collide, "replace" keeps the last
-    (the kernel keeps any one of them)."""
-    if base is None:
-        out = np.full(node.shape, ir.scatter_identity(node.dtype, node.arg), node.dtype.np)
-    else:
-        out = base.astype(node.dtype.np, copy=True)
+def _scatter(node: Node, index: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """out[index[i...], r] combined with src[i..., r]; where values collide, "replace" keeps
+    the last (the kernel keeps any one of them)."""
+    out = np.full(node.shape, ir.scatter_identity(node.dtype, node.arg), node.dtype.np)
     rows, values = index.reshape(-1).astype(np.int64), src.reshape(-1, node.shape[1])
-    combine = _SCATTER_COMBINE.get(node.arg)
-    if combine is None:
+    if node.arg == "replace":
         out[rows] = values
-    elif node.dtype == bfloat16:    # (held in float32: rounded at each step here)
-        for row, value in zip(rows, values):
-            out[row] = decode(round_bfloat16(combine(out[row], value)), bfloat16)
     else:
-        combine.at(out, rows, values)
+        _SCATTER_COMBINE[node.arg].at(out, rows, values)
     return out
 
 

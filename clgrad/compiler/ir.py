@@ -316,28 +316,28 @@ def argsort(x: Node, descending: bool) -> Node:
     return Node(Op.ARGSORT, int64, x.shape, (x,), bool(descending))
 
 
-def scatter(index: Node, src: Node, rows: int, mode: str, base: Node | None = None) -> Node:
+def scatter(index: Node, src: Node, rows: int, mode: str) -> Node:
     """GATHER's inverse, a (rows, R) result: out[index[i...], r] combines src[i..., r] by mode
-    (ops.SCATTER_MODES) onto base's element, or where base is None onto the mode's identity
-    (0 for add and replace, -inf/+inf for amax/amin, 1 for prod), in index order. Elements
-    no index names hold base's value (the identity's)."""
+    (ops.SCATTER_MODES); elements no index names hold the mode's identity (0 for add and
+    replace, -0.0 for a float add_to, -inf/+inf for amax/amin, 1 for prod). "add" sums from
+    zeros, as PyTorch's gradients and index_add into zeros do; "add_to" is a sum to be added
+    onto a tensor (scatter_add, index_add), whose -0.0s must stay where nothing lands."""
     assert mode in SCATTER_MODES and not index.dtype.is_float, (mode, index.dtype)
     assert src.shape[:-1] == index.shape, (index.shape, src.shape)
-    shape = (rows, src.shape[-1])
-    assert base is None or (base.shape, base.dtype) == (shape, src.dtype), (base, shape, src)
     if mode != "replace" and src.dtype.itemsize < 4:
         # no atomics this narrow: combined in float32 (int32 for integers; a bool "add" is
         # an any)
         wide = float32 if src.dtype.is_float else int32
-        wide_base = None if base is None else cast(base, wide)
-        return cast(scatter(index, cast(src, wide), rows, mode, wide_base), src.dtype)
-    sources = (index, src) if base is None else (index, src, base)
-    return Node(Op.SCATTER, src.dtype, shape, sources, mode)
+        return cast(scatter(index, cast(src, wide), rows, mode), src.dtype)
+    return Node(Op.SCATTER, src.dtype, (rows, src.shape[-1]), (index, src), mode)
 
 
 def scatter_identity(dtype: DType, mode: str):
-    """What an element of a SCATTER without a base holds where no index names it."""
-    if mode in ("add", "replace"):
+    """What an element of a SCATTER no index names holds. add_to's is -0.0, addition's
+    identity: x + -0.0 is x for every x, -0.0 included."""
+    if mode == "add_to" and dtype.is_float:
+        return -0.0
+    if mode in ("add", "add_to", "replace"):
         return 0
     if mode == "prod":
         return 1

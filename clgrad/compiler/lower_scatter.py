@@ -1,18 +1,19 @@
 """Scatter kernels, which combine each source value into the element of the result its index
-names. The scheduler has filled the result first, with the scatter's base (the tensor an
-index_add_ adds onto) or the mode's identity (ir.scatter_identity), so a kernel costs one pass
-over the source, however many rows the result has. Two kinds:
+names. The scheduler has filled the result with the mode's identity first
+(ir.scatter_identity), so a kernel costs one pass over the source, however many rows the
+result has. Two kinds:
 
 - ordered, for floats (every mode but "replace"; 16-bit ones arrive in float32, ir.scatter):
-  the values landing on one element combine onto it in the order of their positions in the
-  index, as PyTorch's CPU kernels combine them (index_add_, scatter_add_, scatter_reduce_,
-  index_put_ with accumulate in its deterministic mode, the gradients of indexing and
-  embedding). A result is then the same at every run, and PyTorch's bit for bit. A work-item takes one
-  column of the rows, and one position along each index axis whose positions never share an
-  element (scatter_order.py: the axes after the scattered dim, as the frontend lays them
-  out), and walks the rest of the index in order. Where nothing tells positions apart (a 1-d
-  scatter into a few bins, a scatter along the last dim), one work-item a column walks every
-  index, as PyTorch's CPU does.
+  the values landing on one element combine in the order of their positions in the index, as
+  PyTorch's CPU kernels combine them (index_add_, scatter_add_, scatter_reduce_, index_put_
+  with accumulate in its deterministic mode, the gradients of indexing and embedding). A
+  result is then the same at every run, and PyTorch's bit for bit where both start from the
+  identity (a gradient, a sum into zeros; a sum onto a tensor is added to it afterwards,
+  frontend/scatter.py). A work-item takes one column of the rows, and one position along each
+  index axis whose positions never share an element (scatter_order.py: the axes after the
+  scattered dim, as the frontend lays them out), and walks the rest of the index in order.
+  Where nothing tells positions apart (a 1-d scatter into a few bins, a scatter along the
+  last dim), one work-item a column walks every index, as PyTorch's CPU does.
 - atomic, for integers, whose sums, products, max and min are exact in any order, and for
   "replace": one work-item per source element (or per index row, given enough indices),
   combining through atomics: integer add, max and min with the native ones, a product with a
@@ -37,8 +38,8 @@ from .render import Value
 from .scatter_order import Walk, walk
 from .target import Target
 
-_COMBINE = {"add": Op.ADD, "prod": Op.MUL, "amax": Op.MAX, "amin": Op.MIN}
-_NATIVE = {"add": "add", "amax": "max", "amin": "min"}  # OpenCL int atomics
+_COMBINE = {"add": Op.ADD, "add_to": Op.ADD, "prod": Op.MUL, "amax": Op.MAX, "amin": Op.MIN}
+_NATIVE = {"add": "add", "add_to": "add", "amax": "max", "amin": "min"}  # OpenCL int atomics
 _MIN_ITEMS = 1024     # indices enough to give a work-item a whole row each
 _CACHE_LINE = 64      # bytes
 _EXTENSIONS = ("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n"
@@ -63,7 +64,7 @@ class ScatterWriter(KernelWriter):
 
     # ---- ordered ----
     def _write_ordered(self, root: Node) -> tuple[int, ...]:
-        index, src = root.src[:2]     # (a base has filled the buffer: schedule.py)
+        index, src = root.src
         rows, row_len = root.shape
         order = walk(index, lambda node: node in self.spec.inputs)
         extents = [order.shape[a] for a in order.parallel] + [row_len]
@@ -133,7 +134,7 @@ class ScatterWriter(KernelWriter):
 
     # ---- atomic ----
     def _write_atomic(self, root: Node) -> tuple[int, ...]:
-        index, src = root.src[:2]
+        index, src = root.src
         rows, row_len = root.shape
         self.emit(f"{self.index_type} gid = get_global_id(0);")
         whole_rows = index.numel >= _MIN_ITEMS and row_len > 1

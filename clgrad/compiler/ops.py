@@ -118,10 +118,10 @@ FACTORIZATIONS = frozenset({Op.LU, Op.CHOLESKY, Op.TRISOLVE, Op.QR, Op.EIGH, Op.
                             Op.LDL_SOLVE})
 RECURRENCES = frozenset({Op.GRU_STATES, Op.GRU_GRADIENTS, Op.LSTM_STATES, Op.LSTM_GRADIENTS})
 
-# How a SCATTER combines the values landing on one element onto its base's value, or without a
-# base onto the combine's identity ("replace" keeps one of the values written, as PyTorch's
+# How a SCATTER combines the values landing on one element, and what an element nothing lands
+# on holds (the combine's identity; "replace" keeps one of the values written, as PyTorch's
 # scatter and index_put do, and leaves 0 elsewhere).
-SCATTER_MODES = ("add", "replace", "amax", "amin", "prod")
+SCATTER_MODES = ("add", "add_to", "replace", "amax", "amin", "prod")
 
 
 def _lgamma(x: float) -> float:

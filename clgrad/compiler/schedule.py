@@ -204,16 +204,14 @@ class Scheduler:
                 del outputs[partial]        # plans name outputs by graph node; partial is none
                 outputs[root] = ref
                 continue
-            viewed = self._viewed_scatter(root)
-            if viewed is not None:
+            if self._detached_scatter(root):
                 # the buffer is the scatter's, written in place: no copy (a gradient that
-                # autograd detaches, an embedding's; index_add_'s result in self's shape).
-                # Plans name it by this node only.
-                outputs[root] = outputs.pop(viewed)
+                # autograd detaches, an embedding's). Plans name it by this node only.
+                outputs[root] = outputs.pop(root.src[0])
                 continue
             ref = BufferRef(self.device, max(root.numel, 1) * root.dtype.itemsize)
             if root.numel and root.op is Op.SCATTER:
-                specs += self._scatter_kernels(root, ref, outputs)
+                specs += _scatter_kernels(root, ref, self._kernel(root, ref, outputs))
             elif root.numel:            # an empty tensor needs a buffer but no kernel
                 specs.append(self._kernel(root, ref, outputs))
             outputs[root] = ref
@@ -258,32 +256,13 @@ class Scheduler:
                 spec.outputs = [(node, ref) for node, ref in spec.outputs if node is not mm]
                 outputs.pop(mm, None)
 
-    def _scatter_kernels(self, root: Node, ref: BufferRef, outputs) -> list[KernelSpec]:
-        """A scatter runs as two kernels on one buffer: its base's values (the mode's
-        identity, where it has none) fill it, then the source's values are combined into it
-        (none when the source is empty)."""
-        if len(root.src) > 2:
-            fill = self._kernel(ir.detach(root.src[2]), ref, outputs)
-        else:
-            identity = ir.scatter_identity(root.dtype, root.arg)
-            fill = KernelSpec("elementwise", root.shape, (),
-                              [(ir.const(identity, root.dtype, root.shape), ref)], {})
-        if not root.src[1].numel:
-            return [fill]
-        return [fill, self._kernel(root, ref, outputs)]
-
-    def _viewed_scatter(self, root: Node) -> Node | None:
-        """The scatter root detaches or reshapes (through more of those), if nothing else
-        reads it or the nodes between them: its buffer holds root's value."""
-        node = root
-        while node.op in (Op.DETACH, Op.RESHAPE):
-            reader, node = node, node.src[0]
-            if buffer_of(node) is not None or node in self.targets or \
-                    self.consumers[node] != [reader]:
-                return None
-            if node.op is Op.SCATTER:
-                return node
-        return None
+    def _detached_scatter(self, root: Node) -> bool:
+        """Whether root detaches a scatter that nothing else reads."""
+        if root.op is not Op.DETACH or root.src[0].op is not Op.SCATTER:
+            return False
+        scatter = root.src[0]
+        return (buffer_of(scatter) is None and scatter not in self.targets
+                and self.consumers[scatter] == [root])
 
     def _kernel(self, root: Node, ref: BufferRef, outputs: dict[Node, BufferRef]) -> KernelSpec:
         inputs, fused, seen = {}, [], set()
@@ -302,9 +281,7 @@ class Scheduler:
                 inputs[node] = loaded
                 continue
             stack.append((node, True))
-            # a scatter's base is its fill kernel's (_scatter_kernels)
-            sources = node.src[:2] if node.op is Op.SCATTER else node.src
-            stack.extend((s, False) for s in reversed(sources) if s not in seen)
+            stack.extend((s, False) for s in reversed(node.src) if s not in seen)
         if root.op is Op.SCAN:      # a root always: its source is computed in its loop
             return KernelSpec("scan", root.shape, (root.arg[0],), [(root, ref)], inputs, [root])
         if root.op in (Op.SORT, Op.ARGSORT):
@@ -322,6 +299,14 @@ class Scheduler:
             return KernelSpec("reduce", fused[-1].src[0].shape, fused[-1].arg, [(root, ref)],
                               inputs, fused)
         return KernelSpec("elementwise", root.shape, (), [(root, ref)], inputs)
+
+
+def _scatter_kernels(root: Node, ref: BufferRef, scatter: KernelSpec) -> list[KernelSpec]:
+    """A scatter runs as two kernels on one buffer: the mode's identity fills it, then the
+    source's values are combined into it (none when the source is empty)."""
+    identity = ir.const(ir.scatter_identity(root.dtype, root.arg), root.dtype, root.shape)
+    fill = KernelSpec("elementwise", root.shape, (), [(identity, ref)], {})
+    return [fill, scatter] if root.src[1].numel else [fill]
 
 
 def _merge_elementwise(specs: list[KernelSpec]) -> list[KernelSpec]:

@@ -328,7 +328,7 @@ def _scatter(x, items, value, accumulate: bool) -> ir.Node:
         v = _value_as(value, x.dtype, shape, x.device)
     v = v.reshape(index_shape + (row_len,))
     if accumulate:
-        new_rows = ir.scatter(row, v, n_rows, "add", rows)
+        new_rows = rows + ir.scatter(row, v, n_rows, "add_to")
     else:
         placed = ir.scatter(row, v, n_rows, "replace")
         written = ir.scatter(row, ir.const(True, dt.bool_, index_shape + (1,)), n_rows, "replace")

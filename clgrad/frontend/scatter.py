@@ -14,7 +14,7 @@ from . import indexing
 from .backward import record
 from .composite_methods import _in_place
 from .grad_mode import is_grad_enabled
-from .operands import is_tensor, lift, normalize_dim
+from .operands import from_opmath, is_tensor, lift, normalize_dim, opmath
 
 _MODES = {"sum": "add", "prod": "prod", "amax": "amax", "amin": "amin"}
 
@@ -95,13 +95,17 @@ def _flat(self, dim: int, index) -> Node:
     return _destinations(self.shape or (1,), dim, node)
 
 
-def _scattered(shape: tuple[int, ...], flat: Node, values: Node, mode: str,
-               onto: Node | None = None) -> Node:
-    """values combined by mode into the elements of shape that flat names, in index order,
-    onto those of `onto` (of shape; else onto the mode's identity)."""
+def _scattered(shape: tuple[int, ...], flat: Node, values: Node, mode: str) -> Node:
+    """values combined by mode into the elements of shape that flat names."""
     rows = math.prod(shape)
-    base = None if onto is None else onto.reshape((rows, 1))
-    return ir.scatter(flat, values.reshape(flat.shape + (1,)), rows, mode, base).reshape(shape)
+    return ir.scatter(flat, values.reshape(flat.shape + (1,)), rows, mode).reshape(shape)
+
+
+def _added_onto(x: Node, flat: Node, values: Node) -> Node:
+    """x plus the values summed into the elements flat names, as PyTorch's index_add_,
+    scatter_add_ and scatter_reduce's sum: a 16-bit float's in float32, x among the terms,
+    rounded once (not the values' sum rounded, then added to x: fuzz seed 99002097)."""
+    return from_opmath(opmath(x) + _scattered(x.shape, flat, opmath(values), "add_to"), x)
 
 
 def _marked(shape: tuple[int, ...], flat: Node) -> Node:
@@ -159,7 +163,7 @@ def scatter_add(self, dim: int, index, src):
     dim = _dim("scatter_add", self, dim)
     _check_along("scatter_add", self, dim, index, src)
     flat = _flat(self, dim, index)
-    added = _scattered(self.shape, flat, _source(self, index, src, flat), "add", self.node)
+    added = _added_onto(self.node, flat, _source(self, index, src, flat))
     return record("scatter_add", added, self.device, [self, src])
 
 
@@ -177,40 +181,39 @@ def scatter_reduce(self, dim: int, index, src, reduce: str, *, include_self: boo
 
 def _reduce_into(op: str, self, src, flat: Node, values: Node, reduce: str,
                  include_self: bool):
-    """self with values (src's, in flat's shape) reduced into the elements flat names, as
-    _reduced. The gradients of a sum and a mean are the primitives' (g, and g / N, to self
-    and gathered to the values); of the others, PyTorch's formulas."""
+    """self with values (src's, in flat's shape) reduced into the elements flat names."""
     written = _marked(self.shape, flat)
     out = _reduced(self.node, flat, values, reduce, include_self, written)
-    derivation = None
-    if reduce in ("prod", "amax", "amin") and self.dtype.is_float and is_grad_enabled() and \
+    if reduce in ("prod", "amax", "amin") and is_grad_enabled() and \
             (self.requires_grad or src.requires_grad):
-        derivation = _gradient_formula(self.node, flat, values, reduce, include_self, written,
-                                       out)
-    return record(op, out, self.device, [self, src], derivation=derivation)
+        # the primitives' gradient is not PyTorch's here: a zero carrying PyTorch's is added
+        # (where the carrier is finite: inf - inf would make the value NaN)
+        carrier = _carrier(self.node, flat, values, reduce, include_self, written, out)
+        value, fixed = ir.detach(out), ir.detach(carrier)
+        out = (fixed - fixed).eq(0).where(value + (carrier - fixed), value)
+    return record(op, out, self.device, [self, src])
 
 
 def _reduced(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
              written: Node) -> Node:
-    """x with values reduced into the elements flat names, in index order, onto x's value
-    when include_self, else onto the reduction's identity (a sum from +0.0, as PyTorch's);
-    elements nothing lands on keep x's."""
-    mode = _MODES["sum" if reduce == "mean" else reduce]
-    start = x if include_self else \
-        written.where(ir.const(ir.scatter_identity(x.dtype, mode), x.dtype, x.shape), x)
-    total = _scattered(x.shape, flat, values, mode, start)
-    if reduce != "mean":
-        return total
-    count = _counts(x, flat, include_self)
-    return total / count if x.dtype.is_float else _floor_divide(total, count)
-
-
-def _counts(x: Node, flat: Node, include_self: bool) -> Node:
-    """How many values land on each element, self among them when include_self; 1 where
-    none do (a mean's divisor, PyTorch's)."""
-    start = ir.const(1 if include_self else 0, x.dtype, x.shape)
-    count = _scattered(x.shape, flat, ir.const(1, x.dtype, flat.shape), "add", start)
-    return count if include_self else count.eq(0).where(1, count)
+    """x with values reduced into the elements flat names, self's value among them when
+    include_self; elements nothing lands on keep x's."""
+    if reduce == "mean":     # (a sum without self starts from +0.0, as PyTorch's)
+        total = _added_onto(x, flat, values) if include_self else \
+            _scattered(x.shape, flat, values, "add")
+        count = _scattered(x.shape, flat, ir.const(1, x.dtype, flat.shape), "add")
+        if include_self:
+            count = count + 1
+        return written.where(total / count if x.dtype.is_float else _floor_divide(total, count), x)
+    if reduce == "sum" and include_self:
+        return _added_onto(x, flat, values)
+    combined = _scattered(x.shape, flat, values, _MODES[reduce])
+    if not include_self:
+        return written.where(combined, x)
+    if reduce == "prod":
+        return x * combined
+    keeps_self = (combined < x) if reduce == "amax" else (x < combined)
+    return (keeps_self | x.ne(x)).where(x, combined)    # a NaN in self stays, as in PyTorch
 
 
 def _floor_divide(a: Node, b: Node) -> Node:
@@ -219,34 +222,33 @@ def _floor_divide(a: Node, b: Node) -> Node:
     return ((a % b).ne(0) & (a < 0).ne(b < 0)).where(q - 1, q)
 
 
-def _gradient_formula(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
-                      written: Node, out: Node) -> Node:
-    """A graph of x and values, never computed, whose gradients are PyTorch's for a prod,
-    amax or amin reduced into x (scatter_reduce_backward's formulas, which
-    index_reduce_backward's follow), each step as they take it: amax's and amin's g / N to
-    each of the N elements equal to the result; prod's (g * the product with x's zeros taken
-    as ones) / x (its zeros as ones), and to a source value (g * the result) / it, or where
-    it is the only zero landing there, g * the product of the rest."""
+def _carrier(x: Node, flat: Node, values: Node, reduce: str, include_self: bool,
+             written: Node, out: Node) -> Node:
+    """x and values times constant weights, summed where the values land: its gradient is
+    PyTorch's scatter_reduce gradient, each weight the derivative of the result by that
+    element. amax/amin share the gradient evenly among the elements equal to the result;
+    prod's is the product of the others, built without dividing by a zero."""
     landed = _landed(out, flat)
     if reduce == "prod":
-        masked = x.eq(0).where(1, x)
-        self_term = ir.sloped(ir.sloped(x, masked, divides=True),
-                              _reduced(masked, flat, values, "prod", include_self, written))
+        one = ir.const(1, x.dtype, x.shape)
+        nonzero_self = x.eq(0).where(one, x)
+        w_self = _reduced(nonzero_self, flat, values, "prod", include_self, written) / nonzero_self
         zero = values.eq(0)
-        zeros = _scattered(x.shape, flat, zero.cast(x.dtype), "add")
-        single = zero & _landed(zeros, flat).eq(1)
-        rest = _reduced(x, flat, single.where(1, values), "prod", include_self, written)
-        src_term = ir.sloped(ir.sloped(values, zero.where(1, values), divides=True),
-                             single.where(_landed(rest, flat), landed))
+        zeros = _landed(_scattered(x.shape, flat, zero.cast(dt.int32), "add"), flat)
+        single = zero & zeros.eq(1)     # a lone zero: its weight is the product of the rest
+        ones = ir.const(1, x.dtype, values.shape)
+        others = _reduced(x, flat, single.where(ones, values), "prod", include_self, written)
+        w_src = single.where(_landed(others, flat), landed / zero.where(ones, values))
     else:
+        hit_src = values.eq(landed).cast(x.dtype)
         # an equal self counts even when not included, as in PyTorch (then it gets none)
-        hit_self, hit_src = x.eq(out).cast(x.dtype), values.eq(landed).cast(x.dtype)
-        count = _scattered(x.shape, flat, hit_src, "add", hit_self)
-        self_term = ir.sloped(ir.sloped(x, hit_self), count, divides=True)
-        src_term = ir.sloped(ir.sloped(values, hit_src), _landed(count, flat), divides=True)
+        hit_self = x.eq(out).cast(x.dtype)
+        count = hit_self + _scattered(x.shape, flat, hit_src, "add")
+        w_self, w_src = hit_self / count, hit_src / _landed(count, flat)
     if not include_self:
-        self_term = written.where(0, self_term)
-    return self_term + _scattered(x.shape, flat, src_term, "add")
+        w_self = written.where(0, w_self)
+    return x * ir.detach(w_self) + _scattered(x.shape, flat, values * ir.detach(w_src),
+                                              "add_to")
 
 
 # ---- index_add, index_copy, index_fill: whole slices along dim ----
@@ -292,8 +294,7 @@ def index_add(self, dim: int, index, source, *, alpha=1):
     _check_slices("index_add_", self, dim, index, source, RuntimeError)
     flat = _slices(self, dim, index.node)
     values = source.node.reshape(flat.shape)
-    added = _scattered(self.shape, flat, values * alpha if alpha != 1 else values, "add",
-                       self.node)
+    added = _added_onto(self.node, flat, values * alpha if alpha != 1 else values)
     return record("index_add", added, self.device, [self, source])
 
 
@@ -372,7 +373,7 @@ def put(self, index, source, accumulate: bool = False):
     flat = _flat_index("put_", self, index)
     values = source.node.reshape(flat.shape)
     if accumulate:
-        out = _scattered(self.shape, flat, values, "add", self.node)
+        out = self.node + _scattered(self.shape, flat, values, "add_to")
     else:
         out = _replaced(self.node, flat, values)
     return record("put", out, self.device, [self, source])
