@@ -226,10 +226,10 @@ def test_16_bit_products_by_one_element_of_another_dtype_read_it_whole(dtype):
     first, or in a sum, it is rounded to the type first (a Python number is whole in
     either place). Their gradients are g * b and g / b to the 16-bit input (b whole again),
     and to b g * a and -g * ((a / b) / b) in the type (each quotient by b whole, rounded),
-    summed over the shape in it, cast to b's dtype. clgrad's rounded b to the type (a third to a half of the elements an ulp off in
-    float16; fuzz seed 99000207). Sixty-fourths of [-2, 2) (the sum of g * a exact in
-    float32 in any order), and the edges in a row of their own, by b detached (b's gradient
-    holds no NaN)."""
+    summed over the shape in it, cast to b's dtype. clgrad's rounded b to the type (a third
+    to a half of the elements an ulp off in float16; fuzz seed 99000207). Sixty-fourths of
+    [-2, 2) (the sum of g * a exact in float32 in any order), and the edges in a row of
+    their own, by b detached (b's gradient holds no NaN)."""
     lib = library
     h = np.round(make((4, 64)) * 64) / 64
     edges = np.array([EDGES], np.float32)

@@ -220,9 +220,9 @@ class ReduceWriter(KernelWriter):
         with the sums of equal size below it, as carries do). Each step adds one vector of
         `width` lanes (one value when width is 1). A long row read in vectors is read as the
         target's sum_streams equal stretches side by side, each with a counter of its own,
-        whose sums of equal size are added together. The steps left over past the stretches' whole blocks
-        and a last partial vector go into the total directly. As fast as one accumulator: the
-        merges cost one addition per block, on average."""
+        whose sums of equal size are added together. The steps left over past the stretches'
+        whole blocks and a last partial vector go into the total directly. As fast as one
+        accumulator: the merges cost one addition per block, on average."""
         steps, tail = divmod(length, width)
         blocks, rest = divmod(steps, _SUM_BLOCK)
         # (a row that padding breaks stays one stretch: its loops are cut at the breaks)
