@@ -9,8 +9,11 @@ import pytest
 import torch
 
 import clgrad as cg
+from clgrad.frontend import creation
 from helpers import SEED, F, library, make
 from test_small_dtypes import check_16_bit_exactly
+
+upload = creation.tensor
 
 # rows of 256 as PyTorch's vector code takes them whole; the first row starts with edges
 EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 2.0 ** -14, -3.0, 60000.0, 1e-3]
@@ -421,3 +424,15 @@ def test_16_bit_rounded_quotients_read_a_one_element_divisor_whole(dtype):
                 library(a).floor_divide(a.detach(), s.detach()).requires_grad_())
     check_16_bit_exactly(quotients, h, h, h, h, h, np.float32(0.5772248), np.float64(0.1),
                          narrowed=range(5), dtype=dtype, grid=64)
+
+
+def test_16_bit_product_by_an_array_uploads_it_once(monkeypatch):
+    # operands and the 16-bit branch that reads an integer array whole took it as two tensors
+    made = []
+    monkeypatch.setattr(creation, "tensor", lambda *a, **k: made.append(a) or upload(*a, **k))
+    h = np.array([1.5, -2.0, 1e4, 3.1], np.float16)
+    product = cg.tensor(h) * np.array([3], np.int8)
+    assert len(made) == 1
+    expected = torch.from_numpy(h) * np.array([3], np.int8)
+    assert product.dtype == cg.float16 and expected.dtype == torch.float16
+    np.testing.assert_array_equal(product.numpy(), expected.numpy())

@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 import weakref
 
+import numpy as np
+
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ops import Op
@@ -69,6 +71,8 @@ _READS_INTEGERS = frozenset({Op.ADD, Op.SUB, Op.CMPLT, Op.CMPEQ})
 def binary(name: str, op: Op, a, b, *, float_only=False):
     """a op b with broadcasting and PyTorch promotion; a or b may be a Python number. name
     names the op in messages and its grad_fn (grad_fn_names)."""
+    if type(a) is np.ndarray or type(b) is np.ndarray:
+        a, b = numpy_operands(a, b)     # uploaded once, for operands and the 16-bit branch
     # (a position, a mask's threshold: integer sums and comparisons read their numbers too)
     tensors, device, na, nb = operands(name, a, b, float_only,
                                        integer_numbers_read=op in _READS_INTEGERS)
