@@ -312,8 +312,12 @@ def glu(input, dim: int = -1):
         return x.shrink(tuple((k * size // 2, (k + 1) * size // 2) if a == axis else (0, n)
                               for a, n in enumerate(x.shape)))
     a, b = half(0), half(1)
-    s = _plain_sigmoid(b)
-    derivation = ir.sloped(a, s) + ir.sloped(b, a * s * (1 - s))     # PyTorch's formulas
+    # PyTorch's backward: sigmoid(b) into a buffer of the type, then g * s and, in float32 for
+    # a 16-bit float, (1 - s) * s * a * g, each rounded once
+    s = from_opmath(_plain_sigmoid(opmath(b)), b)
+    wide_s = opmath(s)
+    derivation = (gradient_steps(a, [(Op.MUL, s)], a.dtype)
+                  + gradient_steps(b, [(Op.MUL, (1 - wide_s) * wide_s * opmath(a))], b.dtype))
     # (a 16-bit float's product in float32, rounded once, as PyTorch's)
     value = from_opmath(opmath(a) * sigmoid_node(opmath(b)), x)
     return record("glu", value, input.device, [input], derivation=derivation)
