@@ -446,3 +446,24 @@ def test_16_bit_glu_gradient_takes_pytorch_s_steps(dtype):
     or more off; fuzz seed 99500663). The edges in a, then (flipped) in b."""
     check_16_bit_exactly(lambda a, b: (F(a).glu(a, -1), F(b).glu(b.flip(-1), -1)), X, X,
                          dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_gradients_of_repeated_indices_sum_as_pytorch_s_kernels(dtype):
+    """The rows repeated indices picked are summed as PyTorch's backward kernels sum them:
+    indexing's, embedding's and take's (index_put_ and put_ with accumulate) and
+    index_select's of 1 dim or by an int32 index (index_add_ slice by slice) add each row
+    onto the sum rounded to the type, in index order; gather's, take_along_dim's and
+    index_select's along the first dim of 2 (scatter_add_) in float32, rounded once. clgrad
+    summed all in float32 (fuzz seed 99500663: x[:, i]'s gradient, 168 of 1024 elements an
+    ulp or more off). Each op on its own tensor; a row of one column too."""
+    picks = make((200,), np.int64, low=-8, high=8)
+
+    def picked(a, b, c, d, e, f, g, h, k):
+        lib = library(a)
+        i = lib.tensor(picks)
+        along = i.remainder(8).reshape(25, 8)
+        return (a[:, i], b[i], F(c).embedding(i.remainder(8), c), d.take(i.remainder(8)),
+                e[0].index_select(0, i.remainder(32)), f.index_select(1, i.int().remainder(32)),
+                g.index_select(0, i.remainder(8)), h.gather(0, along), k[:, :1][i])
+    check_16_bit_exactly(picked, *[X.reshape(8, 128)[:, :32]] * 9, dtype=dtype)

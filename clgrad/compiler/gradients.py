@@ -150,7 +150,7 @@ def _gather_rule(node: Node, g: Node):
     index, elementwise: it fuses, as a view's padded gradient does."""
     src, index = node.src
     if index.numel != 1:
-        return ir.scatter(index, g, src.shape[0], "add"), None
+        return ir.scatter(index, g, src.shape[0], "add", partials_in_type=bool(node.arg)), None
     rows, length = src.shape
     row = ir.iota(rows, index.dtype).reshape((rows, 1)).expand(src.shape)
     picked = row.eq(index.reshape((1, 1)).expand(src.shape))

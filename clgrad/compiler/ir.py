@@ -292,10 +292,14 @@ def matmul(a: Node, b: Node) -> Node:
     return Node(Op.MATMUL, a.dtype, a.shape[:-1] + b.shape[-1:], (a, b))
 
 
-def gather(src: Node, index: Node) -> Node:
-    """out[i..., r] = src[index[i...], r] for a 2-d src."""
+def gather(src: Node, index: Node, partials_in_type: bool = False) -> Node:
+    """out[i..., r] = src[index[i...], r] for a 2-d src. Its gradient sums the rows of g that
+    picked each row: a 16-bit float's in float32, rounded once (PyTorch's scatter_add_, the
+    backward of gather), or with partials_in_type rounded to the type at each step (its
+    index_put_ with accumulate, the backward of indexing); arg True marks the latter."""
     assert len(src.shape) == 2 and not index.dtype.is_float, (src.shape, index.dtype)
-    return Node(Op.GATHER, src.dtype, index.shape + src.shape[1:], (src, index))
+    arg = True if partials_in_type and src.dtype.is_16_bit_float else None
+    return Node(Op.GATHER, src.dtype, index.shape + src.shape[1:], (src, index), arg)
 
 
 def scan(x: Node, axis: int, combine: str) -> Node:
@@ -316,15 +320,19 @@ def argsort(x: Node, descending: bool) -> Node:
     return Node(Op.ARGSORT, int64, x.shape, (x,), bool(descending))
 
 
-def scatter(index: Node, src: Node, rows: int, mode: str) -> Node:
+def scatter(index: Node, src: Node, rows: int, mode: str,
+            partials_in_type: bool = False) -> Node:
     """GATHER's inverse, a (rows, R) result: out[index[i...], r] combines src[i..., r] by mode
     (ops.SCATTER_MODES); elements no index names hold the mode's identity (0 for add and
     replace, -0.0 for a float add_to, -inf/+inf for amax/amin, 1 for prod). "add" sums from
     zeros, as PyTorch's gradients and index_add into zeros do; "add_to" is a sum to be added
-    onto a tensor (scatter_add, index_add), whose -0.0s must stay where nothing lands."""
+    onto a tensor (scatter_add, index_add), whose -0.0s must stay where nothing lands. A
+    16-bit float combines in float32 and rounds once, or with partials_in_type rounds to the
+    type at each step, in index order (the ordered kernel needs no atomics)."""
     assert mode in SCATTER_MODES and not index.dtype.is_float, (mode, index.dtype)
     assert src.shape[:-1] == index.shape, (index.shape, src.shape)
-    if mode != "replace" and src.dtype.itemsize < 4:
+    if mode != "replace" and src.dtype.itemsize < 4 and not (partials_in_type and
+                                                             src.dtype.is_float):
         # no atomics this narrow: combined in float32 (int32 for integers; a bool "add" is
         # an any)
         wide = float32 if src.dtype.is_float else int32

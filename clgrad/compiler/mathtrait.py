@@ -144,8 +144,8 @@ class MathTrait:
     def contiguous(self):
         return ir.contiguous(self)
 
-    def gather(self, index):
-        return ir.gather(self, index)
+    def gather(self, index, partials_in_type: bool = False):
+        return ir.gather(self, index, partials_in_type)
 
 
 # last: ir.py imports this module for Node's base class

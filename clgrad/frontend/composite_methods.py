@@ -10,7 +10,7 @@ import numpy as np
 from ..compiler import dtype as dt
 from ..compiler import ir, special
 from ..compiler.ops import Op
-from . import creation, inplace, joining
+from . import creation, indexing, inplace, joining
 from . import elementwise as ew
 from .backward import record
 from .formula_steps import gradient_steps
@@ -350,7 +350,8 @@ def _along(self, op: str, dim: int, index):
             shape = [1] * index.ndim
             shape[axis] = size
             items.append(creation.arange(size, device=self.device).reshape(*shape))
-    return self[tuple(items)]
+    # the gradient is PyTorch's scatter_add_: a 16-bit float's summed in float32
+    return indexing.getitem(self, tuple(items), partials_in_type=False)
 
 
 def gather(self, dim: int, index, *, sparse_grad: bool = False):
@@ -360,7 +361,8 @@ def gather(self, dim: int, index, *, sparse_grad: bool = False):
 
 def take_along_dim(self, indices, dim: int | None = None):
     if dim is None:
-        return _renamed("take_along_dim", self, self.flatten()[indices.flatten()])
+        picked = indexing.getitem(self.flatten(), indices.flatten(), partials_in_type=False)
+        return _renamed("take_along_dim", self, picked)
     return _renamed("take_along_dim", self, _along(self, "take_along_dim", dim, indices))
 
 
@@ -369,7 +371,12 @@ def index_select(self, dim: int, index):
         raise IndexError(f"index_select(): Index is supposed to be a vector, got shape "
                          f"{index.shape}")
     dim = normalize_dim("index_select", dim, self.ndim)
-    return _renamed("index_select", self, self[(slice(None),) * dim + (index.reshape(-1),)])
+    # the gradient is PyTorch's index_add_ into zeros: along the first or last of 2 dims or
+    # more by an int64 index, its scatter_add_ (a 16-bit float summed in float32, rounded
+    # once); else slice by slice, each step rounded to the type
+    in_type = not (self.ndim > 1 and dim in (0, self.ndim - 1) and index.dtype == dt.int64)
+    picked = indexing.getitem(self, (slice(None),) * dim + (index.reshape(-1),), in_type)
+    return _renamed("index_select", self, picked)
 
 
 def _renamed(op: str, self, result):

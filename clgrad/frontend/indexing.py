@@ -174,7 +174,11 @@ def _flat_rows(node: ir.Node, axes: list[int], indices: list) -> tuple[ir.Node, 
     return rows, row, index_shape, rest_shape
 
 
-def getitem(x, index):
+def getitem(x, index, partials_in_type: bool = True):
+    """x[index]. Indexed by tensors, a 16-bit float's gradient sums the rows each index
+    picked rounding to the type at each step, as PyTorch's index_put_ with accumulate (the
+    backward of indexing, embedding and take), or unless partials_in_type in float32, rounded
+    once, as its scatter_add_ (the backward of gather and take_along_dim)."""
     items = _expand_index(x, index)
     node, advanced = _basic(x, items)
     if not advanced:
@@ -195,7 +199,7 @@ def getitem(x, index):
     if guarded:
         inside = _inside(node, axes, indices, index_shape)
         row = inside.where(row, 0)
-    picked = rows.contiguous().gather(row)     # index_shape + (rest,)
+    picked = rows.contiguous().gather(row, partials_in_type)     # index_shape + (rest,)
     if guarded:
         inside = inside.reshape(index_shape + (1,)).expand(picked.shape)
         picked = inside.where(picked, math.nan)

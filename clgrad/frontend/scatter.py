@@ -381,7 +381,8 @@ def put(self, index, source, accumulate: bool = False):
 
 def take(self, index):
     flat = _flat_index("take", self, index)
-    picked = self.node.reshape((self.numel(), 1)).gather(flat)
+    # the gradient is PyTorch's put_ with accumulate: a 16-bit float's rounded at each step
+    picked = self.node.reshape((self.numel(), 1)).gather(flat, partials_in_type=True)
     return record("take", picked.reshape(index.shape), self.device, [self])
 
 
