@@ -3,8 +3,9 @@ names. The scheduler has filled the result with the mode's identity first
 (ir.scatter_identity), so a kernel costs one pass over the source, however many rows the
 result has. Two kinds:
 
-- ordered, for floats (every mode but "replace"; 16-bit ones arrive in float32, ir.scatter):
-  the values landing on one element combine in the order of their positions in the index, as
+- ordered, for floats (every mode but "replace"; 16-bit ones arrive in float32 unless their
+  steps round to the type, ir.scatter): the values landing on one element combine in the
+  order of their positions in the index, as
   PyTorch's CPU kernels combine them (index_add_, scatter_add_, scatter_reduce_, index_put_
   with accumulate in its deterministic mode, the gradients of indexing and embedding). A
   result is then the same at every run, and PyTorch's bit for bit where both start from the
