@@ -439,6 +439,33 @@ def test_16_bit_product_by_an_array_uploads_it_once(monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_huber_and_smooth_l1_losses_take_pytorch_s_steps(dtype):
+    """PyTorch's float16 huber_loss and bfloat16 smooth_l1_loss compute |x - y| and the loss
+    in float32 and round once; its bfloat16 huber_loss and float16 smooth_l1_loss round each
+    step, delta or beta rounded to the type. clgrad's rounded each step in both types: a
+    float16 huber loss of 0.6621 and -1.364 was 1.5273, an ulp above PyTorch's 1.5264 (fuzz
+    seed 99501182). smooth_l1's gradient is float32's, rounded once; huber's, PyTorch's
+    scalar code, each step rounded: (x - y) n g where |x - y| < delta, else n g (± delta, a
+    number whole), n the mean's 1 / n rounded to the type. (Its vector code multiplies n by
+    delta rounded first: delta a power of two but on a dozen elements, as its scalar code.)"""
+    target = make((4, 256), low=-3, high=3, seed=SEED + 5)
+
+    def losses(*pairs):
+        f = F(pairs[0])
+        x, y = pairs[0::2], pairs[1::2]
+        return (f.huber_loss(x[0], y[0], reduction="none"),
+                f.huber_loss(x[1][1:], y[1][1:], delta=0.5),
+                f.huber_loss(x[2][1:], y[2][1:], reduction="sum", delta=2.0),
+                f.huber_loss(x[3][0, :12], y[3][0, :12], reduction="none", delta=0.3),
+                f.huber_loss(x[4][1, :12], y[4][1, :12], delta=2.5),
+                f.smooth_l1_loss(x[5], y[5], reduction="none"),
+                f.smooth_l1_loss(x[6][1:], y[6][1:], beta=0.3),
+                f.smooth_l1_loss(x[7][1:], y[7][1:], reduction="sum", beta=2.5),
+                f.smooth_l1_loss(x[8][0, :1], y[8][0, :1], beta=0.5))
+    check_16_bit_exactly(losses, *[X, target] * 9, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_16_bit_glu_gradient_takes_pytorch_s_steps(dtype):
     """PyTorch's glu backward writes sigmoid(b) to a buffer of the type, then gives a
     s * g and b (1 - s) * s * a * g, each computed in float32 and rounded once; clgrad's

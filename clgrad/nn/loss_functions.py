@@ -22,6 +22,8 @@ from ..frontend.operands import (as_float, broadcast_shape, broadcast_to, common
                                  result_dtype)
 from .activation import log1p, softplus_node
 from .distance import pairwise_distance
+from .huber_kernels import (huber_derivation, huber_elements, smooth_l1_derivation,
+                            smooth_l1_elements)
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -147,12 +149,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     if beta == 0:
         return l1_loss(input, target, reduction=reduction)
     x, t, device = _pair("smooth_l1_loss", input, target)
-    d = x - t
-    large = (d < -beta) | (d > beta)
-    ds = large.where(0, d)          # the square never reads a large (or infinite) difference
-    loss = large.where(d.abs() - 0.5 * beta, 0.5 * ds * ds / beta)     # NaN: NaN, gradient too
     check_reduction(reduction)
-    return record("smooth_l1_loss", reduce_loss(loss, reduction), device, [input, target])
+    derivation = _elements_derivation(smooth_l1_derivation(x, t, beta, reduction), reduction)
+    return record("smooth_l1_loss", reduce_loss(smooth_l1_elements(x, t, beta), reduction),
+                  device, [input, target], derivation)
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
@@ -160,15 +160,20 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got "
                            f"{delta}")
     x, t, device = _pair("huber_loss", input, target)
-    d = x - t
-    large = (d < -delta) | (d > delta)
-    ds = large.where(0, d)
-    loss = large.where(delta * (d.abs() - 0.5 * delta), 0.5 * ds * ds)
+    loss = huber_elements(x, t, delta)
     if weight is not None:
         return _weighted_reduce("huber_loss", loss, input, target, weight, reduction, device,
                                 False)
     check_reduction(reduction)
-    return record("huber_loss", reduce_loss(loss, reduction), device, [input, target])
+    derivation = _elements_derivation(huber_derivation(x, t, delta, reduction), reduction)
+    return record("huber_loss", reduce_loss(loss, reduction), device, [input, target],
+                  derivation)
+
+
+def _elements_derivation(derivation: ir.Node, reduction: str) -> ir.Node:
+    """The derivation of a loss reduced from elements of that derivation: their sum, each
+    element taking g whole (the mean's 1 / n is in the elements' own)."""
+    return derivation if reduction == "none" else _total(derivation)
 
 
 def _check_probabilities(input) -> None:
