@@ -291,19 +291,41 @@ print("ok")
 """
 
 
+def run_in_a_child(script: str, cwd: Path) -> subprocess.CompletedProcess:
+    """script run by a Python process of its own, which can import helpers: a compiler that
+    hangs or crashes fails the test, not the test run."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(REPO), str(REPO / "tests"), os.environ.get("PYTHONPATH")])))
+    # (a cold cache on a loaded 2-core machine took over 20 s)
+    return subprocess.run([sys.executable, "-c", script], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
 def test_rows_that_start_with_padding_end(tmp_path):
     """Intel's compiler made a reduction loop whose first iterations read padding, each a
     no-op (acc - 0, acc * 1), into an infinite loop: the gradient of (x - c)[-1, 0] summed
     (fuzz seed 403506) never returned. A row is reduced in one loop per stretch of padding
     or data, with no bound tested inside. A child process runs it, so a hang is a failure."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        filter(None, [str(REPO), str(REPO / "tests"), os.environ.get("PYTHONPATH")])))
     try:
-        # (a hang never returns; a cold cache on a loaded 2-core machine took over 20 s)
-        done = subprocess.run([sys.executable, "-c", PADDED_ROWS_SCRIPT], env=env, cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120)
+        done = run_in_a_child(PADDED_ROWS_SCRIPT, tmp_path)
     except subprocess.TimeoutExpired:
         pytest.fail("a reduction over a row that starts with padding did not finish")
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
     x = cg.ones(30, 3)
     assert "if (" not in sources((-F.pad(x, (0, 0, 30, 0))).sum(0))
+
+
+BFLOAT16_BESIDE_A_DIFF_SCRIPT = """
+from helpers import check
+check(lambda t: (t.diff(dim=-1), t.bfloat16().amin(dim=0).amin().float()), (104,))
+print("ok")
+"""
+
+
+def test_bfloat16_rounding_beside_a_bounds_tested_read(tmp_path):
+    """Intel's compiler (2026.22) died of SIGSEGV building x's gradient: a loop rounding an
+    amin's bfloat16 gradient with `isnan(x) ? :` beside the read a diff's gradient
+    tests the bounds of (fuzz seed 99501351). rounded.py's function chooses the NaN with
+    select()."""
+    done = run_in_a_child(BFLOAT16_BESIDE_A_DIFF_SCRIPT, tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
