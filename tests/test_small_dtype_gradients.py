@@ -494,3 +494,26 @@ def test_16_bit_gradients_of_repeated_indices_sum_as_pytorch_s_kernels(dtype):
                 e[0].index_select(0, i.remainder(32)), f.index_select(1, i.int().remainder(32)),
                 g.index_select(0, i.remainder(8)), h.gather(0, along), k[:, :1][i])
     check_16_bit_exactly(picked, *[X.reshape(8, 128)[:, :32]] * 9, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_accumulation_onto_a_tensor_adds_each_value_in_turn(dtype):
+    """index_put_ and put_ with accumulate, and index_add_ slice by slice (1 dim, a middle
+    dim, an int32 index), add each value onto self's element in index order, rounding each
+    sum to the type, as PyTorch's CPU kernels; clgrad added the values' float32 sum once
+    (fuzz seed 99501580: 96 of 1,664 float16 elements an ulp apart). index_add_ along the
+    first dim by an int64 index is PyTorch's scatter_add_: in float32, rounded once. Onto
+    -0.0, inf and NaN too, and by an empty index."""
+    picks = make((300,), np.int64, low=0, high=8)
+    small = make((300, 32)) / 64
+
+    def added(a, b, c, d, e, f, s):
+        lib = library(a)
+        i = lib.tensor(picks)
+        return (a.index_put((i,), s, accumulate=True), b.put(i * 5, s[:, 0], accumulate=True),
+                c[0].index_add(0, i[:40], s[:40, 0]), d.index_add(1, i[:32] * 3, s[:8]),
+                e.index_add(0, i.int(), s), f.index_add(0, i, s),
+                a.index_put((i[:0],), s[:0], accumulate=True))
+    x = X.reshape(8, 128)[:, :32].copy()
+    x[0, :3] = -0.0, np.inf, np.nan
+    check_16_bit_exactly(added, *[x] * 6, small, dtype=dtype)

@@ -9,6 +9,7 @@ import numpy as np
 from ..compiler import dtype as dt
 from ..compiler import ir
 from . import index_inputs, views
+from .accumulated import accumulated
 from .backward import record
 from .jit_protocol import in_jit
 from .operands import broadcast_shape, broadcast_to, is_tensor, lift, result_dtype
@@ -332,7 +333,7 @@ def _scatter(x, items, value, accumulate: bool) -> ir.Node:
         v = _value_as(value, x.dtype, shape, x.device)
     v = v.reshape(index_shape + (row_len,))
     if accumulate:
-        new_rows = rows + ir.scatter(row, v, n_rows, "add_to")
+        new_rows = accumulated(rows, row, v)
     else:
         placed = ir.scatter(row, v, n_rows, "replace")
         written = ir.scatter(row, ir.const(True, dt.bool_, index_shape + (1,)), n_rows, "replace")

@@ -11,6 +11,7 @@ from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ir import Node
 from . import indexing
+from .accumulated import accumulated
 from .backward import record
 from .composite_methods import _in_place
 from .grad_mode import is_grad_enabled
@@ -106,6 +107,13 @@ def _added_onto(x: Node, flat: Node, values: Node) -> Node:
     scatter_add_ and scatter_reduce's sum: a 16-bit float's in float32, x among the terms,
     rounded once (not the values' sum rounded, then added to x: fuzz seed 99002097)."""
     return from_opmath(opmath(x) + _scattered(x.shape, flat, opmath(values), "add_to"), x)
+
+
+def _accumulated_flat(x: Node, flat: Node, values: Node) -> Node:
+    """x with values (flat's shape) added onto the elements flat names, as PyTorch's put_ and
+    index_put_ with accumulate (accumulated)."""
+    rows = x.reshape((x.numel, 1))
+    return accumulated(rows, flat, values.reshape(flat.shape + (1,))).reshape(x.shape)
 
 
 def _marked(shape: tuple[int, ...], flat: Node) -> Node:
@@ -294,7 +302,16 @@ def index_add(self, dim: int, index, source, *, alpha=1):
     _check_slices("index_add_", self, dim, index, source, RuntimeError)
     flat = _slices(self, dim, index.node)
     values = source.node.reshape(flat.shape)
-    added = _added_onto(self.node, flat, values * alpha if alpha != 1 else values)
+    if alpha != 1:
+        values = values * alpha
+    # PyTorch's kernel adds slice by slice (each step rounded), but as its scatter_add_ along
+    # the first or last of 2 dims or more by an int64 index with alpha 1; and slices of more
+    # than one element as a + alpha * b in float32, which neither way computes
+    by_slices = not (self.ndim > 1 and dim in (0, self.ndim - 1) and index.dtype == dt.int64)
+    if by_slices and (alpha == 1 or self.ndim <= 1):
+        added = _accumulated_flat(self.node, flat, values)
+    else:
+        added = _added_onto(self.node, flat, values)
     return record("index_add", added, self.device, [self, source])
 
 
@@ -373,7 +390,7 @@ def put(self, index, source, accumulate: bool = False):
     flat = _flat_index("put_", self, index)
     values = source.node.reshape(flat.shape)
     if accumulate:
-        out = self.node + _scattered(self.shape, flat, values, "add_to")
+        out = _accumulated_flat(self.node, flat, values)
     else:
         out = _replaced(self.node, flat, values)
     return record("put", out, self.device, [self, source])
