@@ -26,13 +26,14 @@ kernels, and clgrad, compute a 16-bit op in float32 and round its result once, s
   off as PyTorch's own rounding in its backward ops moves it (`shadow`: the backward pass
   rerun in float64 from the same 16-bit forward values), and GRAD_ULPS ulps of the coarsest
   16-bit type it passed through (the runs' flips of x - mean can cancel those of the mean).
-Three more runs take every inexact op's result at the top, at the bottom, and at random in
-that range, and a value a 16-bit one reaches may differ from PyTorch's by FLIPS times how far
-they move it (a gradient, SHADOWS times how far the shadow is, too), besides fuzz_harness's
-RTOL and ATOL, which are under an ulp of either type. So a forward value shows a missing
-rounding, a rounding to odd or toward zero, or an op computed in float32 where PyTorch rounds
-(or in another 16-bit type) wherever that moves it more than the near-tie flips do, and a
-gradient one computed in the wrong 16-bit type. Integer and bool results, shapes and
+Seven more runs take every inexact op's result at the top, at the bottom, at random in that
+range, and at the top and bottom in two checkerboards (neighbours apart: their difference),
+and a value a 16-bit one reaches may differ from PyTorch's by FLIPS times how far they move
+it (a gradient, SHADOWS times how far the shadow is, too), besides fuzz_harness's RTOL and
+ATOL, which are under an ulp of either type. So a forward value shows a missing rounding, a
+rounding to odd or toward zero, or an op computed in float32 where PyTorch rounds (or in
+another 16-bit type) wherever that moves it more than the near-tie flips do, and a gradient
+one computed in the wrong 16-bit type. Integer and bool results, shapes and
 non-finite elements those runs change are left out.
 """
 import numpy as np
@@ -68,8 +69,8 @@ def tracker(torch, sign: int = 0):
     A sum that cancels keeps the rounding errors of its summands, whose size depends on the
     order of summation (clgrad's is not torch's): the reach bounds them. It marks every value
     a 16-bit float reaches, and in a program with one, the float64 shadow of every backward
-    value; with a sign (1 up, -1 down, 2 at random), it rounds each inexact op's result as
-    _rounded does."""
+    value; with a sign (1 up, -1 down, 2 at random, 3, 4 and their negatives in checkerboards:
+    _direction), it rounds each inexact op's result as _rounded does."""
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
 
@@ -80,7 +81,7 @@ def tracker(torch, sign: int = 0):
     class Tracker(TorchDispatchMode):
         backward = False            # run() sets it as the backward pass begins
         seen_narrow = False
-        draws = torch.Generator().manual_seed(sign % 3)
+        draws = torch.Generator().manual_seed(abs(sign))    # (a pair's phases are one)
 
         def reach(self, t) -> float:
             return getattr(t, "_fuzz_reach", None) or magnitude(t)
@@ -143,8 +144,8 @@ def _in_float64(torch, func, args, kwargs, how=None) -> list:
 
 def _rounded(torch, func, args, kwargs, tracker, sign: int):
     """For an inexact op (see the model above), a function that rewrites its float results
-    as their float64 values moved by sign * delta (a random sign each for sign 2) and rounded
-    to the result's type; None for an exact op."""
+    as their float64 values moved by delta in the direction sign names (_direction) and
+    rounded to the result's type; None for an exact op."""
     from torch.utils._pytree import tree_leaves
     name = func.overloadpacket.__name__
     name = name[:-1] if name.endswith("_") and not name.endswith("__") else name
@@ -174,11 +175,28 @@ def _rounded(torch, func, args, kwargs, tracker, sign: int):
             taps = _taps(name, args, k)
             if taps and o.dtype in sixteen:
                 delta = delta + taps * _ulp(torch, a, o.dtype)
-            direction = sign if sign != 2 else torch.randint(
-                0, 2, v.shape, generator=tracker.draws).double() * 2 - 1
+            direction = _direction(torch, sign, v.shape, tracker.draws)
             new = (v + direction * torch.nan_to_num(delta, 0.0, 0.0, 0.0)).to(o.dtype)
             o.copy_(torch.where(torch.isfinite(v) & torch.isfinite(o), new, o))
     return rewrite
+
+
+def _direction(torch, sign: int, shape: tuple, draws):
+    """Which way each element of a result moves: all up (sign 1) or down (-1), each at random
+    (2), or up and down by the parity of its coordinates' sum (a checkerboard), each op's
+    phase at random, the other way round for -sign (3, 4 and their negatives). Neighbours
+    along any dim then move apart and a difference of them (a diff, a convolution's taps of
+    opposite sign) moves by both moves, where moving both the same way cancels (fuzz seed
+    99503883: a diff of layer_norm results, then half()). The phases are drawn, so that an
+    op's move into a difference and the difference's own move do not cancel in every run."""
+    if sign in (1, -1):
+        return sign
+    if sign == 2:
+        return torch.randint(0, 2, shape, generator=draws).double() * 2 - 1
+    coordinates = sum((torch.arange(n).reshape([n if a == axis else 1 for a in range(len(shape))])
+                       for axis, n in enumerate(shape)), torch.zeros((), dtype=torch.long))
+    phase = float(torch.randint(0, 2, (), generator=draws)) * 2 - 1
+    return (1 - 2 * (coordinates % 2)).double() * phase * (1 if sign > 0 else -1)
 
 
 def _taps(name: str, args, k: int) -> int:
@@ -225,14 +243,14 @@ def _ulp(torch, v, dtype):
 
 def flip_runs(torch, run, program, arrays: list, requires_grad: list, tracked) -> tuple:
     """(output tolerances, gradient tolerances) for the values a 16-bit one reaches: FLIPS
-    times the most the runs with every inexact op rounded up, down and at random move them
-    from tracked (run() under tracker(torch)), plus SHADOWS times how far a gradient's shadow
-    is; None for the other values, a reason to leave a value out where those runs change
+    times the most the runs with every inexact op rounded up, down, at random and in a
+    checkerboard move them from tracked (run() under tracker(torch)), plus SHADOWS times how
+    far a gradient's shadow is; None for the other values, a reason to leave a value out where those runs change
     what cannot be compared with a tolerance."""
     outputs, grads, shadows = tracked.narrow
     try:
         runs = [run(torch, program, arrays, requires_grad, np.float32, tracker(torch, sign))
-                for sign in (1, -1, 2)]
+                for sign in (1, -1, 2, 3, -3, 4, -4)]
     except Exception as error:  # noqa: BLE001 (a flip that makes PyTorch refuse: no answer)
         reason = f"a 16-bit rounding the other way makes torch refuse ({type(error).__name__})"
         return tuple(tuple(reason if n else None for n in flags) for flags in (outputs, grads))

@@ -288,6 +288,30 @@ def test_16_bit_values_are_judged_by_pytorch_s_16_bit_run():
                  edges=False)[0] == "wrong forward"     # (its dtype)
 
 
+def test_16_bit_casts_of_a_difference_may_round_as_its_float32_terms_do():
+    # a difference of neighbours cancels: float32 terms an ulp apart from PyTorch's move it to
+    # the other side of a 16-bit tie, which moving every term up, or down, cannot show (the
+    # moves cancel; fuzz seed 99503883: a diff of layer_norm results, then half()); an ulp
+    # up and down in turn is within the model (a cancelling difference: 2 ulps of float16),
+    # the difference rounded to bfloat16 is not
+    import torch
+
+    def program(fw, x):
+        return [x.exp().diff(dim=0).half().float()]
+    x = np.linspace(0, 1, 2000, dtype=np.float32)
+    ref, ref64, _ = references(torch, program, [x], [False])
+    exp = np.exp(x.astype(np.float64)).astype(np.float32)
+    apart = np.where(np.arange(2000) % 2, np.nextafter(exp, 0), np.nextafter(exp, 9))
+
+    def judged(terms, dtype="float16") -> str:
+        value = _rounded(np.diff(terms), dtype)
+        return judge(Result([value], [None], [0.0], [0.0], dtypes=("float32",)), ref, ref64,
+                     edges=False)[0]
+    assert judged(exp) == "ok"
+    assert judged(apart) == "ok"
+    assert judged(exp, "bfloat16") == "wrong forward"
+
+
 def test_16_bit_gradients_may_round_their_formula_otherwise():
     # PyTorch's sigmoid gradient is g (1 - y) y in float32 from its float16 output y, rounded
     # once. Rounded after each product instead, it is a rounding or two apart, as the flips
