@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from clgrad.compiler import factorizations, ir, ldl, recurrences
-from clgrad.compiler.dtype import bool_, float16, float32, float64, from_numpy, int32, int64
+from clgrad.compiler.dtype import (bfloat16, bool_, float16, float32, float64, from_numpy,
+                                  int32, int64)
 from clgrad.compiler.interpret import evaluate
 from clgrad.compiler.ir import BufferRef, Node
 from clgrad.compiler.ops import FLOAT_BINARY, FLOAT_UNARY, Op
@@ -223,6 +224,17 @@ def test_float_unary():
     halves = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4], np.float32)
     np.testing.assert_array_equal(run(lambda a: ir.unary(Op.ROUND, a), halves),
                                   [0, 2, 2, -0, -2, 2])
+
+
+def test_16_bit_scatters_in_the_type_round_each_step():
+    # 1 + eps/2 + eps/2 is 1 rounded at each step (a tie to even), 1 + eps summed first
+    for dtype in (float16, bfloat16):
+        half_eps = 2.0 ** -11 if dtype is float16 else 2.0 ** -8
+        values = np.array([[1.0], [half_eps], [half_eps], [2.0]], np.float32)
+        index = np.array([0, 0, 0, 1], np.int64)
+        summed = run(lambda i, v: ir.scatter(i, ir.cast(v, dtype), 2, "add_to",
+                                             partials_in_type=True), index, values)
+        np.testing.assert_array_equal(np.asarray(summed, np.float32), [[1.0], [2.0]])
 
 
 def test_int_and_bool_semantics_follow_c():

@@ -143,7 +143,10 @@ def _scatter(node: Node, index: np.ndarray, src: np.ndarray) -> np.ndarray:
     rows, values = index.reshape(-1).astype(np.int64), src.reshape(-1, node.shape[1])
     if node.arg == "replace":
         out[rows] = values
-    else:
+    elif node.dtype == bfloat16:    # a sum in the type (ir.scatter), rounded at each step
+        for row, value in zip(rows, values):
+            out[row] = decode(round_bfloat16(out[row] + value), bfloat16)
+    else:       # (float16's NumPy sums round at each step themselves)
         _SCATTER_COMBINE[node.arg].at(out, rows, values)
     return out
 
