@@ -300,19 +300,31 @@ def _slices(self, dim: int, index: Node) -> Node:
 def index_add(self, dim: int, index, source, *, alpha=1):
     dim = _dim("index_add", self, dim)
     _check_slices("index_add_", self, dim, index, source, RuntimeError)
-    flat = _slices(self, dim, index.node)
-    values = source.node.reshape(flat.shape)
-    if alpha != 1:
-        values = values * alpha
+    values = source.node * alpha if alpha != 1 else source.node
     # PyTorch's kernel adds slice by slice (each step rounded), but as its scatter_add_ along
     # the first or last of 2 dims or more by an int64 index with alpha 1; and slices of more
     # than one element as a + alpha * b in float32, which neither way computes
     by_slices = not (self.ndim > 1 and dim in (0, self.ndim - 1) and index.dtype == dt.int64)
     if by_slices and (alpha == 1 or self.ndim <= 1):
-        added = _accumulated_flat(self.node, flat, values)
+        added = _accumulated_slices(self.node, dim, index.node, values)
     else:
-        added = _added_onto(self.node, flat, values)
+        flat = _slices(self, dim, index.node)
+        added = _added_onto(self.node, flat, values.reshape(flat.shape))
     return record("index_add", added, self.device, [self, source])
+
+
+def _accumulated_slices(x: Node, dim: int, index: Node, source: Node) -> Node:
+    """x with slice k of source added onto slice index[k] along dim (accumulated), the
+    slices as rows: each column of them is walked on its own."""
+    index = index.reshape((index.numel,))       # (a 0-d index is one)
+    if not x.shape:
+        return _accumulated_flat(x, index, source.reshape((1,)))
+    order = (dim,) + tuple(a for a in range(len(x.shape)) if a != dim)
+    rows = x.permute(order)
+    width = rows.numel // x.shape[dim]
+    added = accumulated(rows.reshape((x.shape[dim], width)), index,
+                        source.permute(order).reshape((index.numel, width)))
+    return added.reshape(rows.shape).unpermute(order)
 
 
 def index_reduce(self, dim: int, index, source, reduce: str, *, include_self: bool = True):
