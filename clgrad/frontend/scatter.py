@@ -10,10 +10,12 @@ import math
 from ..compiler import dtype as dt
 from ..compiler import ir
 from ..compiler.ir import Node
+from ..compiler.ops import Op
 from . import indexing
 from .accumulated import accumulated
 from .backward import record
 from .composite_methods import _in_place
+from .formula_steps import gradient_steps
 from .grad_mode import is_grad_enabled
 from .operands import from_opmath, is_tensor, lift, normalize_dim, opmath
 
@@ -300,17 +302,24 @@ def _slices(self, dim: int, index: Node) -> Node:
 def index_add(self, dim: int, index, source, *, alpha=1):
     dim = _dim("index_add", self, dim)
     _check_slices("index_add_", self, dim, index, source, RuntimeError)
-    values = source.node * alpha if alpha != 1 else source.node
     # PyTorch's kernel adds slice by slice (each step rounded), but as its scatter_add_ along
     # the first or last of 2 dims or more by an int64 index with alpha 1; and slices of more
     # than one element as a + alpha * b in float32, which neither way computes
     by_slices = not (self.ndim > 1 and dim in (0, self.ndim - 1) and index.dtype == dt.int64)
-    if by_slices and (alpha == 1 or self.ndim <= 1):
-        added = _accumulated_slices(self.node, dim, index.node, values)
-    else:
+
+    def added(values: Node) -> Node:
+        if by_slices and (alpha == 1 or self.ndim <= 1):
+            return _accumulated_slices(self.node, dim, index.node, values)
         flat = _slices(self, dim, index.node)
-        added = _added_onto(self.node, flat, values.reshape(flat.shape))
-    return record("index_add", added, self.device, [self, source])
+        return _added_onto(self.node, flat, values.reshape(flat.shape))
+    if alpha == 1:
+        return record("index_add", added(source.node), self.device, [self, source])
+    # (alpha rounded to a 16-bit type as the values' is; source's gradient is g's slices
+    # times alpha whole, rounded once, as PyTorch's)
+    derivation = added(gradient_steps(source.node, [(Op.MUL, alpha)], source.dtype)) \
+        if source.dtype.is_16_bit_float else None
+    return record("index_add", added(source.node * alpha), self.device, [self, source],
+                  derivation=derivation)
 
 
 def _accumulated_slices(x: Node, dim: int, index: Node, source: Node) -> Node:
