@@ -205,3 +205,37 @@ def test_a_stored_pocl_folder_with_a_path_outside_it_is_not_unpacked(tmp_path, m
     (tmp_path / "pocl" / "folder" / "program.bc").write_bytes(b"in use")
     assert pocl_store._unpack(payload("program.bc")) is None
     assert (tmp_path / "pocl" / "folder" / "program.bc").read_bytes() == b"in use"
+
+
+def test_a_killed_process_pocl_folder_is_removed_by_the_next_process(tmp_path):
+    """A process killed by a signal runs no atexit and leaves its private PoCL folder in the
+    temporary folder; the next process removes it, and leaves a living process's alone."""
+    env = child_env(tmp_path / "cache", "cpu", TMPDIR=str(tmp_path))
+    waits = """
+import sys, time
+from clgrad.runtime import devices, pocl_store
+devices()
+print(pocl_store._folder, flush=True)
+time.sleep(float(sys.argv[1]))
+"""
+
+    def start(seconds):
+        child = subprocess.Popen([sys.executable, "-c", waits, str(seconds)], env=env,
+                                 stdout=subprocess.PIPE, text=True)
+        return child, Path(child.stdout.readline().strip())
+
+    living, living_folder = start(120)
+    killed, killed_folder = start(120)
+    killed.kill()
+    killed.wait()
+    an_hour_ago = killed_folder.stat().st_mtime - 3600
+    for folder in (living_folder, killed_folder):
+        os.utime(folder, (an_hour_ago, an_hour_ago))
+    try:
+        after, after_folder = start(0)
+        assert after.wait(timeout=120) == 0
+        assert set(tmp_path.glob("clgrad-pocl-*")) == {living_folder}
+        assert killed_folder.parent == tmp_path and after_folder.parent == tmp_path
+    finally:
+        living.kill()
+        living.wait()

@@ -8,22 +8,32 @@ per process, and clgrad keeps each program's folder as one checksummed entry of 
 unpacked into PoCL's folder before the program is built (PoCL then finds its own files and
 builds in ~0.05 s instead of ~0.5 s), packed again at exit with the work-group code the
 process added. PoCL reads nothing clgrad has not verified.
+
+A process killed by a signal (SIGTERM's default, SIGKILL, a crash) runs no atexit, so its
+folder stays behind: each holds a lock for its process's life, and the next process removes
+the folders whose lock is free.
 """
 from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
+import glob
 import io
 import os
 import shutil
 import tarfile
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 
 from . import cache
 
 PROGRAM_FILE = "program.bc"
 _SKIPPED = {"last_accessed"}        # PoCL touches it on every use: not part of a program
+_PREFIX = "clgrad-pocl-"
+_LOCK = "owner.lock"
+_SETTLED_S = 60     # a folder this old has its lock: mkdtemp and the lock are one step apart
 
 _folder: str | None = None          # this process's PoCL cache, once made
 _kept: dict[str, tuple[str, frozenset]] = {}   # entry key -> (program folder, files unpacked)
@@ -38,7 +48,9 @@ def private_cache() -> Iterator[None]:
     if "POCL_CACHE_DIR" in os.environ:
         yield
         return
-    _folder = tempfile.mkdtemp(prefix="clgrad-pocl-")
+    _remove_abandoned()
+    _folder = tempfile.mkdtemp(prefix=_PREFIX)
+    _hold(_folder)
     atexit.register(shutil.rmtree, _folder, ignore_errors=True)
     atexit.register(_pack_all)      # runs first: atexit calls run last-registered first
     os.environ["POCL_CACHE_DIR"] = _folder
@@ -46,6 +58,33 @@ def private_cache() -> Iterator[None]:
         yield
     finally:
         del os.environ["POCL_CACHE_DIR"]
+
+
+def _hold(folder: str) -> None:
+    """Locks the folder's lock file until this process ends, however it ends (the kernel
+    drops a dead process's flock; exec'd children do not inherit it)."""
+    lock = os.open(os.path.join(folder, _LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(lock, fcntl.LOCK_EX)    # the descriptor stays open for the process's life
+
+
+def _remove_abandoned() -> None:
+    """Removes the PoCL folders of processes that ended without their atexit. One whose
+    lock cannot be opened (another user's, or made before its lock) is left alone."""
+    for folder in glob.glob(os.path.join(tempfile.gettempdir(), _PREFIX + "*")):
+        try:
+            if time.time() - os.stat(folder).st_mtime < _SETTLED_S:
+                continue
+            lock = os.open(os.path.join(folder, _LOCK), os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue        # its process is alive
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            os.close(lock)
 
 
 def fetch(key: str, build: Callable[[], object]) -> tuple[object, bool]:
