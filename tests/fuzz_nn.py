@@ -53,6 +53,8 @@ def normalization(b: Builder) -> str | None:
     if form in ("layer_norm", "rms_norm"):
         trailing = tuple(x.shape[-b.ch.integer(1, min(2, len(x.shape))):])
         affine = _affine(b, trailing, bias=form == "layer_norm", finite=form == "layer_norm")
+        if affine is None:
+            return None
         return f"{F}.{form}({x.name}, {trailing}{affine}, eps=1e-5)"
     if form == "normalize":
         return f"{F}.normalize({x.name}, dim={b.dim(len(x.shape))})"
@@ -63,24 +65,32 @@ def normalization(b: Builder) -> str | None:
         if x.t.numel() == channels:
             return None     # PyTorch refuses one value per channel in training
         affine = _affine(b, (channels,), bias=True, keywords=True, finite=True)
+        if affine is None:
+            return None
         return f"{F}.batch_norm({x.name}, None, None{affine}, training=True)"
     groups = b.ch.pick([g for g in (1, 2, 3, 4) if channels % g == 0])
-    return f"{F}.group_norm({x.name}, {groups}{_affine(b, (channels,), True, finite=True)})"
+    affine = _affine(b, (channels,), True, finite=True)
+    if affine is None:
+        return None
+    return f"{F}.group_norm({x.name}, {groups}{affine})"
 
 
 def _affine(b: Builder, shape: tuple, bias: bool, keywords: bool = False,
-            finite: bool = False) -> str:
+            finite: bool = False) -> str | None:
     """Optional weight (and bias) arguments of a normalisation over shape. finite: a weight
     free of infinities, NaNs and zeros, for the norms whose PyTorch kernels fold it into a
     scale and a shift, x * (w / std) + (b - mean * w / std) (NaN where an infinite w meets
     a finite x, +0.0 where a zero w meets a negative one), and whose backward formulas
     combine g * w across the row (layer_norm's: inf - inf); clgrad's (x - mean) / std * w + b
-    and its derivative differ from them there only."""
+    and its derivative differ from them there only. None where a finite weight is past
+    the generator's size (edge seed 100100424)."""
     if b.ch.chance(40):
         return ""
     weight = b.new_input(shape)
     if finite and b.edges:
         weight = b.emit(f"{weight.name}.nan_to_num(1.0, 2.0, -2.0)")
+        if weight is None:
+            return None
     weight = weight.name
     names = ("weight=", "bias=") if keywords else ("", "")
     text = f", {names[0]}{weight}"
