@@ -1,6 +1,8 @@
 """Scans (cumsum, cumprod, cummax, cummin, logcumsumexp): forward and backward against
 PyTorch, edge rows (empty, one element, ties, zeros, NaN and inf), integer dtypes, long rows,
 and that each is one O(n) scan kernel."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -129,6 +131,42 @@ def test_long_cumsum_is_accurate(dim):
     out.backward(cg.tensor(g))
     reversed_exact = np.flip(np.cumsum(np.flip(g.astype(np.float64), dim), axis=dim), dim)
     np.testing.assert_allclose(t.grad.numpy(), reversed_exact, rtol=1e-5, atol=1e-3)
+
+
+def edge_magnitudes(shape, seed):
+    """Floats from 1e-30 to 1e30 in size, with infinities, zeros and NaNs among them."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * 10.0 ** rng.integers(-30, 31, shape)
+    pick = rng.random(shape)
+    x[pick < 0.02] = np.inf
+    x[(pick >= 0.02) & (pick < 0.04)] = -np.inf
+    x[(pick >= 0.04) & (pick < 0.05)] = 0.0
+    x[(pick >= 0.05) & (pick < 0.06)] = np.nan
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp"])
+def test_float32_scans_accumulate_in_double_as_pytorch(op):
+    """PyTorch's CPU scans of float32 run in double and round each prefix: its bits, where
+    float32's range differs (1e-30 * 1e-30 * -inf is -inf in double, 0 * -inf = NaN in
+    float32: edge seed 100100456)."""
+    for shape, dim in [((1000, 4), 0), ((7, 513), 1), ((3, 40, 5), 1)]:
+        x = edge_magnitudes(shape, seed=len(shape) + dim)
+        ours = getattr(cg.tensor(x), op)(dim).numpy()
+        theirs = getattr(torch.tensor(x), op)(dim).numpy()
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_without_doubles_a_float32_cumsum_carries_its_rounding_error(codegen_for):
+    """A device that computes no doubles runs a compensated float32 sum instead: still
+    within float32 rounding of the float64 prefix sums over 20,000 floats."""
+    from clgrad.engine.targets import codegen_target
+    codegen_for(dataclasses.replace(codegen_target(cg.device()), fp64=False))
+    x = make((20_000, 1), np.float32, low=0.0, high=1.0)
+    np.testing.assert_allclose(cg.tensor(x).cumsum(0).numpy(),
+                               np.cumsum(x.astype(np.float64), axis=0), rtol=2e-7)
+    plain = np.cumsum(x, axis=0)        # a float32 running sum drifts past that
+    assert not np.allclose(plain, np.cumsum(x.astype(np.float64), axis=0), rtol=2e-7)
 
 
 @pytest.mark.parametrize("op", SCANS)

@@ -99,7 +99,10 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
         return _reduce(node, srcs[0])
     if op is Op.SCAN:
         axis, combine = node.arg
-        return SCAN_COMBINES[combine].accumulate(_registers(srcs[0]), axis=axis)
+        x = _registers(srcs[0])
+        if x.dtype == np.float32 and combine in ("add", "mul", "logaddexp"):
+            x = x.astype(np.float64)    # PyTorch's CPU scans' accumulator (lower_scan)
+        return SCAN_COMBINES[combine].accumulate(x, axis=axis)
     if op in (Op.SORT, Op.ARGSORT):
         order = _sort_order(srcs[0], node.arg)
         return order if op is Op.ARGSORT else np.take_along_axis(srcs[0], order, -1)

@@ -25,14 +25,13 @@ class ScanWriter(KernelWriter):
         self._saw(Op.SCAN)
         self.ops_seen.append(combine)
         ctype = dtype.ctype
-        # a 16-bit float accumulates in a float register and is rounded where stored, as
-        # PyTorch's CPU scans accumulate it in float (at::acc_type), uncompensated
-        wide = dt.float32 if dtype.is_16_bit_float else dtype
+        wide = self._accumulator(combine, dtype)
         acc = Value("acc", wide, False)
-        compensated = combine in ("add", "mul") and dtype.is_float and wide is dtype
+        # without doubles, a float32 sum or product carries its rounding error instead
+        compensated = combine in ("add", "mul") and dtype == dt.float32 and wide is dtype
         # a sum starts at +0.0, as PyTorch's (so a leading -0.0 becomes +0.0)
         start = {"add": "0", "mul": "1", "logaddexp": "-INFINITY"}
-        self.emit(f"{ctype} acc = {start.get(combine, '0')};")
+        self.emit(f"{wide.ctype} acc = {start.get(combine, '0')};")
         if compensated:
             self.emit(f"{ctype} lost = 0;")
         position = sym.var("i", 0, n - 1)
@@ -44,10 +43,24 @@ class ScanWriter(KernelWriter):
             elif compensated:
                 self._compensated_product(v)
             else:
-                v = Value(v.code, wide, v.vec)
+                # (a 16-bit value's register is a float already)
+                code = v.code if v.dtype.is_16_bit_float or wide is v.dtype else \
+                    f"(({wide.ctype}){v.code})"
+                v = Value(code, wide, v.vec)
                 self.emit(f"acc = {self._combined(combine, acc, v)};")
             self.store(node, index.as_flat(), self.finished(Value("acc", dtype, False)))
         return (math.prod(outer),)
+
+    def _accumulator(self, combine: str, dtype: dt.DType) -> dt.DType:
+        """The type of the running value, as PyTorch's CPU scans' (at::acc_type): float for a
+        16-bit float, rounded where stored; double for a float32 sum, product or
+        logcumsumexp, whose range keeps a running product that float32 takes to 0 or inf
+        (1e-30 * 1e-30 * -inf is -inf there, NaN in float32: edge seed 100100456)."""
+        if dtype.is_16_bit_float:
+            return dt.float32
+        if dtype == dt.float32 and combine in ("add", "mul", "logaddexp") and self.target.fp64:
+            return dt.float64
+        return dtype
 
     def _compensated_add(self, v: Value) -> None:
         """Kahan's running sum: `lost` holds what rounding dropped from the last addition and

@@ -36,3 +36,5 @@ class Target:
                                 # or more take it twice (render._FAR_TRIG)
     sum_streams: int = 1        # stretches a long float sum's row is read as, side by side
                                 # (lower_reduce._pairwise_sum)
+    fp64: bool = True           # the device computes doubles: a float32 running sum or product
+                                # accumulates in one, as PyTorch's CPU scans (lower_scan)

@@ -49,15 +49,16 @@ def codegen_target(device) -> Target:
     made the same products 1.5-2x slower than its gathers, so it keeps those."""
     if device.kind == "gpu":
         return Target(width=1, cores=device.compute_units, no_contraction=True,
-                      float_to_int_min=True)
+                      float_to_int_min=True, fp64=device.has_fp64)
     if device.runtime == "intel":
         width = min(16, device.native_float_width)
         return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,
                       accumulators=width, tile_unroll=4, cores=device.compute_units,
                       vector_bits=32 * width, sincos=True, transposes_panels=True,
-                      sum_streams=sum_streams(device))
+                      sum_streams=sum_streams(device), fp64=device.has_fp64)
     return narrowed(Target(width=8, cores=device.compute_units, guard_folds=True,
-                           far_trig=True, sum_streams=sum_streams(device)), device)
+                           far_trig=True, sum_streams=sum_streams(device),
+                           fp64=device.has_fp64), device)
 
 
 def narrowed(target: Target, device) -> Target:
