@@ -166,7 +166,7 @@ def _convolve(op, input, weight, bias, stride, padding, dilation, groups, dims):
         return _result(op, convolved(x, weight.node), unbatched, device, tensors)
     # PyTorch adds a 16-bit float's bias to the float32 products and rounds once
     out, derivation = rounded_once(convolved, x, weight.node, bias.node)
-    if x.dtype.is_16_bit_float:
+    if x.dtype.is_16_bit_float and out.numel:
         # and takes its gradient as one sum of g over the batch and the image, where
         # convolve's sums each image's, then their total (rounded twice)
         spread = bias.node.reshape((1, out.shape[1]) + (1,) * dims).expand(out.shape)
