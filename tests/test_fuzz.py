@@ -362,3 +362,28 @@ def test_16_bit_transposed_convolutions_may_round_each_tap():
     assert judged(once) == "ok" and judged(per_tap) == "ok"
     off = once + 4 * 9 * _ulp(torch, once.double(), torch.bfloat16).float()
     assert judged(off) == "wrong forward"
+
+
+def test_16_bit_softmax_over_a_leading_dim_may_round_its_exps_first():
+    # PyTorch's bfloat16 softmax over a dim with others after it rounds each exp(x - max)
+    # to the type before dividing, or not, as its vector loop leaves off (its threads and
+    # vector width decide); clgrad rounds once: either is its answer, two ulps off is not
+    import torch
+    from fuzz_rounding import _ulp
+
+    def program(fw, x):
+        return [x.bfloat16().softmax(dim=0).float()]
+    x = np.random.default_rng(1).standard_normal((64, 45)).astype(np.float32)
+    ref, ref64, _ = references(torch, program, [x], [False])
+    h = torch.tensor(x).bfloat16().float()
+    e = (h - h.amax(0)).exp()
+    once = (e / e.sum(0)).bfloat16().float()
+    twice = (e.bfloat16().float() / e.sum(0)).bfloat16().float()
+    assert not torch.equal(once, twice)
+
+    def judged(value) -> str:
+        got = Result([value.numpy()], [None], [0.0], [0.0], dtypes=("float32",))
+        return judge(got, ref, ref64, edges=False)[0]
+    assert judged(once) == "ok" and judged(twice) == "ok"
+    off = once + 2 * _ulp(torch, once.double(), torch.bfloat16).float()
+    assert judged(off) == "wrong forward"
