@@ -20,6 +20,7 @@ class ScanWriter(KernelWriter):
         shape, dtype = node.shape, node.dtype
         n = shape[axis]
         outer = shape[:axis] + shape[axis + 1:]
+        self.items_apart = axis == len(shape) - 1 and n > 1     # each row a stretch of its own
         self.emit(f"{self.index_type} row = get_global_id(0);")
         outer_dims = list(self.dim_vars("row", outer))
         self._saw(Op.SCAN)
