@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from fuzz_gen import Builder, Value
+from fuzz_gen import SIXTEEN_BIT, Builder, Value
 
 F = "fw.nn.functional"
 
@@ -67,7 +67,12 @@ def normalization(b: Builder) -> str | None:
         affine = _affine(b, (channels,), bias=True, keywords=True, finite=True)
         if affine is None:
             return None
-        return f"{F}.batch_norm({x.name}, None, None{affine}, training=True)"
+        # a 16-bit view PyTorch does not hold contiguous takes its generic kernel, which
+        # rounds the statistics and each step to the type (fuzz seed 100301178: a transposed
+        # bfloat16, 42 of 104 elements an ulp from its contiguous copy's): clgrad's tensors
+        # have no strides, and compute as PyTorch's contiguous kernel
+        name = f"{x.name}.contiguous()" if x.t.dtype in SIXTEEN_BIT else x.name
+        return f"{F}.batch_norm({name}, None, None{affine}, training=True)"
     groups = b.ch.pick([g for g in (1, 2, 3, 4) if channels % g == 0])
     affine = _affine(b, (channels,), True, finite=True)
     if affine is None:

@@ -254,7 +254,10 @@ def _order_decides_product(x: Value, axes: tuple) -> bool:
     last 4 vectors, and splits rows of 32768 elements and more between its threads; clgrad's
     lanes are the device's vector width, and meet as mantissas and exponents apart. The two
     agree by chance only (fuzz seeds 502066: PyTorch inf; 1102031: PyTorch NaN, the small
-    elements' product 1e-533, below even float64's range), so no such line is kept."""
+    elements' product 1e-533, below even float64's range), so no such line is kept. Nor
+    one whose finite elements multiply to inf or 0 in one order only: the large ones'
+    product past the type's range, all of them within it (edge seed 100300536: 128 float16
+    values whose product is 1698, PyTorch's inf), or the small ones' below it."""
     t = x.t
     if not t.is_floating_point() or t.numel() == 0:
         return False
@@ -264,8 +267,11 @@ def _order_decides_product(x: Value, axes: tuple) -> bool:
     small = torch.where(finite & (size < 1) & (size > 0), size.log2(), 0.0).sum(1)
     large = torch.where(finite & (size > 1), size.log2(), 0.0).sum(1)
     has_inf, has_zero = rows.isinf().any(1), (rows == 0).any(1)
-    undecided = ((has_inf & ~has_zero & (small < math.log2(info.tiny)))
-                 | (has_zero & ~has_inf & (large >= math.log2(info.max))))
+    low, high = math.log2(info.tiny), math.log2(info.max)
+    under, over, whole = small < low, large >= high, small + large
+    undecided = ((has_inf & ~has_zero & under) | (has_zero & ~has_inf & over)
+                 | (~has_inf & ~has_zero & ((over & (whole < high)) | (under & (whole > low))
+                                            | (over & under))))
     return bool((undecided & ~rows.isnan().any(1)).any())
 
 
@@ -286,7 +292,7 @@ def reduce_(b: Builder) -> str | None:
         return None     # PyTorch refuses integers and bools, but not empty ones: no answer
     if op == "prod" and not b.edges and math.prod(x.shape[a] for a in axes) > 24:
         return None     # a product of many elements under- or overflows
-    if op == "prod" and b.edges and _order_decides_product(x, axes):
+    if op == "prod" and _order_decides_product(x, axes):
         return None
     if op in ("var", "std") and math.prod(x.shape[a] for a in axes) < 2 and not b.edges:
         return None
@@ -458,10 +464,13 @@ def scatter(b: Builder) -> str | None:
 def matmul(b: Builder) -> str | None:
     a = b.operand(("float",), min_ndim=1)
     # its other operand in its dtype, as conv's weight: PyTorch refuses two dtypes but in
-    # a batched product with an empty operand (edge seed 100100367), so matmul takes a again
+    # a batched product with an empty operand (edge seeds 100100367, 100300519), so matmul
+    # takes a again, and is not drawn where new inputs come in another type
     if a.t.dtype in SIXTEEN_BIT and b.narrow_to is None:
         with b.narrowed(a):
             return matmul(b)
+    if b.narrow_to not in (None, a.t.dtype):
+        return None
     k = a.shape[-1]
     # the product and the new operand stay within MAX_NUMEL, also when a is empty (an edge's
     # 0 rows by k = 1000 once drew a 30x8x1000x1000 operand: minutes of PyTorch reference)
@@ -499,6 +508,8 @@ def conv(b: Builder) -> str | None:
     if x.t.dtype in SIXTEEN_BIT and b.narrow_to is None:
         with b.narrowed(x):     # its weight in its dtype: PyTorch refuses another (but for an
             return conv(b)      # empty input: edge seed 94001114), so conv takes x again
+    if b.narrow_to not in (None, x.t.dtype):
+        return None
     spatial = len(x.shape) - 2
     if spatial > 2:
         return None

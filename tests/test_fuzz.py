@@ -219,18 +219,24 @@ def test_runner_records_a_hung_child_and_goes_on(tmp_path):
 def test_generator_keeps_no_product_whose_order_decides_inf_or_nan():
     # an inf times values whose product underflows is inf or NaN by the order of the
     # multiplications (fuzz seed 1102031 --edges: PyTorch's order gave NaN); a 0 times values
-    # whose product overflows likewise 0 or NaN. With a NaN, or within range, every order agrees.
+    # whose product overflows likewise 0 or NaN; finite values whose large ones overflow and
+    # whose product does not are inf or finite by the order (edge seed 100300536: float16).
+    # With a NaN, or within range, every order agrees.
     import torch
     from fuzz_gen import Value
     from fuzz_ops import _order_decides_product
     inf, nan = float("inf"), float("nan")
     rows = [([1e-30, 1e-30, 2.0, inf], True), ([0.0, 1e30, 1e30, 2.0], True),
             ([1e-30, 0.5, 2.0, -inf], False), ([nan, 1e-30, 1e-30, inf], False),
-            ([0.0, 1e-30, 1e-30, inf], False), ([1.5, 1e-30, 1e-30, 1e-30], False)]
+            ([0.0, 1e-30, 1e-30, inf], False), ([1.5, 1e-30, 1e-30, 1e-30], False),
+            ([1e20, 1e20, 1e-10], True), ([1e20, 1e20, 1e20], False),
+            ([1e-20, 1e-20, 1e10], True), ([1e30, 1e30, 1e-30, 1e-30], True)]
     for row, decided in rows:
         x = Value("x", torch.tensor([row]))
         assert _order_decides_product(x, (1,)) == decided, row
         assert not _order_decides_product(x, (0,))     # rows of one element
+    half = Value("h", torch.tensor([[300.0, 300.0, 1e-3]], dtype=torch.float16))
+    assert _order_decides_product(half, (1,))      # past 65504 first, 90 in the end
 
 
 @pytest.mark.parametrize("seed", [19401444, 19410532])
