@@ -196,7 +196,7 @@ def test_narrow_vectors_keep_64_bit_kernels_to_256_bits(monkeypatch):
     from clgrad.engine import plan, targets
     from clgrad.frontend import inspect
     pocl = SimpleNamespace(kind="cpu", runtime="pocl", compute_units=2, native_float_width=16,
-                           verdict=probe.Verdict(True, "", wide_vectors=False))
+                           has_fp64=True, verdict=probe.Verdict(True, "", wide_vectors=False))
     narrow = targets.codegen_target(pocl)
     assert narrow.width == 8 and narrow.vector_bits == targets.NARROW_VECTOR_BITS
     for module in (plan, inspect):

@@ -242,7 +242,7 @@ def test_gpu_code_rounds_each_op_and_converts_floats_out_of_range_as_x86(codegen
     # hard zeros, (1 - y) + y with y a product, were -1.5e-8. Its float-to-int conversion
     # saturates: 1 / x.int() of NaN was inf, PyTorch's -4.7e-10. The GPU target writes out
     # both; here its code runs on this CPU device
-    codegen_for(codegen_target(SimpleNamespace(kind="gpu", compute_units=2)))
+    codegen_for(codegen_target(SimpleNamespace(kind="gpu", compute_units=2, has_fp64=True)))
     x = np.array([NAN, math.inf, -math.inf, 3e9, -3e9, 1e20, -1e20, 2.7, -0.5, -2.5, 0.0],
                  np.float32)
     for convert in ("int", "long", "byte"):
