@@ -251,4 +251,6 @@ def test_rows_scanned_along_their_last_axis_are_not_widened_across_work_items(co
     t = cg.tensor(x)
     (rows,), (columns,) = cg.compile(t.cumsum(1)), cg.compile(t.cumsum(0))
     assert "vec_type_hint" in rows.source and "vec_type_hint" not in columns.source
+    (trailing,) = cg.compile(t.reshape(64, 33, 1).cumsum(1))     # past it only a 1
+    assert "vec_type_hint" in trailing.source
     np.testing.assert_allclose(t.cumsum(1).numpy(), np.cumsum(x, 1), rtol=1e-5, atol=1e-5)

@@ -20,7 +20,8 @@ class ScanWriter(KernelWriter):
         shape, dtype = node.shape, node.dtype
         n = shape[axis]
         outer = shape[:axis] + shape[axis + 1:]
-        self.items_apart = axis == len(shape) - 1 and n > 1     # each row a stretch of its own
+        # rows along the last axis (past it only 1s): each a stretch of memory of its own
+        self.items_apart = math.prod(shape[axis + 1:]) == 1 and n > 1
         self.emit(f"{self.index_type} row = get_global_id(0);")
         outer_dims = list(self.dim_vars("row", outer))
         self._saw(Op.SCAN)
