@@ -547,3 +547,20 @@ def test_16_bit_batch_norm_in_training_takes_pytorch_s_steps(dtype, native):
             tolerance = 1e-6 if params == "float32" and affine and k == 2 else 0
             np.testing.assert_allclose(got, want, rtol=tolerance, atol=0,
                                        err_msg=f"{params} {affine} {running} {k}")
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_a_long_16_bit_product_into_few_outputs_rounds_once(dtype):
+    # a product this long into one output runs as partial products over slices of k where
+    # it is float32 (compiler/splits.py); a 16-bit one sums in float32 and rounds once, as
+    # PyTorch's, not each slice's sum too (fuzz seed 100600404: 5 ulps of bfloat16 off)
+    rng = np.random.default_rng(3)
+    a, b = rng.uniform(0.25, 1.25, 4096), rng.standard_normal((4096, 1)) * 0.01
+    a, b, rows = a.astype(np.float32), b.astype(np.float32), rng.standard_normal((2, 1 << 16))
+    ours, theirs = getattr(cg, dtype), getattr(torch, dtype)
+    product = cg.tensor(a).to(ours) @ cg.tensor(b).to(ours)
+    expected = torch.tensor(a).to(theirs) @ torch.tensor(b).to(theirs)
+    np.testing.assert_array_equal(product.float().numpy(), expected.float().numpy())
+    rows = rows.astype(np.float32)
+    np.testing.assert_array_equal(cg.tensor(rows).to(ours).sum(1).float().numpy(),
+                                  torch.tensor(rows).to(theirs).sum(1).float().numpy())
