@@ -45,10 +45,7 @@ class ScanWriter(KernelWriter):
             elif compensated:
                 self._compensated_product(v)
             else:
-                # (a 16-bit value's register is a float already)
-                code = v.code if v.dtype.is_16_bit_float or wide is v.dtype else \
-                    f"(({wide.ctype}){v.code})"
-                v = Value(code, wide, v.vec)
+                v = Value(self.r.cast(v, wide), wide, v.vec)
                 self.emit(f"acc = {self._combined(combine, acc, v)};")
             self.store(node, index.as_flat(), self.finished(Value("acc", dtype, False)))
         return (math.prod(outer),)
