@@ -218,3 +218,21 @@ def test_gpus_build_with_correctly_rounded_division_where_they_offer_it():
     assert options[("gpu", 0)] == options[("cpu", exact)] == options[("cpu", 0)] == ("-w",)
     for device in cg.devices():
         assert device.build_options == device_module.build_options(device.cl_device, device.kind)
+
+
+def test_a_graph_of_constants_computed_on_one_device_is_read_on_another():
+    """cg.ones(3) is one node whatever its device, holding the buffer of the device that
+    computed it first: another device's tensors of it read a copy (on a GPU machine the
+    NumPy-sharing tests' CPU device met the GPU's buffers: INVALID_MEM_OBJECT)."""
+    usable = [d for d in cg.devices() if d.usable]
+    if len(usable) < 2:
+        pytest.skip("needs two working devices")
+    first, second = usable[:2]
+    assert cg.ones(3, device=first).tolist() == [1.0, 1.0, 1.0]
+    on_second = cg.ones(3, device=second)
+    shared = on_second.numpy() if second.shares_host_memory else on_second.tolist()
+    np.testing.assert_array_equal(shared, [1.0, 1.0, 1.0])
+    assert (cg.eye(2, device=first) * 3).tolist() == [[3.0, 0.0], [0.0, 3.0]]
+    w = cg.eye(2, device=second).requires_grad_()
+    (w * cg.ones(2, 2, device=second) * 3).sum().backward()
+    assert w.device == second and w.grad.tolist() == [[3.0, 3.0], [3.0, 3.0]]

@@ -24,6 +24,8 @@ _listeners: list[list] = []
 def run(targets: list[Node], device) -> list[BufferRef]:
     """Computes targets on device, returning the buffer holding each."""
     plan, nodes, leaves = plan_for(targets, device)
+    if any(ref.device is not device for ref in leaves):
+        leaves = [ref if ref.device is device else copied(ref, device) for ref in leaves]
     return _replay(plan, nodes, leaves, device)
 
 
@@ -93,10 +95,18 @@ def own_buffer(node: Node, device) -> BufferRef:
     """A buffer holding a buffer node's value that nothing else names, whose memory NumPy may
     write without changing another value: the node's own, or a copy where another node names
     it too (a computed node keeps its buffer, and equal nodes are one: `cg.ones(3)` again)."""
-    if REFCOUNTS_VERIFIED and sys.getrefcount(node.buffer) == 3:   # node.arg, node.buffer
+    if (REFCOUNTS_VERIFIED and node.buffer.device is device
+            and sys.getrefcount(node.buffer) == 3):     # node.arg, node.buffer
         return node.buffer
-    copy = BufferRef(device, node.buffer.nbytes)
-    storage(copy).copy_from(storage(node.buffer))
+    return copied(node.buffer, device)
+
+
+def copied(ref: BufferRef, device) -> BufferRef:
+    """A new buffer on device holding ref's value. A graph of constants alone (`cg.ones(3)`)
+    is one node whatever the device its tensors are on, and holds the buffer of the device
+    that computed it first: another device reads a copy."""
+    copy = BufferRef(device, ref.nbytes)
+    storage(copy).copy_from(storage(ref))
     return copy
 
 

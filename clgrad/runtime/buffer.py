@@ -235,9 +235,14 @@ class Buffer:
 
     def copy_from(self, other: Buffer, offset: int = 0) -> None:
         """Copies other's bytes from byte offset on in, on the queue after the kernels
-        launched before."""
+        launched before. A buffer of another device (another OpenCL context) comes through
+        the host."""
         nbytes = min(self.nbytes, other.nbytes - offset)
-        if nbytes > 0:
+        if nbytes <= 0:
+            return
+        if other.device is not self.device:
+            self.write(other.read(np.empty(other.nbytes, np.uint8))[offset:offset + nbytes])
+        else:
             cl.enqueue_copy(self.device.queue, self._live_mem(), other._live_mem(),
                             byte_count=nbytes, src_offset=offset)
 
