@@ -75,15 +75,16 @@ def cpu_codegen(codegen_for):
 
 
 @pytest.fixture
-def host_memory_device():
-    """A device whose memory is NumPy's as the default device: a CPU device. A GPU's memory
-    is its own, so that from_numpy copies there (README, "Devices")."""
-    if cg.device().shares_host_memory:
+def cpu_device():
+    """A CPU device as the default device, for what clgrad does on a CPU alone: memory that
+    NumPy shares (a GPU's is its own, so that from_numpy copies there: README, "Devices"),
+    a file mapped as a tensor's memory, a recurrent layer's loop as one kernel."""
+    if cg.device().kind == "cpu":
         yield cg.device()
         return
     try:
         cpu = cg.device("cpu")
     except RuntimeError as error:
-        pytest.skip(f"no OpenCL CPU device here shares NumPy's memory: {error}")
+        pytest.skip(f"no OpenCL CPU device here: {error}")
     with clgrad_config.override(DEVICE=cpu.spec):
         yield cpu

@@ -52,7 +52,7 @@ def test_in_place_shape_change_keeps_views_in_their_layout():
     assert w.shape == (2, 3) and d.shape == (1, 2, 3)
 
 
-@pytest.mark.usefixtures("host_memory_device")
+@pytest.mark.usefixtures("cpu_device")
 def test_in_place_shape_change_keeps_numpy_memory_in_its_layout():
     array = np.arange(6.0).reshape(2, 3)
     shared = cg.from_numpy(array)

@@ -12,7 +12,7 @@ import clgrad as cg
 from helpers import torch
 
 needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch's behaviour is the reference")
-pytestmark = pytest.mark.usefixtures("host_memory_device")      # (a GPU's memory is its own)
+pytestmark = pytest.mark.usefixtures("cpu_device")      # (a GPU's memory is its own)
 
 
 def _both(scenario):

@@ -182,6 +182,7 @@ def test_from_file_reads_as_pytorch(numbers, size, dtype):
     np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
 
 
+@pytest.mark.usefixtures("cpu_device")      # (a GPU cannot map a file)
 def test_from_file_shared_writes_the_file(numbers, tmp_path):
     x = cg.from_file(numbers, shared=True, size=3)
     x.add_(100)
@@ -194,6 +195,7 @@ def test_from_file_shared_writes_the_file(numbers, tmp_path):
     assert os.path.getsize(grown) == 12
 
 
+@pytest.mark.usefixtures("cpu_device")      # (a GPU cannot map a file)
 def test_from_file_shares_only_what_clgrad_can_map(numbers):
     with pytest.raises(NotImplementedError, match="NumPy has no bfloat16"):
         cg.from_file(numbers, shared=True, size=2, dtype=cg.bfloat16)
@@ -202,6 +204,7 @@ def test_from_file_shares_only_what_clgrad_can_map(numbers):
     assert cg.from_file(numbers, shared=True, size=4, dtype=cg.bool).tolist() == [False] * 4
 
 
+@pytest.mark.usefixtures("cpu_device")      # (one maps the file: a CPU's)
 @pytest.mark.parametrize("arguments", [
     {"size": 11}, {"size": 6, "dtype": "float64"}, {"size": -1},
     {"size": 1, "filename": "/nonexistent/file"},
