@@ -252,6 +252,21 @@ def test_gpu_code_rounds_each_op_and_converts_floats_out_of_range_as_x86(codegen
     assert "#pragma OPENCL FP_CONTRACT OFF" in kernel.source
 
 
+def test_gpu_factorizations_fuse_their_updates_as_lapack_does(codegen_for):
+    # with every GPU kernel's FP_CONTRACT OFF, a rank-deficient Wishart draw's Cholesky
+    # residual (a22 - l21 * l21) was always 0 on an H200, and every redraw singular again;
+    # LAPACK's (and a CPU's OpenCL compiler's) is one fused rounding. LDL rounds twice, as
+    # LAPACK's sytf2 (its pivots compare such values)
+    codegen_for(codegen_target(SimpleNamespace(kind="gpu", compute_units=2, has_fp64=True)))
+    a = np.random.default_rng(0).standard_normal((3, 4, 4)).astype(np.float32)
+    a = a @ a.transpose(0, 2, 1) + 4 * np.eye(4, dtype=np.float32)
+    check(lambda t: library(t).linalg.cholesky(t), a, grad=False, atol=1e-5)
+    (cholesky,) = cg.compile(cg.linalg.cholesky(cg.tensor(a))).kernels
+    ldl = next(k for k in cg.compile(cg.linalg.ldl_factor(cg.tensor(a))[0]).kernels
+               if "_ldl_" in k.name)
+    assert "FP_CONTRACT OFF" not in cholesky.source and "FP_CONTRACT OFF" in ldl.source
+
+
 def test_sines_of_small_lanes_beside_a_huge_one():
     # PoCL's vector sin, cos and tan were wrong in the lanes under 2^-7 once another lane took
     # their slow path: sin(0.0048) was 0.0097 beside a -inf (fuzz edge seed 6200209)

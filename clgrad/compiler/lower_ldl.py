@@ -4,23 +4,19 @@ right-hand column. The same steps, in the same order, as ldl.py's NumPy meaning.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from . import symbolic as sym
 from .addressing import Index
 from .ldl import alpha_of
 from .ir import Node
-from .kernel import KernelSpec
 from .lower_linalg import LinalgWriter
 from .ops import Op
-from .target import Target
 
 
 class LdlWriter(LinalgWriter):
-    def __init__(self, spec: KernelSpec, target: Target, width: int):
-        # no multiply and add fused into one rounding: pivots are chosen by comparing values
-        # rounded as LAPACK rounds them (twice), and a tie decides between rows
-        super().__init__(spec, replace(target, no_contraction=True), width)
+    # no multiply and add fused into one rounding: pivots are chosen by comparing values
+    # rounded as LAPACK rounds them (twice), and a tie decides between rows
+    contracts = False
 
     def write(self) -> tuple[int, ...]:
         ((node, _),) = self.spec.outputs

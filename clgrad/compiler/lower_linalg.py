@@ -7,18 +7,31 @@ are read through their views (a transpose costs no copy)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from . import symbolic as sym
 from .addressing import Index
 from .ir import Node
+from .kernel import KernelSpec
 from .kernel_writer import KernelWriter
 from .ops import Op
+from .target import Target
 
 
 _JACOBI_SWEEPS = 60     # a bound only: sweeps stop once the off-diagonal part is rounding
 
 
 class LinalgWriter(KernelWriter):
+    # A factorization's updates (d -= l * l) are fused multiply-adds, as LAPACK's and
+    # cuSOLVER's are on FMA hardware and as a CPU's OpenCL compiler fuses them: a GPU's
+    # kernels otherwise say FP_CONTRACT OFF (target.py), and on an H200 a rank-deficient
+    # Wishart draw's Cholesky residual was then always 0 (singular, drawn again in vain)
+    # where LAPACK's is a rounding error of either sign.
+    contracts = True
+
+    def __init__(self, spec: KernelSpec, target: Target, width: int):
+        super().__init__(spec, replace(target, no_contraction=not self.contracts), width)
+
     def write(self) -> tuple[int, ...]:
         ((node, _),) = self.spec.outputs
         self._saw(node.op)
