@@ -98,7 +98,7 @@ def test_as_strided_errors(size, stride, offset, message):
 
 # ---- asarray, frombuffer ----
 
-@pytest.mark.usefixtures("host_memory_device")
+@pytest.mark.usefixtures("cpu_device")
 def test_asarray_shares_numpy_memory_and_copies_when_asked():
     a = np.arange(4.0)
     shared, copied = cg.asarray(a), cg.asarray(a, copy=True)
@@ -144,7 +144,7 @@ def test_frombuffer(dtype, count, offset):
     np.testing.assert_array_equal(ours.double().numpy(), ref.double().numpy())
 
 
-@pytest.mark.usefixtures("host_memory_device")
+@pytest.mark.usefixtures("cpu_device")
 def test_frombuffer_shares_a_writable_buffer():
     data = bytearray(np.arange(4, dtype=F32).tobytes())
     t = cg.frombuffer(data, dtype=cg.float32, requires_grad=True)
