@@ -15,6 +15,7 @@ from .render import Value
 class SortWriter(KernelWriter):
     def write(self) -> tuple[int, ...]:
         ((node, _),) = self.spec.outputs
+        self.items_apart = True     # a work-item's row each: not widened across work-items
         (src,) = node.src
         n = node.shape[-1]
         rows = math.prod(node.shape[:-1])
