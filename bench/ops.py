@@ -72,3 +72,18 @@ def softmax(quick: bool) -> Case:
     return Case(clgrad=lambda: synced(x.softmax(-1)),
                 numpy=lambda: _np_softmax(a),
                 torch=(lambda: torch.softmax(t, -1)) if torch else None)
+
+
+def _np_topk(a: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    part = np.argpartition(-a, k - 1, axis=-1)[..., :k]
+    order = np.take_along_axis(part, np.argsort(-np.take_along_axis(a, part, -1), -1), -1)
+    return np.take_along_axis(a, order, -1), order
+
+
+@workload("W5", "topk 4 of (4096,1024) dim -1")
+def topk(quick: bool) -> Case:
+    a = randn(4096, 1024)
+    x, t, torch = _copies(a)
+    return Case(clgrad=lambda: synced(*x.topk(4)),
+                numpy=lambda: _np_topk(a, 4),
+                torch=(lambda: torch.topk(t, 4)) if torch else None)

@@ -84,7 +84,7 @@ def every_op_graph():
     roots += [ir.reduce(Op.SUM, x, (0, 1)), ir.reduce(Op.RMAX, i, (0,)),
               ir.reduce(Op.PROD, y, (1,)), ir.gather(x, ir.reshape(ir.iota(2, int32), (2, 1))),
               ir.scan(x, 1, "logaddexp"), ir.scan(i, 0, "max"), ir.sort(x, True),
-              ir.argsort(i, False),
+              ir.argsort(i, False), ir.argtopk(x, 2, True),
               ir.scatter(ir.iota(2, int32), x, 4, "add")]
     roots += [ir.reshape(x, (3, 2)), ir.reshape(scalar, (1, 1)), ir.permute(x, (1, 0)),
               ir.expand(ir.reduce(Op.SUM, x, (1,)), (2, 3)),

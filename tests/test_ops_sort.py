@@ -173,7 +173,58 @@ def test_rows_sorted_by_a_work_item_each_are_not_widened_across_work_items(codeg
     from clgrad.compiler.target import Target
     codegen_for(Target(width=8, cores=1, vector_hint=True))
     x = cg.tensor(make((4, 50), np.float32))
-    for t in (x.sort().values, x.argsort()):
+    for t in (x.sort().values, x.argsort(), x.topk(3).indices):
         kernels = [k for k in cg.compile(t).kernels if k.name.startswith("Q_")]
         assert kernels and all("vec_type_hint" in k.source for k in kernels)
     check(lambda t: t.sort(1), make((4, 50), np.float32))
+
+
+def _kernel_names(t):
+    return [k.name for k in cg.compile(t).kernels]
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_of_a_few_selects_them_without_sorting_the_row(largest):
+    from clgrad.frontend.sorting import SELECTED_K_MAX
+    x = make((5, 100), np.float32)
+    for k in (1, SELECTED_K_MAX, SELECTED_K_MAX + 1):
+        check(lambda t: t.topk(k, largest=largest), x)
+        check(lambda t: t.topk(min(k, 5), dim=0, largest=largest), x)
+    names = _kernel_names(cg.tensor(x).topk(SELECTED_K_MAX, largest=largest).values)
+    assert any("argtopk" in n for n in names) and not any("sort" in n for n in names)
+    assert any("sort" in n for n in _kernel_names(cg.tensor(x).topk(SELECTED_K_MAX + 1).values))
+    # rows in the order that makes every value enter the list, and the order none enters
+    ordered = np.sort(x, axis=1)
+    for rows in (ordered, ordered[:, ::-1].copy()):
+        check(lambda t: t.topk(7, largest=largest), rows)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_ties_keep_the_row_order_and_nan_is_largest(largest):
+    nan, inf = np.nan, np.inf
+    x = np.array([[3, nan, -inf, 1, nan, inf, 0, -0.0, 1, 3],
+                  [1, 1, 1, 1, 0, 0, 2, 2, -inf, -inf]], np.float32)
+    values, indices = cg.tensor(x).topk(5, largest=largest)
+    ref = np.take_along_axis(x, np.argsort(-x if largest else x, axis=1, kind="stable"), 1)
+    nan_first = np.isnan(x).sum(1)
+    if largest:         # NumPy sorts NaN last, PyTorch first when largest
+        ref = np.stack([np.roll(r, n) for r, n in zip(ref, nan_first)])
+    np.testing.assert_array_equal(values.numpy(), ref[:, :5])
+    np.testing.assert_array_equal(np.take_along_axis(x, indices.numpy(), 1), values.numpy())
+    order = np.argsort(-x if largest else x, axis=1, kind="stable")
+    if largest:
+        order = np.stack([np.roll(o, n) for o, n in zip(order, nan_first)])
+    # ties by position, as sort's (PyTorch's topk picks among ties as its algorithm falls)
+    np.testing.assert_array_equal(indices.numpy(), order[:, :5])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_, np.float64, np.float16])
+def test_topk_dtypes(dtype):
+    low, high = (-2 ** 31, 2 ** 31 - 1) if dtype == np.int32 else (-1000, 1000)
+    x = make((4, 50), dtype, low=low, high=high)
+    if dtype == np.int32:
+        x[:, :2] = [-2 ** 31, 2 ** 31 - 1]
+    values = cg.tensor(x).topk(3).values.numpy()
+    np.testing.assert_array_equal(values, -np.sort(-x.astype(np.float64), axis=1)[:, :3])
+    if dtype != np.bool_:       # (ties among bools: PyTorch's indices are its own)
+        check(lambda t: t.topk(3), x, grad=dtype in (np.float64, np.float16))

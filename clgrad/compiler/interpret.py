@@ -106,6 +106,9 @@ def _compute(node: Node, srcs: list[np.ndarray]) -> np.ndarray:
     if op in (Op.SORT, Op.ARGSORT):
         order = _sort_order(srcs[0], node.arg)
         return order if op is Op.ARGSORT else np.take_along_axis(srcs[0], order, -1)
+    if op is Op.ARGTOPK:
+        k, descending = node.arg
+        return _sort_order(srcs[0], descending)[..., :k]
     if op in FACTORIZATIONS:
         return factorizations.numpy_meaning(node, [_registers(s) for s in srcs])
     if op in RECURRENCES:

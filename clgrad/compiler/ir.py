@@ -320,6 +320,12 @@ def argsort(x: Node, descending: bool) -> Node:
     return Node(Op.ARGSORT, int64, x.shape, (x,), bool(descending))
 
 
+def argtopk(x: Node, k: int, descending: bool) -> Node:
+    """argsort(x, descending)[..., :k], found without sorting the whole row (int64)."""
+    assert 0 < k <= x.shape[-1], (k, x.shape)
+    return Node(Op.ARGTOPK, int64, x.shape[:-1] + (k,), (x,), (int(k), bool(descending)))
+
+
 def scatter(index: Node, src: Node, rows: int, mode: str,
             partials_in_type: bool = False) -> Node:
     """GATHER's inverse, a (rows, R) result: out[index[i...], r] combines src[i..., r] by mode
@@ -467,5 +473,5 @@ def base_of(node: Node) -> Node:
 
 
 __all__ = ["Node", "BufferRef", "Op", "toposort", "structural_key", "buffer", "const", "unary", "cast", "binary",
-           "where", "reduce", "matmul", "iota", "gather", "scan", "sort", "argsort", "scatter", "scatter_identity", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
+           "where", "reduce", "matmul", "iota", "gather", "scan", "sort", "argsort", "argtopk", "scatter", "scatter_identity", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
            "shrink", "stride", "base_of", "ABSENT", "reads_absent", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

@@ -2,6 +2,8 @@
 heapsort, in place in the output row: O(n log n), no scratch memory. SORT sorts the values
 themselves; ARGSORT sorts the positions 0..n-1 by the values they hold, ties broken by the
 position, so its order is the stable one (the keys are all distinct) whatever the algorithm.
+ARGTOPK keeps ARGSORT's first k positions only, by insertion into a sorted list of k as the
+row passes: O(n) where few values enter it (topk of a small k), O(n k) at worst.
 A NaN sorts as the largest value, as in PyTorch."""
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ class SortWriter(KernelWriter):
     def write(self) -> tuple[int, ...]:
         ((node, _),) = self.spec.outputs
         self.items_apart = True     # a work-item's row each: not widened across work-items
+        if node.op is Op.ARGTOPK:
+            return self._select(node)
         (src,) = node.src
         n = node.shape[-1]
         rows = math.prod(node.shape[:-1])
@@ -49,6 +53,28 @@ class SortWriter(KernelWriter):
         self.emit("#undef SWAP")
         self.emit("#undef BEFORE")
         return (rows,)
+
+    def _select(self, node) -> tuple[int, ...]:
+        """Position i of the row enters the list of the k first so far where it comes before
+        the last held (or the list is not full), moving the later ones up a slot. A later
+        position never goes before an equal value: ties keep ARGSORT's order."""
+        (src,) = node.src
+        n, (k, descending) = src.shape[-1], node.arg
+        self._saw(node.op)
+        out, x = self.param(node, output=True), self.param(src, output=False)
+        idx = self.index_type
+        self.emit(f"{idx} base = ({idx})get_global_id(0) * {n}, top = ({idx})get_global_id(0) * {k};")
+        self.emit(f"#define KEY(p) ({self.r.load(x, 'base + (p)', src.dtype)})")
+        self.emit(f"#define BEFORE(a, b) ({_order(src.dtype.is_float, descending, '0')})")
+        with self.block(f"for ({idx} i = 0; i < {n}; i++)"):
+            self.emit(f"if (i >= {k} && !BEFORE(i, {out}[top + {k - 1}])) continue;")
+            self.emit(f"{idx} j = i < {k} ? i : {k - 1};")
+            with self.block(f"for (; j > 0 && BEFORE(i, {out}[top + j - 1]); j--)"):
+                self.emit(f"{out}[top + j] = {out}[top + j - 1];")
+            self.emit(f"{out}[top + j] = i;")
+        self.emit("#undef KEY")
+        self.emit("#undef BEFORE")
+        return (math.prod(node.shape[:-1]),)
 
     def _heapsort(self, n: int) -> None:
         """One loop: steps n + n/2 - 2 down to n - 1 build the heap (sifting down from each

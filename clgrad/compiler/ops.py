@@ -83,6 +83,7 @@ class Op(Enum):
     SCAN = auto()        # running combine along one axis (cumsum): arg = (axis, SCAN_COMBINES key)
     SORT = auto()        # each row (last axis) of a contiguous source sorted; arg = descending
     ARGSORT = auto()     # int64 positions in SORT's order, ties by position; arg = descending
+    ARGTOPK = auto()     # ARGSORT's first k positions of each row; arg = (k, descending)
     SCATTER = auto()     # GATHER's inverse: out[idx[i...], r] combined with src[i..., r]; arg = mode
     # dense factorizations of the (..., n, n) matrices of a batch (compiler/factorizations.py)
     LU = auto()          # (..., n, n+2): packed L and U, then each row's pivot and permutation

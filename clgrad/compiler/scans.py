@@ -65,8 +65,8 @@ def extreme_positions(x: Node, running: Node, axis: int) -> Node:
 
 def along(x: Node, axis: int, at: Node) -> Node:
     """x[..., at[..., i, ...], ...] along axis: each row of x read at run-time positions (a
-    gather of the rows laid out one after another)."""
-    order, rows_at, flat = _row_positions(at, axis)
+    gather of the rows laid out one after another). at's rows may be shorter than x's."""
+    order, rows_at, flat = _row_positions(at, axis, x.shape[axis])
     rows_x = x.permute(order)
     picked = ir.gather(rows_x.reshape((rows_x.numel, 1)), flat).reshape(rows_at.shape)
     return picked.unpermute(order)
@@ -77,19 +77,18 @@ def added_along(g: Node, axis: int, at: Node) -> Node:
     sums g[..., i, ...] along axis, zeros where no position lands. The gradient of a read at
     run-time positions: each sum holds its own terms only (an inf or a large term elsewhere in
     the row does not reach it)."""
-    order, rows_at, flat = _row_positions(at, axis)
+    order, rows_at, flat = _row_positions(at, axis, at.shape[axis])
     rows_g = g.permute(order)
     added = ir.scatter(flat, rows_g.reshape((rows_g.numel, 1)), rows_g.numel, "add")
     return added.reshape(rows_g.shape).unpermute(order)
 
 
-def _row_positions(at: Node, axis: int) -> tuple[tuple, Node, Node]:
+def _row_positions(at: Node, axis: int, length: int) -> tuple[tuple, Node, Node]:
     """The permutation that makes axis last, at permuted so, and its positions as flat indices
-    into the rows laid out one after another."""
+    into rows of `length` laid out one after another."""
     order = tuple(a for a in range(len(at.shape)) if a != axis) + (axis,)
     rows_at = at.permute(order)
-    length = at.shape[axis]
-    offsets = ir.iota(rows_at.numel // max(length, 1), dt.int64) * length
+    offsets = ir.iota(rows_at.numel // max(at.shape[axis], 1), dt.int64) * length
     offsets = offsets.reshape(rows_at.shape[:-1] + (1,)).expand(rows_at.shape)
     return order, rows_at, (rows_at + offsets).reshape((rows_at.numel,))
 

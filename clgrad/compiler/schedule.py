@@ -38,6 +38,7 @@ _MAX_SHARED_OPS = 64
 _ALWAYS_ROOTS = (Op.MATMUL, Op.CONTIGUOUS, Op.SCAN, Op.SCATTER)
 # ops computed whole by a kernel of their own, which reads each operand element many times
 _WHOLE = FACTORIZATIONS | RECURRENCES
+_SORTS = (Op.SORT, Op.ARGSORT, Op.ARGTOPK)     # a kernel of rows, each a work-item's
 
 
 def buffer_of(node: Node) -> BufferRef | None:
@@ -85,9 +86,9 @@ class Scheduler:
                 roots.add(node)
             if node.op in REDUCE or node.op in _ALWAYS_ROOTS:
                 roots.add(node)
-            if node.op in (Op.GATHER, Op.SORT, Op.ARGSORT) and buffer_of(node.src[0]) is None:
+            if node.op in (Op.GATHER, *_SORTS) and buffer_of(node.src[0]) is None:
                 roots.add(node.src[0])      # rows are read at run-time offsets: need a buffer
-            if node.op in (Op.SORT, Op.ARGSORT) or node.op in _WHOLE:
+            if node.op in _SORTS or node.op in _WHOLE:
                 roots.add(node)
             if node.op is Op.MATMUL or node.op in _WHOLE:
                 # these read each operand element many times: give computed operands a buffer
@@ -284,7 +285,7 @@ class Scheduler:
             stack.extend((s, False) for s in reversed(node.src) if s not in seen)
         if root.op is Op.SCAN:      # a root always: its source is computed in its loop
             return KernelSpec("scan", root.shape, (root.arg[0],), [(root, ref)], inputs, [root])
-        if root.op in (Op.SORT, Op.ARGSORT):
+        if root.op in _SORTS:
             axes = (len(root.shape) - 1,)
             return KernelSpec("sort", root.shape, axes, [(root, ref)], inputs, [root])
         if root.op in FACTORIZATIONS:

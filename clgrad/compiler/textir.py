@@ -32,8 +32,8 @@ _ARG_NAME.update({Op.RESHAPE: "shape", Op.EXPAND: "shape", Op.PERMUTE: "order",
                   Op.SHRINK: "bounds", Op.STRIDE: "steps", Op.WINDOW: "window",
                   Op.SCATTER: "mode"})
 _GENERIC = "arg"      # an arg on an op that normally has none still round-trips
-_ONE_SOURCE = frozenset({Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT, Op.LU, Op.CHOLESKY, Op.QR,
-                         Op.EIGH, Op.SVD, Op.LDL})
+_ONE_SOURCE = frozenset({Op.CONTIGUOUS, Op.SCAN, Op.SORT, Op.ARGSORT, Op.ARGTOPK, Op.LU,
+                         Op.CHOLESKY, Op.QR, Op.EIGH, Op.SVD, Op.LDL})
 
 _OPS = {op.name.lower(): op for op in Op}
 _INT_TEXT = re.compile(r"[+-]?\d+")
