@@ -2,6 +2,7 @@
 samples (they fix the windows), the modules, and bad arguments."""
 import numpy as np
 import pytest
+import torch
 
 import clgrad as cg
 import clgrad.nn as cnn
@@ -37,6 +38,22 @@ def test_fractional_max_pool_gradient_goes_to_the_last_nan():
                                                _random_samples=library(t).tensor(samples)), x)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_fractional_max_pool_windows_are_pytorch_s(dtype):
+    """PyTorch places the windows by arithmetic in the input's dtype, alpha = (n - k) /
+    (m - 1) rounded to it too; clgrad's bfloat16 alpha was float32's (6 of 1,170 indices
+    and values apart here)."""
+    x, samples = make((2, 3, 17, 19), seed=11), make((2, 3, 2), low=0.0, high=1.0, seed=12)
+    runs = []
+    for lib in (cg, torch):
+        h = lib.tensor(x).to(getattr(lib, dtype))
+        out, index = lib.nn.functional.fractional_max_pool2d(
+            h, 3, (13, 15), return_indices=True, _random_samples=lib.tensor(samples).to(h.dtype))
+        runs.append((np.array(out.float().tolist()), np.array(index.tolist())))
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    np.testing.assert_array_equal(runs[0][0], runs[1][0])
+
+
 def test_fractional_max_pool_modules():
     x = cg.tensor(make((1, 2, 8, 8)))
     pooled, index = cnn.FractionalMaxPool2d(3, output_ratio=0.5, return_indices=True)(x)
@@ -59,7 +76,6 @@ def test_fractional_max_pool_modules():
                                                          output_size=3), RuntimeError),
 ])
 def test_fractional_max_pool_bad_arguments(build, error):
-    import torch
     for lib in (torch, cg):
         with pytest.raises(error):
             build(lib)

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..compiler import dtype as dt
 from ..frontend import creation
 from ..frontend.backward import record
 from ..frontend.reductions import max_at_first
@@ -45,13 +46,19 @@ def _output_sizes(op, spatial, kernel, output_size, output_ratio) -> tuple[int, 
     return sizes
 
 
+def _in_type(value, dtype):
+    """value in dtype, as PyTorch's kernel holds it: a NumPy scalar of the type (a bfloat16,
+    which NumPy lacks, rounded to it and held in float32)."""
+    return dtype.np(dt.scalar(value, dtype))
+
+
 def _starts(samples: Tensor, n: int, m: int, k: int) -> Tensor:
     """(N, C, m) int64: where each of the m windows of size k along an axis of n begins."""
     last = creation.full((*samples.shape, m), n - k, dtype=np.int64, device=samples.device)
     if m == 1:
         return last
-    scalar = samples.dtype.np
-    alpha = float(scalar(n - k) / scalar(m - 1))    # in the input's dtype, as PyTorch's
+    dtype = samples.dtype       # the arithmetic is the input dtype's, as PyTorch's
+    alpha = float(_in_type(_in_type(n - k, dtype) / _in_type(m - 1, dtype), dtype))
     i = creation.arange(m, dtype=samples.dtype, device=samples.device)
     u = samples.unsqueeze(-1)
     starts = ((i + u) * alpha).long() - (u * alpha).long()
