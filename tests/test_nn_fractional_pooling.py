@@ -27,7 +27,9 @@ def test_fractional_max_pool3d_unbatched_and_a_window_per_axis():
         samples = library(x).tensor(SAMPLES_3D)
         return F(x).fractional_max_pool3d_with_indices(x, (2, 3, 2), output_size=(3, 1, 4),
                                                        _random_samples=samples)
-    check(pool, (2, 5, 6, 7))
+    pooled, _ = check(pool, (2, 5, 6, 7))
+    # (check compares the gradients that flow: an unbatched pool's had none)
+    assert pooled.requires_grad
 
 
 def test_fractional_max_pool_gradient_goes_to_the_last_nan():

@@ -67,8 +67,8 @@ def _starts(samples: Tensor, n: int, m: int, k: int) -> Tensor:
 
 def _fractional_max_pool(op, input, kernel_size, output_size, output_ratio, return_indices,
                          samples, dims: int):
-    node, unbatched = spatial_input(op, input, dims)
-    x = Tensor(node, input.device) if unbatched else input
+    _, unbatched = spatial_input(op, input, dims)
+    x = input.unsqueeze(0) if unbatched else input     # (recorded: the gradient flows back)
     batch, channels, *spatial = x.shape
     kernel = tuple(int(k) for k in per_axis(kernel_size, dims, "kernel_size", op))
     sizes = _output_sizes(op, spatial, kernel, output_size, output_ratio)
