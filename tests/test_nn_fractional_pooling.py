@@ -7,6 +7,7 @@ import torch
 import clgrad as cg
 import clgrad.nn as cnn
 from helpers import F, check, library, make
+from test_small_dtypes import check_16_bit_exactly
 
 SAMPLES_2D = make((2, 3, 2), low=0.0, high=1.0)
 SAMPLES_3D = make((1, 2, 3), low=0.0, high=1.0)
@@ -54,6 +55,26 @@ def test_16_bit_fractional_max_pool_windows_are_pytorch_s(dtype):
         runs.append((np.array(out.float().tolist()), np.array(index.tolist())))
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     np.testing.assert_array_equal(runs[0][0], runs[1][0])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_fractional_max_pool_gradient_adds_output_after_output(dtype):
+    """PyTorch's backward adds each output's gradient onto the element it picked in the type,
+    output after output (as its max pools', test_small_dtype_gradients); clgrad's summed the
+    overlapping windows' gradients in float32, its gather's scatter-add, and rounded once
+    (the 2-D pool's here: 56 of 1,938 float16 elements apart, 57 bfloat16). 2-D, 3-D and
+    unbatched, with zeros, infinities and a NaN in the input."""
+    x2, x3 = make((2, 3, 17, 19), seed=11), make((2, 2, 9, 9, 8), seed=13)
+    x2[0, 0, 0, :6] = 0.0, -0.0, np.inf, -np.inf, np.nan, 60000.0
+
+    def pools(a, b, c):
+        def samples(h, shape):
+            return library(h).tensor(make(shape, low=0.0, high=1.0, seed=12)).to(h.dtype)
+        return (F(a).fractional_max_pool2d(a, 3, (13, 15), _random_samples=samples(a, (2, 3, 2))),
+                F(b).fractional_max_pool3d(b, 3, (5, 6, 5), _random_samples=samples(b, (2, 2, 3))),
+                F(c).fractional_max_pool2d(c[1], (2, 3), (12, 11),
+                                           _random_samples=samples(c, (1, 3, 2))))
+    check_16_bit_exactly(pools, x2, x3, x2, dtype=dtype)
 
 
 def test_fractional_max_pool_modules():

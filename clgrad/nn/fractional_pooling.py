@@ -18,6 +18,7 @@ from ..frontend import creation
 from ..frontend.backward import record
 from ..frontend.reductions import max_at_first
 from ..frontend.tensor import Tensor
+from .max_pool_gradient import picked_in_turn
 from .pooling import spatial_input
 
 
@@ -99,9 +100,14 @@ def _fractional_max_pool(op, input, kernel_size, output_size, output_ratio, retu
     value, first = max_at_first(picked.node, dims + 2)
     out = value.reshape(value.shape[:-1])
     index = position.gather(dims + 2, Tensor(first, x.device)).squeeze(-1)
+    shape = out.shape[1:] if unbatched else out.shape
+    # a 16-bit gradient goes straight to x, added output after output in the type as
+    # PyTorch's (max_pool_gradient.py); others back through the windows' gather
+    derivation = picked_in_turn(x.node, index.node, shape)
+    values = record(op, out.reshape(shape), input.device,
+                    [picked] if derivation is None else [x], derivation=derivation)
     if unbatched:
-        out, index = out.reshape(out.shape[1:]), index.squeeze(0)
-    values = record(op, out, input.device, [picked])
+        index = index.squeeze(0)
     return (values, index) if return_indices else values
 
 
