@@ -20,8 +20,9 @@ def picked_in_turn(x: ir.Node, index: ir.Node, shape: tuple[int, ...]) -> ir.Nod
     *outputs: the row-major position in the plane or volume, int64), in the pool's shape (an
     unbatched one's has no N), as a graph whose derived gradient is PyTorch's: an ordered
     scatter in the type (ir.gather's partials_in_type). None for other types, or no outputs.
-    The positions are laid out major and the planes minor, so that the scatter gives each
-    plane a work-item of its own (scatter_order.py) walking its outputs in order."""
+    The positions are laid out major and the planes minor, so that the scatter shares no
+    plane between work-items (scatter_order.py; on a CPU one takes a cache line of planes),
+    each walking its planes' outputs in order."""
     if not x.dtype.is_16_bit_float or index.numel == 0:
         return None
     n, c, *spatial = x.shape
