@@ -17,6 +17,7 @@ from ..compiler.convolutions import convolve, windows
 from ..frontend.backward import record
 from ..frontend.operands import common_device, rounded_once
 from ..frontend.reductions import max_at_first
+from .max_pool_gradient import picked_in_turn
 
 
 def pair(value, name: str = "value") -> tuple[int, int]:
@@ -362,12 +363,13 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                 node.permute((0, 1, 2, 4, 3, 5)).reshape((n, c, ho, wo, kh * kw))
         out, slot = (node.reshape((n, c, ho, wo))
                      for node in max_at_first(rows(win), 4, rows(inside)))
+    index = _plane_index(slot, (kh, kw), stride, padding, dilation, x.shape[3])
     if unbatched:
         out = out.reshape(out.shape[1:])
-    values = record("max_pool2d", out, input.device, [input])
+    values = record("max_pool2d", out, input.device, [input],
+                    derivation=picked_in_turn(x, index, out.shape))
     if not return_indices:
         return values
-    index = _plane_index(slot, (kh, kw), stride, padding, dilation, x.shape[3])
     from ..frontend.tensor import Tensor
     return values, Tensor(index.reshape(out.shape), input.device)
 

@@ -13,10 +13,12 @@ import math
 
 import numpy as np
 
+from ..compiler import dtype as dt
 from ..frontend import creation
 from ..frontend.backward import record
 from ..frontend.reductions import max_at_first
 from ..frontend.tensor import Tensor
+from .max_pool_gradient import picked_in_turn
 from .pooling import spatial_input
 
 
@@ -45,13 +47,19 @@ def _output_sizes(op, spatial, kernel, output_size, output_ratio) -> tuple[int, 
     return sizes
 
 
+def _in_type(value, dtype):
+    """value in dtype, as PyTorch's kernel holds it: a NumPy scalar of the type (a bfloat16,
+    which NumPy lacks, rounded to it and held in float32)."""
+    return dtype.np(dt.scalar(value, dtype))
+
+
 def _starts(samples: Tensor, n: int, m: int, k: int) -> Tensor:
     """(N, C, m) int64: where each of the m windows of size k along an axis of n begins."""
     last = creation.full((*samples.shape, m), n - k, dtype=np.int64, device=samples.device)
     if m == 1:
         return last
-    scalar = samples.dtype.np
-    alpha = float(scalar(n - k) / scalar(m - 1))    # in the input's dtype, as PyTorch's
+    dtype = samples.dtype       # the arithmetic is the input dtype's, as PyTorch's
+    alpha = float(_in_type(_in_type(n - k, dtype) / _in_type(m - 1, dtype), dtype))
     i = creation.arange(m, dtype=samples.dtype, device=samples.device)
     u = samples.unsqueeze(-1)
     starts = ((i + u) * alpha).long() - (u * alpha).long()
@@ -60,8 +68,8 @@ def _starts(samples: Tensor, n: int, m: int, k: int) -> Tensor:
 
 def _fractional_max_pool(op, input, kernel_size, output_size, output_ratio, return_indices,
                          samples, dims: int):
-    node, unbatched = spatial_input(op, input, dims)
-    x = Tensor(node, input.device) if unbatched else input
+    _, unbatched = spatial_input(op, input, dims)
+    x = input.unsqueeze(0) if unbatched else input     # (recorded: the gradient flows back)
     batch, channels, *spatial = x.shape
     kernel = tuple(int(k) for k in per_axis(kernel_size, dims, "kernel_size", op))
     sizes = _output_sizes(op, spatial, kernel, output_size, output_ratio)
@@ -92,9 +100,14 @@ def _fractional_max_pool(op, input, kernel_size, output_size, output_ratio, retu
     value, first = max_at_first(picked.node, dims + 2)
     out = value.reshape(value.shape[:-1])
     index = position.gather(dims + 2, Tensor(first, x.device)).squeeze(-1)
+    shape = out.shape[1:] if unbatched else out.shape
+    # a 16-bit gradient goes straight to x, added output after output in the type as
+    # PyTorch's (max_pool_gradient.py); others back through the windows' gather
+    derivation = picked_in_turn(x.node, index.node, shape)
+    values = record(op, out.reshape(shape), input.device,
+                    [picked] if derivation is None else [x], derivation=derivation)
     if unbatched:
-        out, index = out.reshape(out.shape[1:]), index.squeeze(0)
-    values = record(op, out, input.device, [picked])
+        index = index.squeeze(0)
     return (values, index) if return_indices else values
 
 

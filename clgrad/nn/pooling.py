@@ -17,6 +17,7 @@ from ..compiler import ir
 from ..frontend.backward import record
 from . import convolution as conv
 from .avg_pooling import avg_pool2d
+from .max_pool_gradient import picked_in_turn
 
 
 def _sizes(op: str, output_size, spatial: tuple[int, ...]) -> tuple[int, ...]:
@@ -156,27 +157,31 @@ def _pick(values: ir.Node, axis: int, at: ir.Node) -> ir.Node:
 
 
 def _adaptive_max(op: str, input, output_size, dims: int):
-    """adaptive_max_pool1d/2d/3d: the first max of each window of the last axis, then of those
-    along the axis before, ...; and its index in the input's spatial volume (row-major), built
-    as the winning position along each axis plus the index already found at that position."""
+    """adaptive_max_pool1d/2d/3d: (the input with a batch dim, the first max of each window of
+    the last axis, then of those along the axis before, ...; its index in the input's spatial
+    volume (row-major), built as the winning position along each axis plus the index already
+    found at that position; whether the input had no batch dim)."""
     x, unbatched = spatial_input(op, input, dims)
     sizes = _sizes(op, output_size, x.shape[2:])
     if 0 in sizes:
         shape = x.shape[:2] + sizes
-        return ir.const(0.0, x.dtype, shape), ir.const(0, dt.int64, shape), unbatched
+        return x, ir.const(0.0, x.dtype, shape), ir.const(0, dt.int64, shape), unbatched
     out, index, step = x, None, 1
     for axis in reversed(range(2, 2 + dims)):
         out, position = _max_axis(out, axis, sizes[axis - 2])
         index = position if index is None else position * step + _pick(index, axis, position)
         step *= x.shape[axis]
-    return out, index, unbatched
+    return x, out, index, unbatched
 
 
-def _pooled(op: str, input, out, index, unbatched: bool, return_indices: bool):
-    """A max pool's values (recorded as op) and, if asked, its indices, unbatched as input."""
+def _pooled(op: str, input, x, out, index, unbatched: bool, return_indices: bool):
+    """A max pool of x (input with a batch dim): its values (recorded as op, a 16-bit
+    float's gradient PyTorch's, max_pool_gradient.py) and, if asked, its indices, unbatched
+    as input."""
     if unbatched:
         out = out.reshape(out.shape[1:])
-    values = record(op, out, input.device, [input])
+    values = record(op, out, input.device, [input],
+                    derivation=picked_in_turn(x, index, out.shape))
     if not return_indices:
         return values
     from ..frontend.tensor import Tensor
@@ -184,18 +189,18 @@ def _pooled(op: str, input, out, index, unbatched: bool, return_indices: bool):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
-    out, index, unbatched = _adaptive_max("adaptive_max_pool1d", input, output_size, 1)
-    return _pooled("squeeze_dim", input, out, index, unbatched, return_indices)
+    x, out, index, unbatched = _adaptive_max("adaptive_max_pool1d", input, output_size, 1)
+    return _pooled("squeeze_dim", input, x, out, index, unbatched, return_indices)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
-    out, index, unbatched = _adaptive_max("adaptive_max_pool2d", input, output_size, 2)
-    return _pooled("adaptive_max_pool2d", input, out, index, unbatched, return_indices)
+    x, out, index, unbatched = _adaptive_max("adaptive_max_pool2d", input, output_size, 2)
+    return _pooled("adaptive_max_pool2d", input, x, out, index, unbatched, return_indices)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
-    out, index, unbatched = _adaptive_max("adaptive_max_pool3d", input, output_size, 3)
-    return _pooled("adaptive_max_pool3d", input, out, index, unbatched, return_indices)
+    x, out, index, unbatched = _adaptive_max("adaptive_max_pool3d", input, output_size, 3)
+    return _pooled("adaptive_max_pool3d", input, x, out, index, unbatched, return_indices)
 
 
 # ---- 1-D pooling: the 2-D pools of (N, C, 1, L) ------------------------------------------
@@ -310,8 +315,8 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         return conv.max_pool2d(t, k, s, p, dilation, ceil_mode, True)
     out, plane_index, depth_index = _pool3d_by_planes(pool2d, x, input.device, kernel, stride,
                                                       padding, dilation, ceil_mode)
-    index = _volume_index(plane_index, depth_index, x.shape) if return_indices else None
-    return _pooled("max_pool3d", input, out, index, unbatched, return_indices)
+    index = _volume_index(plane_index, depth_index, x.shape)
+    return _pooled("max_pool3d", input, x, out, index, unbatched, return_indices)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
