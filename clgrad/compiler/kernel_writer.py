@@ -24,6 +24,8 @@ from .target import Target
 
 
 class KernelWriter:
+    restricts = True        # whether the buffer parameters are restrict
+
     def __init__(self, spec: KernelSpec, target: Target, width: int):
         self.spec = spec
         self.target = target
@@ -360,7 +362,7 @@ class KernelWriter:
         # one's store can precede another's use of the input, which restrict lets the compiler
         # load again after the store (Intel's did: fuzz seed 2408861)
         aliased = self.spec.kind == "elementwise" and len(self.spec.outputs) > 1
-        restrict = "" if aliased else " restrict"
+        restrict = "" if aliased or not self.restricts else " restrict"
         params = []
         for pname, node, output in self.params.values():
             storage = node.dtype.storage

@@ -15,6 +15,7 @@ from .lower_linalg import LinalgWriter
 from .lower_matmul import MatmulWriter, ragged_vectors
 from .lower_recurrence import RecurrenceWriter
 from .lower_reduce import ReduceWriter
+from .lower_reduce_group import GroupReduceWriter, group_size
 from .lower_scan import ScanWriter
 from .lower_scatter import ScatterWriter
 from .lower_sort import SortWriter
@@ -82,7 +83,9 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
             width = next(w for w in (16, 8, 4, 2, 1) if w <= width and columns % w == 0)
         writer = MatmulWriter(spec, target, width, transposed)
     elif spec.kind == "reduce":
-        writer = ReduceWriter(spec, target, width)
+        group = group_size(spec, target)
+        writer = GroupReduceWriter(spec, target, group) if group > 1 else \
+            ReduceWriter(spec, target, width)
     elif spec.kind == "scan":
         writer = ScanWriter(spec, target, 1)
     elif spec.kind == "sort":

@@ -1,5 +1,6 @@
 """Reduction kernels: one work-item per row, its reductions and the row's elementwise outputs
-(softmax's normalised row) in loops along it."""
+(softmax's normalised row) in loops along it. (On a GPU, a long row is a work-group's:
+lower_reduce_group.py, whose loops are these, strided.)"""
 from __future__ import annotations
 
 import math
@@ -24,24 +25,13 @@ class ReduceWriter(KernelWriter):
         spec = self.spec
         shape, axes = spec.shape, spec.axes
         outer = tuple(s for i, s in enumerate(shape) if i not in axes)
-        inner = tuple(shape[a] for a in axes)
-        rows, length = math.prod(outer), math.prod(inner)
-        trailing = axes == tuple(range(len(shape) - len(axes), len(shape)))
+        rows, length = math.prod(outer), row_length(spec)
+        trailing = _trailing(spec)
         row = sym.var("row", 0, rows - 1)
-        self.emit(f"{self.index_type} row = get_global_id(0);")
+        self._start_row()
         outer_dims = self.dim_vars("row", outer)
         row_index = sym.linearize(list(outer_dims), outer)
-
-        def at(r: sym.Lin) -> Index:
-            outer_it = iter(outer_dims)
-            inner_it = iter(sym.delinearize(r, inner))
-            dims = tuple(next(inner_it) if i in axes else next(outer_it)
-                         for i in range(len(shape)))
-            # a trailing row is contiguous: its flat index is the row's start plus r, which
-            # keeps the lanes contiguous where relinearising r's dimensions would not
-            # ((r/2)%64*2 + r%2 for r = 16*i + lane: fuzz seed 1501691)
-            return Index(shape, flat=row_index * length + r if trailing else None, dims=dims)
-
+        at = row_reader(spec, outer_dims)
         width = self.width if trailing and length >= self.width else 1
         element_outputs = [n for n, _ in spec.outputs if n.shape == shape]
         kept = self._kept_source(element_outputs) if trailing else None
@@ -49,9 +39,9 @@ class ReduceWriter(KernelWriter):
             self._saw(red.op)
             keep_in = kept[1] if kept and red is spec.reductions[-1] else None
             self.fused[red] = self.finished(self._reduction(red, at, length, width, keep_in))
-        for node, _ in spec.outputs:
-            if node.shape != shape:
-                self.store(node, row, self.value(node, Index(node.shape, flat=row_index)))
+        row_outputs = [node for node, _ in spec.outputs if node.shape != shape]
+        if row_outputs:
+            self._store_row_outputs(row_outputs, row, row_index)
         if element_outputs:
             def write(r: sym.Lin) -> None:
                 index = at(r)
@@ -62,6 +52,14 @@ class ReduceWriter(KernelWriter):
                     self.store(node, index.as_flat(), self.value(node, index))
             self._row_loop(0, length, width, write)
         return (rows,)
+
+    def _start_row(self) -> None:
+        self.emit(f"{self.index_type} row = get_global_id(0);")
+
+    def _store_row_outputs(self, nodes: list[Node], row: sym.Lin, row_index: sym.Lin) -> None:
+        """Stores the outputs of one value per row (a sum, softmax's max)."""
+        for node in nodes:
+            self.store(node, row, self.value(node, Index(node.shape, flat=row_index)))
 
     def _kept_source(self, element_outputs: list[Node]) -> tuple[Node, Node] | None:
         """(source, output) when the last reduction's source is costly to compute and the
@@ -89,11 +87,19 @@ class ReduceWriter(KernelWriter):
 
     def _row_loop(self, start: int, stop: int, width: int, body, rolled: bool = False) -> None:
         """Runs body(r) over r in [start, stop): vectors of `width` lanes, then a scalar tail."""
-        n_vec = (stop - start) // width
-        self._steps("i", start, width, sym.num(0), n_vec, self._vectors(start, width, body), rolled)
-        tail_start = start + n_vec * width
-        self._steps("t", tail_start, 1, sym.num(0), stop - tail_start,
-                    lambda t: body(sym.num(tail_start) + t), rolled)
+        span = self._span(width)
+        n_vec = (stop - start) // span
+        self._steps("i", start, span, sym.num(0), n_vec, self._vectors(start, width, body), rolled)
+        self._tail(start + n_vec * span, stop, body, rolled)
+
+    def _span(self, width: int) -> int:
+        """The elements of the row one step of its loops covers."""
+        return width
+
+    def _tail(self, start: int, stop: int, body, rolled: bool) -> None:
+        """Runs body(r) over the elements in [start, stop) past the row's whole steps."""
+        self._steps("t", start, 1, sym.num(0), stop - start,
+                    lambda t: body(sym.num(start) + t), rolled)
 
     def _vectors(self, start: int, width: int, body):
         """body as a function of a step i: body(r) for the `width` elements from
@@ -171,7 +177,8 @@ class ReduceWriter(KernelWriter):
                 combined = r.narrow(combined, dtype, False)
             self.emit(f"{into} = {combined};")
         product = red.op is Op.PROD and dtype.is_float and width > 1     # combines its lanes
-        if red.op is Op.SUM and dtype.is_float and length // width > _SEQUENTIAL_STEPS:
+        steps = length // self._span(width)
+        if red.op is Op.SUM and dtype.is_float and steps > _SEQUENTIAL_STEPS:
             self._pairwise_sum(length, width, step, acc_vec if width > 1 else acc, dtype)
         elif product:
             self._float_product(length, width, step, acc, acc_vec, dtype)
@@ -186,9 +193,14 @@ class ReduceWriter(KernelWriter):
                 if dtype == bool_:      # a vector's true is -1, a scalar's 1
                     lane_code = f"({lane_code}&1)"
                 self.emit(f"{acc} = {r.reduce_step(op, acc, Value(lane_code, dtype, False))};")
+        self._across_items(acc, op, dtype)
         if flipped:     # ~acc as an xor with an opaque -1: Intel's compiler dropped a plain ~
             self.emit(f"{acc} = {acc} ^ -({r.ctype(dtype, False)}){OPAQUE_ONE};")
         return Value(acc, dtype, False)
+
+    def _across_items(self, acc: str, op: Op, dtype) -> None:
+        """Combines acc, the row's value as far as this work-item has seen it, with the other
+        work-items' of its row: none here, where a work-item sees the whole row."""
 
     def _float_product(self, length: int, width: int, step, acc: str, acc_vec: str,
                        dtype) -> None:
@@ -218,12 +230,14 @@ class ReduceWriter(KernelWriter):
         length: blocks of _SUM_BLOCK steps are summed in order, and the blocks' sums pairwise,
         in a binary counter (part[l] holds the sum of 2**l blocks; a finished block merges
         with the sums of equal size below it, as carries do). Each step adds one vector of
-        `width` lanes (one value when width is 1). A long row read in vectors is read as the
-        target's sum_streams equal stretches side by side, each with a counter of its own,
-        whose sums of equal size are added together. The steps left over past the stretches'
-        whole blocks and a last partial vector go into the total directly. As fast as one
-        accumulator: the merges cost one addition per block, on average."""
-        steps, tail = divmod(length, width)
+        `width` lanes (one value when width is 1; in a row's work-group, each work-item's
+        own). A long row read in vectors is read as the target's sum_streams equal stretches
+        side by side, each with a counter of its own, whose sums of equal size are added
+        together. The steps left over past the stretches' whole blocks and a last partial
+        vector go into the total directly. As fast as one accumulator: the merges cost one
+        addition per block, on average."""
+        span = self._span(width)
+        steps, tail = divmod(length, span)
         blocks, rest = divmod(steps, _SUM_BLOCK)
         # (a row that padding breaks stays one stretch: its loops are cut at the breaks)
         streams = self.target.sum_streams
@@ -242,7 +256,7 @@ class ReduceWriter(KernelWriter):
 
         def run(count: int, first: sym.Lin, into: str) -> None:
             """count steps from step `first` on, added to `into`."""
-            self._steps("i", 0, width, first, count,
+            self._steps("i", 0, span, first, count,
                         self._vectors(0, width, lambda r: step(r, into)))
 
         def block(ib: sym.Lin) -> None:
@@ -255,13 +269,13 @@ class ReduceWriter(KernelWriter):
                     self.emit(f"{blk_s} = {part}[{s}][{level}] + {blk_s};")
             for s, blk_s in enumerate(blks):
                 self.emit(f"{part}[{s}][{level}] = {blk_s};")
-        self._steps("ib", 0, _SUM_BLOCK * width, sym.num(0), per_stream, block)
+        self._steps("ib", 0, _SUM_BLOCK * span, sym.num(0), per_stream, block)
         run(extra * _SUM_BLOCK + rest, sym.num(streams * per_stream * _SUM_BLOCK), total)
         for bit in range(per_stream.bit_length()):     # the counters' sums, smallest first
             if per_stream >> bit & 1:
                 sums = " + ".join(f"{part}[{s}][{bit}]" for s in range(streams))
                 self.emit(f"{total} = {total} + ({sums});")
-        self._row_loop(steps * width, length, 1, step)
+        self._row_loop(steps * span, length, 1, step)
 
 
 # Float sums over more steps (vectors, or values in a scalar row) than this go pairwise, in
@@ -273,6 +287,36 @@ _SUM_BLOCK = 16
 _STREAM_MIN_BYTES = 8192
 
 _COSTLY = frozenset({Op.EXP, Op.LOG, Op.SIN, Op.COS, Op.TANH, Op.POW})
+
+
+def row_length(spec: KernelSpec) -> int:
+    return math.prod(spec.shape[a] for a in spec.axes)
+
+
+def row_reader(spec: KernelSpec, outer_dims: tuple[sym.Lin, ...]):
+    """at(r): the index of the r-th element of the row whose outer dimensions are outer_dims."""
+    shape, axes = spec.shape, spec.axes
+    outer = tuple(s for i, s in enumerate(shape) if i not in axes)
+    inner = tuple(shape[a] for a in axes)
+    row_index = sym.linearize(list(outer_dims), outer)
+    trailing, length = _trailing(spec), row_length(spec)
+
+    def at(r: sym.Lin) -> Index:
+        outer_it = iter(outer_dims)
+        inner_it = iter(sym.delinearize(r, inner))
+        dims = tuple(next(inner_it) if i in axes else next(outer_it)
+                     for i in range(len(shape)))
+        # a trailing row is contiguous: its flat index is the row's start plus r, which
+        # keeps the lanes contiguous where relinearising r's dimensions would not
+        # ((r/2)%64*2 + r%2 for r = 16*i + lane: fuzz seed 1501691)
+        return Index(shape, flat=row_index * length + r if trailing else None, dims=dims)
+    return at
+
+
+def _trailing(spec: KernelSpec) -> bool:
+    """Whether the reduced axes are the last ones."""
+    axes = spec.axes
+    return axes == tuple(range(len(spec.shape) - len(axes), len(spec.shape)))
 
 
 def _reads_at_same_index(out: Node, source: Node, spec: KernelSpec) -> bool:

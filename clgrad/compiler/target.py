@@ -38,3 +38,5 @@ class Target:
                                 # (lower_reduce._pairwise_sum)
     fp64: bool = True           # the device computes doubles: a float32 running sum or product
                                 # accumulates in one, as PyTorch's CPU scans (lower_scan)
+    row_group: int = 1          # work-items sharing a reduction's row on a one-lane target,
+                                # a power of two (lower_reduce_group); 1: a work-item per row

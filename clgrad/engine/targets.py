@@ -14,6 +14,13 @@ _INTEL_LOOPS = ("vectorize(disable)",)
 # The widest vector of a device whose builtins of 512-bit vectors are wrong
 NARROW_VECTOR_BITS = 256
 
+# Work-items sharing a reduction's row on a GPU (lower_reduce_group.py). Not measured yet,
+# reasoned: 8 of NVIDIA's 32-wide warps (4 of AMD's 64-wide wavefronts), so that an SM's 2,048
+# work-items hold 8 groups at once, whose loads hide one another's 8 halving steps between
+# barriers; 1,024, the most a group may hold, leaves 2 groups per SM to hide 10 steps, and 64
+# gives few rows too few work-items (a batch of 64 rows: 4,096 for an H200's 132 SMs).
+GPU_ROW_GROUP = 256
+
 
 def sum_streams(device) -> int:
     """Stretches a long float sum's row is read as side by side: two on a CPU of 256-bit
@@ -26,7 +33,8 @@ def sum_streams(device) -> int:
 
 
 def codegen_target(device) -> Target:
-    """GPUs get their parallelism from work-items. NVIDIA's compiler fuses a multiply and an add
+    """GPUs get their parallelism from work-items, a reduction's rows from groups of them
+    (GPU_ROW_GROUP). NVIDIA's compiler fuses a multiply and an add
     of separate statements and saturates float-to-int conversions, where PyTorch rounds each op
     and x86 gives the integer minimum: GPUs get both written out (on an H100, the zeros of
     gumbel_softmax(hard=True) were -1.5e-8, sinc's gradient at 1e-30 was 5.9e22, PyTorch's 0,
@@ -49,7 +57,7 @@ def codegen_target(device) -> Target:
     made the same products 1.5-2x slower than its gathers, so it keeps those."""
     if device.kind == "gpu":
         return Target(width=1, cores=device.compute_units, no_contraction=True,
-                      float_to_int_min=True, fp64=device.has_fp64)
+                      float_to_int_min=True, fp64=device.has_fp64, row_group=GPU_ROW_GROUP)
     if device.runtime == "intel":
         width = min(16, device.native_float_width)
         return Target(width=width, loop_hints=_INTEL_LOOPS, vector_hint=True,

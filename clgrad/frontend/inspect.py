@@ -20,6 +20,7 @@ class Kernel:
     source: str               # OpenCL C
     ir: str                   # this kernel's graph as text IR
     global_size: tuple[int, ...]
+    local_size: tuple[int, ...] | None = None     # the work-group's; None: the driver's choice
 
     def __repr__(self) -> str:
         return f"Kernel({self.name}, global={self.global_size})"
@@ -71,7 +72,7 @@ def compile(*tensors) -> Schedule:  # noqa: A001 - the public name, like torch.c
     for spec in specs:
         kernel, _ = lowered(spec, codegen_target(device))
         kernels.append(Kernel(kernel.name, spec.kind, kernel.source, kernel_ir(spec),
-                              kernel.global_size))
+                              kernel.global_size, kernel.local_size))
     return Schedule(kernels, specs)
 
 
