@@ -269,8 +269,11 @@ def test_16_bit_normalize_gradient_takes_pytorch_s_steps(dtype):
                  lambda h: F(h).normalize(h.reshape(4, 16, 16), p=3, dim=-2),
                  lambda h: F(h).normalize(h, p=1), lambda h: F(h).normalize(h[:, :1], dim=-1),
                  lambda h: F(h).normalize(h[:0]))
+    # (a GPU's pow, p=3's norm, is not correctly rounded, OpenCL allows 16 ulps: a near-tie
+    # rounds to the type an ulp apart; 11 of 1,024 float16 values on an H200)
     check_16_bit_exactly(lambda *h: tuple(f(t) for f, t in zip(functions, h)),
-                         *[x] * len(functions), dtype=dtype)
+                         *[x] * len(functions), dtype=dtype,
+                         value_ulps=0 if cg.device().kind == "cpu" else 1)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
