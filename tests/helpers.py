@@ -88,8 +88,10 @@ def check(fn, *inputs, dtype=np.float32, grad=True, atol=1e-5, rtol=1e-4, low=-2
                       if isinstance(a, np.ndarray) else a for a in arrays]
         refs = _flatten(fn(*ref_inputs))
         _compare_forward(outs, [r.detach().numpy() for r in refs], atol, rtol)
-        for r, o in zip(refs, outs):
+        for k, (r, o) in enumerate(zip(refs, outs)):
             assert str(r.dtype).replace("torch.", "") == o.dtype.name, (r.dtype, o.dtype)
+            # (an output that wrongly does not require grad would have no gradient compared)
+            assert o.requires_grad == r.requires_grad, f"output {k} requires_grad"
     else:
         refs, nodes, leaves = _float64_graph(fn, arrays)
         _compare_forward(outs, refs, atol, rtol)

@@ -261,7 +261,8 @@ def _slogdet_nodes(a: Node) -> tuple[Node, Node]:
 def slogdet(A):
     square("linalg.slogdet", A)
     sign, logabs = _slogdet_nodes(A.node)
-    return SlogdetResult(tensor_of(sign, A.device),
+    # the sign takes part in autograd as PyTorch's does, with a zero gradient
+    return SlogdetResult(record("linalg_slogdet", sign, A.device, [A], derivation=sign.detach()),
                          record("linalg_slogdet", logabs, A.device, [A]))
 
 
