@@ -541,10 +541,13 @@ def conv(b: Builder) -> str | None:
         # some dilated and grouped shapes: of 168 small shapes of 3-wide kernels, 106 NaN;
         # edge seed 100102960), so the weight gradient is not compared
         weight = f"{weight}.detach()"
-    if b.edges and output_padding:
-        # the output padding's cells, which no input reaches, are 0 by definition and in
-        # PyTorch's path for a batch of one; oneDNN's (a larger batch) gives NaN in some where
-        # a weight is inf or NaN (edge seed 101002175, 96 cells): the weight is made finite
+    if b.edges and (output_padding or padding and form == "conv"):
+        # where the padding's zeros meet an inf or NaN weight, PyTorch's backend decides:
+        # a float32 convolution's slow path (a batch of one) multiplies them (NaN, as clgrad),
+        # oneDNN's (a larger batch, a 16-bit type) skips them (edge seed 101101570); a
+        # transposed one's output padding, which no input reaches, is 0 on the slow path (as
+        # clgrad) and NaN in some cells on oneDNN's (edge seed 101002175): the weight is
+        # made finite
         weight = f"{weight}.nan_to_num()"
     return (f"fw.nn.functional.{name}({x.name}, {weight}{bias}, stride={stride}, "
             f"padding={padding}{extra}, dilation={dilation}, groups={groups})")
