@@ -236,3 +236,9 @@ def test_a_graph_of_constants_computed_on_one_device_is_read_on_another():
     w = cg.eye(2, device=second).requires_grad_()
     (w * cg.ones(2, 2, device=second) * 3).sum().backward()
     assert w.device == second and w.grad.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+    # the node keeps the copy: the next run there reads the same buffer (a jit step's leaves
+    # must not change from one step to the next: on PoCL, replays stopped after this test)
+    y = cg.ones(4, device=first)
+    assert y.tolist() == [1.0] * 4 and cg.ones(4).node.buffer.device is first
+    assert (cg.ones(4, device=second) * 2).tolist() == [2.0] * 4
+    assert cg.ones(4).node.buffer.device is second and y.node.buffer.device is first

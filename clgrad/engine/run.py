@@ -25,8 +25,22 @@ def run(targets: list[Node], device) -> list[BufferRef]:
     """Computes targets on device, returning the buffer holding each."""
     plan, nodes, leaves = plan_for(targets, device)
     if any(ref.device is not device for ref in leaves):
-        leaves = [ref if ref.device is device else copied(ref, device) for ref in leaves]
+        leaves = _here(nodes, leaves, device)
     return _replay(plan, nodes, leaves, device)
+
+
+def _here(nodes: list[Node], leaves: list[BufferRef], device) -> list[BufferRef]:
+    """leaves, those of another device copied to device. A graph of constants alone
+    (`cg.ones(3)`) is one node whatever the device its tensors are on, holding the buffer of
+    the device that computed it last: it takes the copy, so that the next run here reads the
+    same buffer (a jit capture sees the same leaves at every step)."""
+    moved = {}
+    for node in nodes:
+        ref = node.buffer
+        if ref is not None and ref.device is not device and node.op is not Op.BUFFER:
+            node.buffer = moved[ref.id] = copied(ref, device)
+    return [moved.get(ref.id) or (ref if ref.device is device else copied(ref, device))
+            for ref in leaves]
 
 
 @contextlib.contextmanager
@@ -102,9 +116,7 @@ def own_buffer(node: Node, device) -> BufferRef:
 
 
 def copied(ref: BufferRef, device) -> BufferRef:
-    """A new buffer on device holding ref's value. A graph of constants alone (`cg.ones(3)`)
-    is one node whatever the device its tensors are on, and holds the buffer of the device
-    that computed it first: another device reads a copy."""
+    """A new buffer on device holding ref's value (which may be another device's: _here)."""
     copy = BufferRef(device, ref.nbytes)
     storage(copy).copy_from(storage(ref))
     return copy
