@@ -570,8 +570,11 @@ def test_16_bit_accumulation_onto_a_tensor_adds_each_value_in_turn(dtype):
     sum to the type, as PyTorch's CPU kernels; clgrad added the values' float32 sum once
     (fuzz seed 99501580: 96 of 1,664 float16 elements an ulp apart). index_add_ along the
     first dim by an int64 index is PyTorch's scatter_add_: in float32, rounded once. Onto
-    -0.0, inf and NaN too, by an empty index and a 0-d one. With alpha (1 dim: its values
-    times alpha rounded to the type), source's gradient is g's times alpha whole."""
+    -0.0, inf and NaN too, by an empty index and a 0-d one. With alpha, slice by slice always
+    (its values times alpha rounded to the type; clgrad added the 2-d ones' float32 sum once),
+    and source's gradient is g's times alpha whole. (These slices are strided or shorter than
+    a CPU vector: where whole vectors of a slice lie side by side, PyTorch computes them as
+    a + alpha * b rounded once.)"""
     picks = make((300,), np.int64, low=0, high=8)
     small = make((300, 32)) / 64
 
@@ -582,7 +585,9 @@ def test_16_bit_accumulation_onto_a_tensor_adds_each_value_in_turn(dtype):
                 c[0].index_add(0, i[:40], s[:40, 0]), d.index_add(1, i[:32] * 3, s[:8]),
                 e.index_add(0, i.int(), s), f.index_add(0, i, s),
                 a.index_put((i[:0],), s[:0], accumulate=True), c[1].index_add(0, i[3], s[3, :1]),
-                c[2].index_add(0, i[:40], s[:40, 1], alpha=3.3))
+                c[2].index_add(0, i[:40], s[:40, 1], alpha=3.3),
+                e[:, :8].index_add(0, i, s[:, :8], alpha=0.37),
+                f.index_add(1, i[:32] * 3, s[8:16], alpha=-2.5))
     x = X.reshape(8, 128)[:, :32].copy()
     x[0, :3] = -0.0, np.inf, np.nan
     check_16_bit_exactly(added, *[x] * 6, small, dtype=dtype)

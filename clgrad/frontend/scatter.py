@@ -302,13 +302,15 @@ def _slices(self, dim: int, index: Node) -> Node:
 def index_add(self, dim: int, index, source, *, alpha=1):
     dim = _dim("index_add", self, dim)
     _check_slices("index_add_", self, dim, index, source, RuntimeError)
-    # PyTorch's kernel adds slice by slice (each step rounded), but as its scatter_add_ along
-    # the first or last of 2 dims or more by an int64 index with alpha 1; and slices of more
-    # than one element as a + alpha * b in float32, which neither way computes
-    by_slices = not (self.ndim > 1 and dim in (0, self.ndim - 1) and index.dtype == dt.int64)
+    # PyTorch's kernel adds slice by slice (each step rounded, alpha times a value rounded
+    # first), but as its scatter_add_ along the first or last of 2 dims or more by an int64
+    # index with alpha 1. (Where a slice's elements lie side by side, those in whole vectors
+    # of its CPU's width take a + alpha * b rounded once: a 16-bit float's an ulp apart there)
+    by_slices = not (alpha == 1 and self.ndim > 1 and dim in (0, self.ndim - 1)
+                     and index.dtype == dt.int64)
 
     def added(values: Node) -> Node:
-        if by_slices and (alpha == 1 or self.ndim <= 1):
+        if by_slices:
             return _accumulated_slices(self.node, dim, index.node, values)
         flat = _slices(self, dim, index.node)
         return _added_onto(self.node, flat, values.reshape(flat.shape))
