@@ -77,7 +77,7 @@ def cpu_codegen(codegen_for):
 @pytest.fixture
 def cpu_device():
     """A CPU device as the default device, for what clgrad does on a CPU alone: memory that
-    NumPy shares (a GPU's is its own, so that from_numpy copies there: README, "Devices"),
+    NumPy shares (a GPU's is its own, so that from_numpy copies there: README, "NumPy shares memory"),
     a file mapped as a tensor's memory, a recurrent layer's loop as one kernel."""
     if cg.device().kind == "cpu":
         yield cg.device()

@@ -1,5 +1,5 @@
 """What each device gets from codegen: the engine's choice, per device, of the compiler's
-Target. Every choice below is backed by a measurement (README, "Devices")."""
+Target. Every choice below is backed by a measurement (docs/runtimes.md)."""
 from __future__ import annotations
 
 import dataclasses

@@ -35,7 +35,7 @@ _RUNTIMES = {"Portable Computing Language": "pocl", "Intel(R) OpenCL": "intel",
 
 # Among working CPU runtimes, the faster first: Intel's ran every bench row faster than PoCL on
 # an Intel Xeon (W1 jit 1.4x, W2 jit 1.1x, matmul 2x, W4 1.7x) and launches a kernel in ~8 us
-# to PoCL's 30-60; on AMD Zen 5 PoCL 3.0 builds nothing (README, "Devices").
+# to PoCL's 30-60; on AMD Zen 5 PoCL 3.0 builds nothing (docs/runtimes.md; README, "Performance").
 CPU_PREFERENCE = ("intel", "pocl")
 
 _INSTALL_HINT = ("pip install intel-opencl-rt intel-cmplr-lib-rt (x86-64) or "
