@@ -21,12 +21,17 @@ NanmedianResult = namedtuple("nanmedian", ["values", "indices"])
 ModeResult = namedtuple("mode", ["values", "indices"])
 
 
+def _axis_last(node: ir.Node, axis: int) -> tuple[ir.Node, tuple[int, ...]]:
+    """node with axis moved last, as rows, and the order that did it (unpermute undoes it)."""
+    order = tuple(a for a in range(len(node.shape)) if a != axis) + (axis,)
+    return node.permute(order), order
+
+
 def _sorted_nodes(x, axis: int, descending: bool) -> tuple[ir.Node, ir.Node]:
     """x's values sorted along axis, and where each was (int64), in x's shape (a 0-d x as
     shape (1,))."""
     node = x.node.reshape((1,)) if not x.ndim else x.node
-    order = tuple(a for a in range(len(node.shape)) if a != axis) + (axis,)
-    rows = node.permute(order)
+    rows, order = _axis_last(node, axis)
     if node.shape[axis] <= 1:
         values, indices = rows, ir.const(0, dt.int64, rows.shape)
     else:
@@ -43,8 +48,7 @@ SELECTED_K_MAX = 64
 
 def _selected_nodes(x, axis: int, k: int, largest: bool) -> tuple[ir.Node, ir.Node]:
     """_sorted_nodes(x, axis, largest)'s first k along axis, x of 1 dim or more."""
-    order = tuple(a for a in range(x.ndim) if a != axis) + (axis,)
-    rows = x.node.permute(order)
+    rows, order = _axis_last(x.node, axis)
     indices = ir.argtopk(rows, k, largest)
     values = along(rows, x.ndim - 1, indices)
     return values.unpermute(order), indices.unpermute(order)
