@@ -534,12 +534,14 @@ def conv(b: Builder) -> str | None:
     bias = f", {b.new_input((out,)).name}" if b.ch.chance(50) else ""
     name = f"conv_transpose{spatial}d" if form == "transposed" else f"conv{spatial}d"
     weight = weight.name
-    if b.edges and padding and form == "conv":
-        # an inf or NaN of the output's gradient meets the padding's zeros in the weight
-        # gradient: a NaN or not as PyTorch's backend and oneDNN's algorithm decide (its
-        # slow path, a batch of one, forms the product; oneDNN skips it, as clgrad, but in
-        # some dilated and grouped shapes: of 168 small shapes of 3-wide kernels, 106 NaN;
-        # edge seed 100102960), so the weight gradient is not compared
+    if b.edges and padding:
+        # an inf or NaN of the output's gradient (a transposed one's: of its input) meets the
+        # padding's zeros in the weight gradient: a NaN or not as PyTorch's backend and
+        # oneDNN's algorithm decide (its slow path, a batch of one, forms the product; oneDNN
+        # skips it, as clgrad, but in some dilated and grouped shapes: of 168 small shapes of
+        # 3-wide kernels, 106 NaN; edge seed 100102960; a transposed one's in float32 by a
+        # batch of one as clgrad, by two as oneDNN, in bfloat16 neither: edge seed
+        # 101300116), so the weight gradient is not compared
         weight = f"{weight}.detach()"
     if b.edges and (output_padding or padding and form == "conv"):
         # where the padding's zeros meet an inf or NaN weight, PyTorch's backend decides:
