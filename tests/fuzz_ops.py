@@ -549,8 +549,10 @@ def conv(b: Builder) -> str | None:
         # oneDNN's (a larger batch, a 16-bit type) skips them (edge seed 101101570); a
         # transposed one's output padding, which no input reaches, is 0 on the slow path (as
         # clgrad) and NaN in some cells on oneDNN's (edge seed 101002175): the weight is
-        # made finite
-        weight = f"{weight}.nan_to_num()"
+        # made finite, an inf 1 or -1 (as float max, products of it overflow in a sum where
+        # its order decides: a NaN for PyTorch, -inf for clgrad and float64; edge seed
+        # 101300428)
+        weight = f"{weight}.nan_to_num(0.0, 1.0, -1.0)"
     return (f"fw.nn.functional.{name}({x.name}, {weight}{bias}, stride={stride}, "
             f"padding={padding}{extra}, dilation={dilation}, groups={groups})")
 
