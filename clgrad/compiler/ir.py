@@ -465,6 +465,13 @@ def reads_absent(node: Node) -> bool:
     return False
 
 
+def reshaped_from(node: Node) -> Node:
+    """The node beneath a chain of reshapes: the same elements in the same row-major order."""
+    while node.op is Op.RESHAPE:
+        node = node.src[0]
+    return node
+
+
 def base_of(node: Node) -> Node:
     """The node beneath a chain of movement ops."""
     while node.op in MOVEMENT:
@@ -474,4 +481,4 @@ def base_of(node: Node) -> Node:
 
 __all__ = ["Node", "BufferRef", "Op", "toposort", "structural_key", "buffer", "const", "unary", "cast", "binary",
            "where", "reduce", "matmul", "iota", "gather", "scan", "sort", "argsort", "argtopk", "scatter", "scatter_identity", "detach", "window", "contiguous", "reshape", "permute", "expand", "pad",
-           "shrink", "stride", "base_of", "ABSENT", "reads_absent", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]
+           "shrink", "stride", "reshaped_from", "base_of", "ABSENT", "reads_absent", "ELEMENTWISE", "MOVEMENT", "REDUCE", "UNARY", "BINARY"]

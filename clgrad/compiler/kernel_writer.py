@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 from . import symbolic as sym
 from .addressing import Index, never_true, source_index
-from .ir import ABSENT, Node
+from .ir import ABSENT, Node, reshaped_from
 from .kernel import KernelSpec
 from .ops import BINARY, MOVEMENT, UNARY, Op
 from .render import Renderer, Value, unaligned_typedefs
@@ -223,7 +223,7 @@ class KernelWriter:
         row = self.value(rows, Index(rows.shape, dims=tuple(row_dims)))
         if row.vec:
             return self._per_lane(node, index)
-        buf = self.param(src, output=False)
+        buf = self.param(reshaped_from(src), output=False)   # at the same flat offsets
         offset = f"({self.index_type})({row.code})*{src.shape[1]}"
         if self.lane is None or not column.depends_on(self.lane):
             code = self.r.load(buf, f"{offset}+{self.index_code(column)}", node.dtype)

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from . import dtype as dtypes
 from . import ir
-from .ir import BufferRef, Node, base_of, toposort
+from .ir import BufferRef, Node, base_of, reshaped_from, toposort
 from .kernel import KernelSpec
 from .ops import ELEMENTWISE, FACTORIZATIONS, MOVEMENT, RECURRENCES, REDUCE, SOURCE, Op
 from .splits import row_slices, split_k, split_rows
@@ -86,8 +86,12 @@ class Scheduler:
                 roots.add(node)
             if node.op in REDUCE or node.op in _ALWAYS_ROOTS:
                 roots.add(node)
-            if node.op in (Op.GATHER, *_SORTS) and buffer_of(node.src[0]) is None:
-                roots.add(node.src[0])      # rows are read at run-time offsets: need a buffer
+            if node.op in (Op.GATHER, *_SORTS):
+                # rows are read at run-time offsets: they need a buffer, which a gather reads
+                # through reshapes at the same flat offsets (no copy of a reshaped buffer)
+                rows = reshaped_from(node.src[0]) if node.op is Op.GATHER else node.src[0]
+                if buffer_of(rows) is None:
+                    roots.add(rows)
             if node.op in _SORTS or node.op in _WHOLE:
                 roots.add(node)
             if node.op is Op.MATMUL or node.op in _WHOLE:

@@ -200,7 +200,7 @@ def getitem(x, index, partials_in_type: bool = True):
     if guarded:
         inside = _inside(node, axes, indices, index_shape)
         row = inside.where(row, 0)
-    picked = rows.contiguous().gather(row, partials_in_type)     # index_shape + (rest,)
+    picked = rows.gather(row, partials_in_type)     # index_shape + (rest,)
     if guarded:
         inside = inside.reshape(index_shape + (1,)).expand(picked.shape)
         picked = inside.where(picked, math.nan)
