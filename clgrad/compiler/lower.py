@@ -60,14 +60,15 @@ def _lane_axis(spec: KernelSpec, width: int) -> int | None:
 _SCALAR_ELEMENTS = 4096
 
 
-def _lanes(spec: KernelSpec, target: Target) -> int:
-    """The target's vector width, narrowed so that a vector of the kernel's widest element
-    fits the target's vector register (vector_bits); 1 for a small elementwise kernel."""
+def _lanes(spec: KernelSpec, target: Target, vectors=None) -> int:
+    """The target's vector width, narrowed so that a vector of the widest element among
+    `vectors` (the kernel's nodes by default) fits the target's vector register
+    (vector_bits); 1 for a small elementwise kernel."""
     if spec.kind == "elementwise" and math.prod(spec.shape) < _SCALAR_ELEMENTS:
         return 1
     if target.vector_bits is None:
         return target.width
-    widest = max(n.dtype.itemsize for n in [*spec.nodes(), *spec.inputs])
+    widest = max(n.dtype.itemsize for n in vectors or [*spec.nodes(), *spec.inputs])
     return max(1, min(target.width, target.vector_bits // (8 * widest)))
 
 
@@ -89,7 +90,8 @@ def lower(spec: KernelSpec, target: Target) -> LoweredKernel:
     elif spec.kind == "scan":
         writer = ScanWriter(spec, target, 1)
     elif spec.kind == "sort":
-        writer = SortWriter(spec, target, 1)
+        # (a topk's row is read in vectors of its values: lower_sort)
+        writer = SortWriter(spec, target, _lanes(spec, target, spec.inputs))
     elif spec.kind == "scatter":
         writer = ScatterWriter(spec, target)
     elif spec.kind == "linalg":

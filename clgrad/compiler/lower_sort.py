@@ -57,23 +57,35 @@ class SortWriter(KernelWriter):
     def _select(self, node) -> tuple[int, ...]:
         """Position i of the row enters the list of the k first so far where it comes before
         the last held (or the list is not full), moving the later ones up a slot. A later
-        position never goes before an equal value: ties keep ARGSORT's order."""
+        position never goes before an equal value: ties keep ARGSORT's order. The last held
+        value stays in a register, and on a target of vectors the row passes a vector at a
+        time while none of its values would enter (most of a long row, for a small k)."""
         (src,) = node.src
         n, (k, descending) = src.shape[-1], node.arg
         self._saw(node.op)
         out, x = self.param(node, output=True), self.param(src, output=False)
-        idx = self.index_type
+        idx, dtype = self.index_type, src.dtype
         self.emit(f"{idx} base = ({idx})get_global_id(0) * {n}, top = ({idx})get_global_id(0) * {k};")
-        self.emit(f"#define KEY(p) ({self.r.load(x, 'base + (p)', src.dtype)})")
-        self.emit(f"#define BEFORE(a, b) ({_order(src.dtype.is_float, descending, '0')})")
-        with self.block(f"for ({idx} i = 0; i < {n}; i++)"):
-            self.emit(f"if (i >= {k} && !BEFORE(i, {out}[top + {k - 1}])) continue;")
-            self.emit(f"{idx} j = i < {k} ? i : {k - 1};")
-            with self.block(f"for (; j > 0 && BEFORE(i, {out}[top + j - 1]); j--)"):
-                self.emit(f"{out}[top + j] = {out}[top + j - 1];")
-            self.emit(f"{out}[top + j] = i;")
-        self.emit("#undef KEY")
-        self.emit("#undef BEFORE")
+        self.emit(f"#define KEY(p) ({self.r.load(x, 'base + (p)', dtype)})")
+        self.emit(f"#define BEFORE(a, b) ({_order(dtype.is_float, descending, '0')})")
+        self.emit(f"#define AHEAD(u, t) ({_order(dtype.is_float, descending, '0', '(u)', '(t)')})")
+        self.emit(f"{dtype.ctype} last = 0;")
+        w = self.width if n >= k + self.width else 1
+        with self.block(f"for ({idx} c = 0; c < {n}; c += {w})"):
+            if w > 1:       # a whole vector none of whose values enters is passed at once
+                vector = self.r.ctype(dtype, True)
+                with self.block(f"if (c >= {k} && c + {w} <= {n})"):
+                    self.emit(f"{vector} v = {self.r.vload(x, 'base + c', dtype)};")
+                    self.emit(f"if (!any(AHEAD(v, ({vector})(last)))) continue;")
+            with self.block(f"for ({idx} i = c; i < c + {w} && i < {n}; i++)"):
+                self.emit(f"if (i >= {k} && !AHEAD(KEY(i), last)) continue;")
+                self.emit(f"{idx} j = i < {k} ? i : {k - 1};")
+                with self.block(f"for (; j > 0 && BEFORE(i, {out}[top + j - 1]); j--)"):
+                    self.emit(f"{out}[top + j] = {out}[top + j - 1];")
+                self.emit(f"{out}[top + j] = i;")
+                self.emit(f"if (i >= {k - 1}) last = KEY({out}[top + {k - 1}]);")
+        for macro in ("KEY", "BEFORE", "AHEAD"):
+            self.emit(f"#undef {macro}")
         return (math.prod(node.shape[:-1]),)
 
     def _heapsort(self, n: int) -> None:
@@ -95,10 +107,10 @@ class SortWriter(KernelWriter):
                 self.emit("root = child;")
 
 
-def _order(is_float: bool, descending: bool, tie: str) -> str:
-    """C for `slot a comes before slot b`, from their keys KEY(a) and KEY(b): by value (a NaN
-    the largest), equal values by `tie`."""
-    ka, kb = "KEY(a)", "KEY(b)"
+def _order(is_float: bool, descending: bool, tie: str, ka: str = "KEY(a)",
+           kb: str = "KEY(b)") -> str:
+    """C for `slot a comes before slot b`, from their keys ka and kb: by value (a NaN the
+    largest), equal values by `tie`."""
     if not is_float:
         first = f"({ka} > {kb})" if descending else f"({ka} < {kb})"
         return f"{first} || ({ka} == {kb} && {tie})"
