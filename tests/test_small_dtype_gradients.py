@@ -591,3 +591,15 @@ def test_16_bit_accumulation_onto_a_tensor_adds_each_value_in_turn(dtype):
     x = X.reshape(8, 128)[:, :32].copy()
     x[0, :3] = -0.0, np.inf, np.nan
     check_16_bit_exactly(added, *[x] * 6, small, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_atan2_of_a_16_bit_and_a_float32_input_squares_each_in_its_own_type(dtype):
+    """PyTorch's atan2 gradient g * x / (y² + x²) and g * -y / (y² + x²) squares a 16-bit
+    input beside a float32 one in the 16-bit type (its saved tensor's), so the square is
+    rounded; clgrad squared it in float32: a bfloat16 ulp of the square, which shows where
+    the two gradients of atan2(x, x.bfloat16()) nearly cancel (fuzz edge seed 101301390:
+    -0.0029 against PyTorch's -7.6e-05). Both orders, broadcast, zeros and the edges too."""
+    def angles(y, x, z):
+        return (y.atan2(x), x.atan2(y), z.atan2(z.to(x.dtype)), y[:1].atan2(x[0]))
+    check_16_bit_exactly(angles, X, X[::-1].copy(), X, narrowed=(1,), dtype=dtype, value_ulps=2)

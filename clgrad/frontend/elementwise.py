@@ -68,9 +68,11 @@ def _operand(x, dtype: dt.DType, shape, device, integer_numbers_read: bool) -> i
 _READS_INTEGERS = frozenset({Op.ADD, Op.SUB, Op.CMPLT, Op.CMPEQ})
 
 
-def binary(name: str, op: Op, a, b, *, float_only=False):
+def binary(name: str, op: Op, a, b, *, float_only=False, derive=None):
     """a op b with broadcasting and PyTorch promotion; a or b may be a Python number. name
-    names the op in messages and its grad_fn (grad_fn_names)."""
+    names the op in messages and its grad_fn (grad_fn_names). derive(a, b, na, nb), where
+    given, makes the op's derivation (backward.record) from the operands and their nodes, or
+    None."""
     if type(a) is np.ndarray or type(b) is np.ndarray:
         a, b = numpy_operands(a, b)     # uploaded once, for operands and the 16-bit branch
     # (a position, a mask's threshold: integer sums and comparisons read their numbers too)
@@ -81,7 +83,8 @@ def binary(name: str, op: Op, a, b, *, float_only=False):
         if _read_whole(b, na.dtype) or (op is Op.MUL and type(a) in _NUMBERS):
             node, derivation = _by_whole_number(op, a, b, na, nb, device)
             return record(name, node, device, tensors, derivation=derivation)
-    return record(name, ir.binary(op, na, nb), device, tensors)
+    derivation = derive(a, b, na, nb) if derive else None
+    return record(name, ir.binary(op, na, nb), device, tensors, derivation=derivation)
 
 
 def _read_whole(b, dtype: dt.DType) -> bool:
