@@ -223,6 +223,8 @@ class KernelWriter:
         row = self.value(rows, Index(rows.shape, dims=tuple(row_dims)))
         if row.vec:
             return self._per_lane(node, index)
+        if reshaped_from(src) not in self.spec.inputs:
+            return self._gathered_through_view(src, row, column)
         buf = self.param(reshaped_from(src), output=False)   # at the same flat offsets
         offset = f"({self.index_type})({row.code})*{src.shape[1]}"
         if self.lane is None or not column.depends_on(self.lane):
@@ -233,6 +235,15 @@ class KernelWriter:
             return self._per_lane(node, index)
         code = self.r.vload(buf, f"{offset}+{self.index_code(base)}", node.dtype)
         return self.tmp(code, node.dtype, True)
+
+    def _gathered_through_view(self, src: Node, row: Value, column: sym.Lin) -> Value:
+        """src[row, column], src a view of a buffer (schedule.py: rows across it, x[:, i]),
+        read through its index arithmetic with the row a variable of the kernel's."""
+        name = f"g{self.counter}"
+        self.counter += 1
+        self.emit(f"{self.index_type} {name} = ({self.index_type})({row.code});")
+        at = Index(src.shape, dims=(sym.var(name, 0, src.shape[0] - 1), column))
+        return self.value(src, at)
 
     def _per_lane(self, node: Node, index: Index) -> Value:
         lane = self.lane

@@ -53,6 +53,15 @@ def _widens_exactly(node: Node) -> bool:
             and node.src[0].dtype.is_16_bit_float)
 
 
+def _viewed(node: Node) -> Node:
+    """What a gather of node's rows reads from a buffer: the node beneath a chain of views
+    that only move elements (no padding, whose bounds a run-time row would cross)."""
+    base = node
+    while base.op in MOVEMENT and base.op is not Op.PAD and buffer_of(base) is None:
+        base = base.src[0]
+    return base
+
+
 class Scheduler:
     def __init__(self, targets: list[Node], device):
         self.targets = list(dict.fromkeys(t for t in targets if buffer_of(t) is None))
@@ -88,8 +97,8 @@ class Scheduler:
                 roots.add(node)
             if node.op in (Op.GATHER, *_SORTS):
                 # rows are read at run-time offsets: they need a buffer, which a gather reads
-                # through reshapes at the same flat offsets (no copy of a reshaped buffer)
-                rows = reshaped_from(node.src[0]) if node.op is Op.GATHER else node.src[0]
+                # through a view at run-time rows (no copy of a reshaped or permuted buffer)
+                rows = _viewed(node.src[0]) if node.op is Op.GATHER else node.src[0]
                 if buffer_of(rows) is None:
                     roots.add(rows)
             if node.op in _SORTS or node.op in _WHOLE:
