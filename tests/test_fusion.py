@@ -172,6 +172,18 @@ def test_a_gather_reads_rows_of_a_buffer_where_they_lie():
     np.testing.assert_array_equal(x.topk(2).values.numpy(), -np.sort(-a, 1)[:, :2])
 
 
+def test_a_gather_beside_its_source_s_view_as_an_output():
+    """A view computed in the same schedule as a gather of the same rows (x.view(-1, 1) and
+    x[i], whose rows are that view): the gather reads the view's own buffer there (fuzz seed
+    101500390: the plan looked for x's among the kernel's buffers and raised ValueError)."""
+    a = np.arange(7, dtype=np.float32)
+    x = cg.tensor(a)
+    column, picked = x.view(-1, 1), x[cg.tensor([-4, -2])]
+    cg.realize(column, picked)
+    np.testing.assert_array_equal(column.numpy(), a.reshape(-1, 1))
+    np.testing.assert_array_equal(picked.numpy(), a[[-4, -2]])
+
+
 def test_several_outputs_realize_in_one_schedule():
     x = cg.randn(37, 50)
     a, b = x * 2, x.sum(0)
