@@ -370,3 +370,26 @@ def test_soft_label_cross_entropy_with_class_weights():
     check(lambda x, t, ww: F(x).cross_entropy(x, t, weight=ww), (3, 4, 2), probs, w)
     check(lambda x, t, ww: F(x).cross_entropy(x, t, weight=ww, label_smoothing=0.1,
                                               reduction="sum"), (3, 4), probs[..., 0].copy(), w)
+
+
+@pytest.mark.parametrize("dtypes", [("float16", "float32"), ("bfloat16", "float32"),
+                                    ("float32", "float16"), ("float16", "float64"),
+                                    ("float32", "float64")])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_huber_loss_is_of_its_input_s_dtype(dtypes, reduction):
+    """PyTorch's huber_loss is empty_like(input): a wider target's common dtype rounded to the
+    input's (a float16 input and a float32 target of a dim gave float32; fuzz seed 101600231),
+    unlike mse_loss, l1_loss and smooth_l1_loss, which promote."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 4)) * 3, rng.standard_normal((1, 4)) * 3
+    runs = []
+    for lib in (torch, cg):
+        x, t = (lib.tensor(v.astype(np.float32)).to(getattr(lib, d))
+                for v, d in zip((a, b), dtypes))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")         # the target's other size
+            loss = lib.nn.functional.huber_loss(x, t, reduction=reduction)
+        runs.append((str(loss.dtype).split(".")[-1], loss.double().numpy()))
+    (dtype, value), (want_dtype, want) = runs[1], runs[0]
+    assert dtype == want_dtype == dtypes[0]
+    np.testing.assert_array_equal(value, want)

@@ -161,6 +161,10 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
                            f"{delta}")
     x, t, device = _pair("huber_loss", input, target)
     loss = huber_elements(x, t, delta)
+    if loss.dtype != input.dtype and input.dtype.is_float:
+        # PyTorch's loss is empty_like(input), a wider target's common dtype rounded to it
+        # (a float16 input and a float32 target of a dim: float16; fuzz seed 101600231)
+        loss = loss.cast(input.dtype)
     if weight is not None:
         return _weighted_reduce("huber_loss", loss, input, target, weight, reduction, device,
                                 False)
