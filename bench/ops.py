@@ -1,5 +1,5 @@
 """Single-op and fused-chain workloads: W3 matmul, W4 the 8-op elementwise chain,
-W5 a long sum and a row softmax."""
+W5 a long sum, a row softmax, a topk and a column gather."""
 from __future__ import annotations
 
 import numpy as np
@@ -87,3 +87,15 @@ def topk(quick: bool) -> Case:
     return Case(clgrad=lambda: synced(*x.topk(4)),
                 numpy=lambda: _np_topk(a, 4),
                 torch=(lambda: torch.topk(t, 4)) if torch else None)
+
+
+@workload("W5", "x[:, i]: 16 columns of (4096,4096)")
+def columns(quick: bool) -> Case:
+    a = randn(4096, 4096)
+    picks = np.random.default_rng(1).integers(0, 4096, 16)
+    x, t, torch = _copies(a)
+    i = cg.tensor(picks)
+    ti = torch.from_numpy(picks) if torch else None
+    return Case(clgrad=lambda: synced(x[:, i]),
+                numpy=lambda: a[:, picks],
+                torch=(lambda: t[:, ti]) if torch else None)
