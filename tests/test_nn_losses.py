@@ -392,4 +392,6 @@ def test_huber_loss_is_of_its_input_s_dtype(dtypes, reduction):
         runs.append((str(loss.dtype).split(".")[-1], loss.double().numpy()))
     (dtype, value), (want_dtype, want) = runs[1], runs[0]
     assert dtype == want_dtype == dtypes[0]
-    np.testing.assert_array_equal(value, want)
+    # (a float32 sum's order is each runtime's: an ulp; 16-bit ones round once, alike)
+    summed = dtype == "float32" and reduction != "none"
+    np.testing.assert_allclose(value, want, rtol=2 * np.finfo(np.float32).eps if summed else 0)
