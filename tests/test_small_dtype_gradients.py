@@ -603,3 +603,18 @@ def test_atan2_of_a_16_bit_and_a_float32_input_squares_each_in_its_own_type(dtyp
     def angles(y, x, z):
         return (y.atan2(x), x.atan2(y), z.atan2(z.to(x.dtype)), y[:1].atan2(x[0]))
     check_16_bit_exactly(angles, X, X[::-1].copy(), X, narrowed=(1,), dtype=dtype, value_ulps=2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_fmod_by_a_0_d_float32_divisor_takes_its_gradient_read_whole(dtype):
+    """PyTorch's gradient to fmod's divisor, -g * a.div(b, rounding_mode="trunc"), reads a 0-d
+    float32 b beside a 16-bit a whole, truncating the quotient in float32 (1 / 0.3334 is 2);
+    between two 16-bit tensors the quotient rounds to the type first (1 / 0.333984375 rounds
+    to 3.0). clgrad rounded in both (fuzz seed 101900337: the divisor's gradient -4.78
+    against -3.61). The 16-bit divisor beside it keeps its own way."""
+    a = np.concatenate([np.array([1.0, -1.0, 2.0, 5.0, 3.0], np.float32), X[1, :59]])
+    b, b16 = np.array(0.3334, np.float32), np.full(64, 0.333984375, np.float32)
+
+    def remainders(a, b, c, d):
+        return a.fmod(b), c.fmod(d)
+    check_16_bit_exactly(remainders, a, b, a, b16, narrowed=(0, 2, 3), dtype=dtype)

@@ -428,15 +428,20 @@ def divide(a, b, rounding_mode: str | None = None):
     a, b = numpy_operands(a, b)
     tensors, device, na, nb = operands("div", a, b)
     if na.dtype.is_float:       # gradient 0, also where a / b's is NaN (a = ±inf, NaN)
-        # (a 16-bit quotient rounded to the type, then truncated; by a divisor read whole,
-        # truncated in float32)
-        divisor = _divisor_as_read(b, nb, device).detach()
-        quotient = na.detach().cast(divisor.dtype) / divisor
-        quotient = (quotient < 0).where(quotient.ceil(), quotient.floor()).cast(na.dtype)
+        quotient = _truncated_quotient(na, b, nb, device)
         return record("div_rounded", quotient, device, tensors,
                       derivation=zero_gradient(quotient, na, nb))
     _check_divisor("div", a, b, na.dtype)
     return record("div_rounded", na / nb, device, tensors)  # C's integer division truncates
+
+
+def _truncated_quotient(na: ir.Node, b, nb: ir.Node, device) -> ir.Node:
+    """trunc(a / b) of floats, detached, as PyTorch's div with rounding_mode 'trunc': a 16-bit
+    quotient rounded to the type, then truncated; by a divisor read whole, truncated in
+    float32, then rounded."""
+    divisor = _divisor_as_read(b, nb, device).detach()
+    quotient = na.detach().cast(divisor.dtype) / divisor
+    return (quotient < 0).where(quotient.ceil(), quotient.floor()).cast(na.dtype)
 
 
 def remainder(a, b):
@@ -459,7 +464,12 @@ def fmod(self, other):
     Tensor method and, self renamed input, torch.fmod.)"""
     tensors, device, na, nb = operands("fmod", self, other)
     _check_divisor("fmod", self, other, na.dtype)
-    return record("fmod", na % nb, device, tensors)
+    derivation = None
+    if is_tensor(other) and nb.dtype.is_16_bit_float and _read_whole(other, nb.dtype):
+        # PyTorch's gradient to other, -g * self.div(other, rounding_mode="trunc"), reads a
+        # 0-d float32 other whole; the MOD rule's quotient rounds first (fuzz seed 101900337)
+        derivation = na - _truncated_quotient(na, other, nb, device) * nb
+    return record("fmod", na % nb, device, tensors, derivation=derivation)
 
 
 def logical_not(x):
