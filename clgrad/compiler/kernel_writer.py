@@ -223,9 +223,10 @@ class KernelWriter:
         row = self.value(rows, Index(rows.shape, dims=tuple(row_dims)))
         if row.vec:
             return self._per_lane(node, index)
-        if reshaped_from(src) not in self.spec.inputs:
+        rows_buffer = reshaped_from(src)        # read at the same flat offsets
+        if rows_buffer not in self.spec.inputs:
             return self._gathered_through_view(src, row, column)
-        buf = self.param(reshaped_from(src), output=False)   # at the same flat offsets
+        buf = self.param(rows_buffer, output=False)
         offset = f"({self.index_type})({row.code})*{src.shape[1]}"
         if self.lane is None or not column.depends_on(self.lane):
             code = self.r.load(buf, f"{offset}+{self.index_code(column)}", node.dtype)

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from . import dtype as dtypes
 from . import ir
-from .ir import BufferRef, Node, base_of, reshaped_from, toposort
+from .ir import BufferRef, Node, base_of, toposort
 from .kernel import KernelSpec
 from .ops import ELEMENTWISE, FACTORIZATIONS, MOVEMENT, RECURRENCES, REDUCE, SOURCE, Op
 from .splits import row_slices, split_k, split_rows
